@@ -1,0 +1,17 @@
+//===- MLAOps.h - ops of the mla dialect ------------------------*- C++ -*-===//
+#ifndef MLA_MLAOPS_H
+#define MLA_MLAOPS_H
+
+#include "mla/MLADialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "mla/MLAOps.h.inc"
+
+#endif // MLA_MLAOPS_H

@@ -1,0 +1,487 @@
+//===- MLAOps.td - ops of the mla dialect ------------------*- tablegen -*-===//
+#ifndef MLA_OPS_TD
+#define MLA_OPS_TD
+
+include "mla/MLADialect.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/FunctionInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/CommonTypeConstraints.td"
+
+// A tile is a statically shaped tensor of floats. Where it lives is decided by
+// the target lowering.
+def MLA_Tile : StaticShapeTensorOf<[AnyFloat]>;
+def MLA_F32Tile : StaticShapeTensorOf<[F32]>;
+
+//===----------------------------------------------------------------------===//
+// Problem level
+//===----------------------------------------------------------------------===//
+
+def MLA_DecodeOp : MLA_Op<"decode", [Symbol]> {
+  let summary = "one MLA decode problem (a kernel spec)";
+  let description = [{
+    Describes one multi-head latent attention decode problem in the absorbed
+    form (`forward_absorb`): every query head attends over the same latent KV
+    rows. A key row has `qk_dim` = latent + `rope_dim` elements; the value
+    row is the first `v_dim` (= latent) elements of the same row.
+
+    Shape and type attributes: `num_heads`, `num_kv_heads`, `qk_dim`,
+    `v_dim`, `rope_dim`, `q_type`, `kv_type`, `out_type`, `kv_scale`
+    (`"none"` or `"per_tensor"`: one f32 scale that dequantises every KV
+    element), `page_size`, `q_seq_len`, `softmax_scale`.
+
+    Schedule attributes: `block_n` (KV tokens per tile), `num_warps`
+    (warps / waves per workgroup), `splits` (KV splits per sequence; absent
+    means *auto*: chosen at launch time by the split cost model).
+
+    Facts the compiler may rely on: `kv_len` (every sequence has exactly this
+    length) and `kv_len_multiple_of` (every sequence length is a multiple of
+    it; like Triton's divisibility hints). They let `mla-elide-masks` prove
+    stage-1 masks away.
+
+    `mla-expand-decode` replaces the spec with its stage-1 and stage-2
+    `mla.kernel`s.
+
+    Example:
+
+    ```mlir
+    mla.decode @deepseek_r1_decode_fp8 {
+      num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512,
+      rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16,
+      kv_scale = "per_tensor", page_size = 1, q_seq_len = 1,
+      softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    I64Attr:$num_heads,
+    I64Attr:$num_kv_heads,
+    I64Attr:$qk_dim,
+    I64Attr:$v_dim,
+    I64Attr:$rope_dim,
+    TypeAttr:$q_type,
+    TypeAttr:$kv_type,
+    TypeAttr:$out_type,
+    StrAttr:$kv_scale,
+    I64Attr:$page_size,
+    I64Attr:$q_seq_len,
+    F32Attr:$softmax_scale,
+    I64Attr:$block_n,
+    I64Attr:$num_warps,
+    OptionalAttr<I64Attr>:$splits,
+    OptionalAttr<I64Attr>:$kv_len,
+    OptionalAttr<I64Attr>:$kv_len_multiple_of
+  );
+  let assemblyFormat = "$sym_name attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// True when KV elements need the per-tensor dequantisation scale.
+    bool hasKVScale() { return getKvScale() == "per_tensor"; }
+    /// The strongest divisor of every sequence length that the spec states
+    /// (from `kv_len` or `kv_len_multiple_of`); 1 when it states none.
+    int64_t getKnownKVLenDivisor();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+def MLA_KernelOp : MLA_Op<"kernel", [
+    FunctionOpInterface, IsolatedFromAbove, AutomaticAllocationScope]> {
+  let summary = "a GPU kernel over a launch grid, written in tile ops";
+  let description = [{
+    A kernel function. Arguments are global buffers (`memref`) and scalars
+    (`index`, `f32`); a kernel returns nothing and ends in `mla.return`.
+    `grid` names the launch dimensions (from `"batch"`, `"splits"`,
+    `"heads"`); `mla.program_id` reads the position of the running program
+    (workgroup / CTA) in it. `num_warps` is the number of warps (waves) per
+    program.
+
+    Stage-1 kernels also carry `block_n`, `variant` (`"masked"` or
+    `"mask_free"`), the facts copied from the spec (`kv_len_multiple_of`,
+    `split_candidates`: the split counts a launcher may choose) and, on a
+    mask-free variant next to a masked one, `dispatch_kv_multiple`: the
+    launcher may take the mask-free variant when every sequence length is a
+    multiple of `num_splits * dispatch_kv_multiple`.
+
+    Example:
+
+    ```mlir
+    mla.kernel @k(%buf: memref<?x16xf32>) attributes {grid = ["batch"], num_warps = 4 : i64} {
+      %b = mla.program_id 0
+      %t = mla.fill 0.0 : tensor<16xf32>
+      mla.store %t, %buf[%b, %b] : tensor<16xf32> -> memref<?x16xf32>
+      mla.return
+    }
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    TypeAttrOf<FunctionType>:$function_type,
+    OptionalAttr<DictArrayAttr>:$arg_attrs,
+    OptionalAttr<DictArrayAttr>:$res_attrs,
+    StrArrayAttr:$grid,
+    I64Attr:$num_warps,
+    OptionalAttr<I64Attr>:$block_n,
+    OptionalAttr<StrAttr>:$variant,
+    OptionalAttr<I64Attr>:$kv_len_multiple_of,
+    OptionalAttr<DenseI64ArrayAttr>:$split_candidates,
+    OptionalAttr<I64Attr>:$dispatch_kv_multiple
+  );
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "StringRef":$name, "FunctionType":$type,
+                                 "ArrayRef<StringRef>":$grid, "int64_t":$numWarps)>];
+  let extraClassDeclaration = [{
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+    ArrayRef<Type> getArgumentTypes() { return getFunctionType().getInputs(); }
+    ArrayRef<Type> getResultTypes() { return getFunctionType().getResults(); }
+    bool isMaskFree() { return getVariant() && *getVariant() == "mask_free"; }
+  }];
+}
+
+def MLA_ReturnOp : MLA_Op<"return", [Pure, HasParent<"KernelOp">, ReturnLike, Terminator]> {
+  let summary = "ends a kernel";
+  let description = [{
+    ```mlir
+    mla.return
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def MLA_ProgramIdOp : MLA_Op<"program_id", [Pure]> {
+  let summary = "position of the running program in the kernel's grid";
+  let description = [{
+    Returns the index of the running program (workgroup / CTA) along grid
+    dimension `dim` of the enclosing `mla.kernel`.
+
+    ```mlir
+    %split = mla.program_id 1
+    ```
+  }];
+  let arguments = (ins I64Attr:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$dim attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tile movement
+//===----------------------------------------------------------------------===//
+
+def MLA_LoadOp : MLA_Op<"load", [AttrSizedOperandSegments]> {
+  let summary = "loads a tile from a global buffer, optionally masked";
+  let description = [{
+    Reads a tile whose rank r is at most the buffer's rank; the tile spans the
+    buffer's trailing r dimensions starting at `indices` (one per buffer
+    dimension). Element types must agree: conversions are explicit
+    (`mla.cast`).
+
+    With `bound`, the load is masked along the tile's first dimension: tile
+    row `i` is read only if `indices[rank - r] + i < bound`, and is zero
+    otherwise. `mla-elide-masks` removes the bound where it proves every row
+    in range.
+
+    ```mlir
+    %k = mla.load %kv[%row, %c0] bound %end : memref<?x576xf8E4M3FN> -> tensor<64x576xf8E4M3FN>
+    ```
+  }];
+  let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$source,
+                       Variadic<Index>:$indices, Optional<Index>:$bound);
+  let results = (outs MLA_Tile:$result);
+  let assemblyFormat = [{
+    $source `[` $indices `]` (`bound` $bound^)? attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def MLA_StoreOp : MLA_Op<"store", [AttrSizedOperandSegments]> {
+  let summary = "stores a tile to a global buffer, optionally masked";
+  let description = [{
+    Writes `value` into the buffer's trailing dimensions at `indices`,
+    rounding to the buffer's element type (round to nearest even). With
+    `bound`, tile row `i` is written only if `indices[rank - r] + i < bound`.
+
+    ```mlir
+    mla.store %o, %out[%row, %c0, %c0] : tensor<16x512xf32> -> memref<?x16x512xbf16>
+    ```
+  }];
+  let arguments = (ins MLA_Tile:$value, Arg<AnyMemRef, "", [MemWrite]>:$dest,
+                       Variadic<Index>:$indices, Optional<Index>:$bound);
+  let assemblyFormat = [{
+    $value `,` $dest `[` $indices `]` (`bound` $bound^)? attr-dict `:` type($value) `->` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise tile ops
+//===----------------------------------------------------------------------===//
+
+def MLA_FillOp : MLA_Op<"fill", [Pure]> {
+  let summary = "a tile with every element equal to a constant";
+  let description = [{
+    ```mlir
+    %m0 = mla.fill 0xFF800000 : tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins F32Attr:$value);
+  let results = (outs MLA_F32Tile:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+}
+
+def MLA_CastOp : MLA_Op<"cast", [Pure, SameOperandsAndResultShape]> {
+  let summary = "converts tile elements to another float type";
+  let description = [{
+    Extends any float type to f32 exactly, or rounds f32 to bf16 (round to
+    nearest even). Other conversions are rejected.
+
+    ```mlir
+    %qf = mla.cast %q : tensor<16x576xbf16> -> tensor<16x576xf32>
+    ```
+  }];
+  let arguments = (ins MLA_Tile:$source);
+  let results = (outs MLA_Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def MLA_ScaleOp : MLA_Op<"scale", [Pure, AllTypesMatch<["source", "result"]>]> {
+  let summary = "multiplies every tile element by a scalar";
+  let description = [{
+    ```mlir
+    %qs = mla.scale %qf, %qk_scale : tensor<16x576xf32>
+    ```
+  }];
+  let arguments = (ins MLA_F32Tile:$source, F32:$factor);
+  let results = (outs MLA_F32Tile:$result);
+  let assemblyFormat = "$source `,` $factor attr-dict `:` type($source)";
+}
+
+def MLA_SliceOp : MLA_Op<"slice", [Pure]> {
+  let summary = "a static sub-tile";
+  let description = [{
+    The sub-tile of `source` of the result's shape starting at `offsets`.
+    MLA uses it to take the value part (the first `v_dim` columns) of a KV
+    tile.
+
+    ```mlir
+    %v = mla.slice %k [0, 0] : tensor<64x576xf8E4M3FN> -> tensor<64x512xf8E4M3FN>
+    ```
+  }];
+  let arguments = (ins MLA_Tile:$source, DenseI64ArrayAttr:$offsets);
+  let results = (outs MLA_Tile:$result);
+  let assemblyFormat = "$source $offsets attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def MLA_MaskOp : MLA_Op<"mask", [Pure, AllTypesMatch<["source", "result"]>]> {
+  let summary = "replaces out-of-range positions of a tile by a constant";
+  let description = [{
+    Element `j` along dimension `dim` is replaced by `fill` when
+    `offset + j >= bound`. Stage 1 uses it to give out-of-range KV tokens a
+    score of -inf.
+
+    ```mlir
+    %sm = mla.mask %s, %n, %end {dim = 1 : i64, fill = 0xFF800000 : f32} : tensor<16x64xf32>
+    ```
+  }];
+  let arguments = (ins MLA_F32Tile:$source, Index:$offset, Index:$bound,
+                       I64Attr:$dim, F32Attr:$fill);
+  let results = (outs MLA_F32Tile:$result);
+  let assemblyFormat = "$source `,` $offset `,` $bound attr-dict `:` type($source)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+def MLA_DotOp : MLA_Op<"dot", [Pure]> {
+  let summary = "tile matrix product, f32 accumulation";
+  let description = [{
+    `result = acc + lhs · rhs` (or `lhs · rhsᵀ` with `transpose_rhs`). lhs is
+    M×K, rhs is K×N (N×K when transposed), acc and result are M×N f32.
+    Operands may have any float element types; they are taken exactly
+    (widened to f32) and products are summed in f32 in an unspecified order.
+    Without `acc` the sum starts from zero. Which matrix instruction runs it
+    and which conversions feed it is the target lowering's choice.
+
+    ```mlir
+    %s = mla.dot %q, %k {transpose_rhs} : tensor<16x576xbf16>, tensor<64x576xf8E4M3FN> -> tensor<16x64xf32>
+    %o = mla.dot %p, %v acc(%acc : tensor<16x512xf32>) : tensor<16x64xbf16>, tensor<64x512xf8E4M3FN> -> tensor<16x512xf32>
+    ```
+  }];
+  let arguments = (ins MLA_Tile:$lhs, MLA_Tile:$rhs, Optional<MLA_F32Tile>:$acc,
+                       UnitAttr:$transpose_rhs);
+  let results = (outs MLA_F32Tile:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`acc` `(` $acc^ `:` type($acc) `)`)? attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def MLA_OnlineSoftmaxOp : MLA_Op<"online_softmax", [Pure,
+    AllTypesMatch<["scores", "probs"]>,
+    AllTypesMatch<["max", "sum", "new_max", "new_sum"]>,
+    AllTypesMatch<["acc", "new_acc"]>]> {
+  let summary = "one online-softmax step over a tile of scores (base 2)";
+  let description = [{
+    `scores` is R×N in the log2 domain (the softmax scale and log2(e) are
+    already folded in); `max` and `sum` are the running row max and row sum
+    (R), `acc` the running R×D output. Per row r:
+
+    ```
+    new_max[r] = max(max[r], max_j scores[r, j])
+    alpha      = exp2(max[r] - new_max[r])
+    probs[r,j] = exp2(scores[r, j] - new_max[r])
+    new_sum[r] = sum[r] * alpha + sum_j probs[r, j]
+    new_acc[r] = acc[r] * alpha
+    ```
+
+    A row whose max is still -inf (every score masked) keeps alpha = 1 and
+    gets probabilities 0, so no NaN is produced.
+
+    ```mlir
+    %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %l, %acc : tensor<16x64xf32>, tensor<16xf32>, tensor<16x512xf32>
+    ```
+  }];
+  let arguments = (ins MLA_F32Tile:$scores, MLA_F32Tile:$max, MLA_F32Tile:$sum,
+                       MLA_F32Tile:$acc);
+  let results = (outs MLA_F32Tile:$probs, MLA_F32Tile:$new_max,
+                      MLA_F32Tile:$new_sum, MLA_F32Tile:$new_acc);
+  let assemblyFormat = [{
+    $scores `,` $max `,` $sum `,` $acc attr-dict `:` type($scores) `,` type($max) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+def MLA_SoftmaxFinalizeOp : MLA_Op<"softmax_finalize", [Pure,
+    AllTypesMatch<["acc", "out"]>, AllTypesMatch<["max", "sum", "lse"]>]> {
+  let summary = "normalises the accumulator and computes the log-sum-exp";
+  let description = [{
+    `out[r] = acc[r] * scale / sum[r]` and `lse[r] = (max[r] + log2(sum[r])) * ln 2`
+    (the natural-log LSE of the row's scores, `max` being in the log2 domain).
+    `scale` (default 1) is the V dequantisation scale. A row with `sum = 0`
+    (no KV token) gets `out = 0` and `lse = -inf`.
+
+    ```mlir
+    %o, %lse = mla.softmax_finalize %acc, %m, %l scale %kv_scale : tensor<16x512xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins MLA_F32Tile:$acc, MLA_F32Tile:$max, MLA_F32Tile:$sum,
+                       Optional<F32>:$scale);
+  let results = (outs MLA_F32Tile:$out, MLA_F32Tile:$lse);
+  let assemblyFormat = [{
+    $acc `,` $max `,` $sum (`scale` $scale^)? attr-dict `:` type($acc) `,` type($max)
+  }];
+  let hasVerifier = 1;
+}
+
+def MLA_SplitKReduceOp : MLA_Op<"split_k_reduce"> {
+  let summary = "LSE-weighted combine of per-split partial outputs";
+  let description = [{
+    `partial` is B×S×H×D (f32), `lse` is B×S×H. For batch `batch` and the
+    result's R heads starting at `head`, over splits `s < num_splits`:
+
+    ```
+    w_s    = exp(lse[batch, s, h] - max_s lse[batch, s, h])
+    result = sum_s w_s * partial[batch, s, h, :] / sum_s w_s
+    ```
+
+    Splits with lse = -inf (no KV token) weigh 0; if every split is empty the
+    result is 0.
+
+    ```mlir
+    %o = mla.split_k_reduce %part, %lse[%b, %h] splits %n : memref<?x?x16x512xf32>, memref<?x?x16xf32> -> tensor<1x512xf32>
+    ```
+  }];
+  let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$partial,
+                       Arg<AnyMemRef, "", [MemRead]>:$lse,
+                       Index:$batch, Index:$head, Index:$num_splits);
+  let results = (outs MLA_F32Tile:$result);
+  let assemblyFormat = [{
+    $partial `,` $lse `[` $batch `,` $head `]` `splits` $num_splits attr-dict `:` type($partial) `,` type($lse) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Iteration over KV
+//===----------------------------------------------------------------------===//
+
+def MLA_SplitRangeOp : MLA_Op<"split_range", [Pure]> {
+  let summary = "the KV token range [lo, hi) of one split";
+  let description = [{
+    Splits a sequence of `length` tokens into `num_splits` ranges.
+
+    * General form: each split holds `per = roundup(ceildiv(length,
+      num_splits), block_n)` tokens; `lo = min(split * per, length)`,
+      `hi = min(lo + per, length)`. Only the split that holds the end of the
+      sequence sees a partial tile; trailing splits may be empty.
+    * `exact`: the caller guarantees `length % (num_splits * block_n) == 0`;
+      `per = length / num_splits`, `lo = split * per`, `hi = lo + per`, and
+      every tile of the range is full.
+
+    ```mlir
+    %lo, %hi = mla.split_range %len, %s, %n block_n 64
+    ```
+  }];
+  let arguments = (ins Index:$length, Index:$split, Index:$num_splits,
+                       I64Attr:$block_n, UnitAttr:$exact);
+  let results = (outs Index:$lo, Index:$hi);
+  let assemblyFormat = [{
+    $length `,` $split `,` $num_splits `block_n` $block_n (`exact` $exact^)? attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def MLA_KvLoopOp : MLA_Op<"kv_loop", [RecursiveMemoryEffects]> {
+  let summary = "loop over the KV tiles of a range";
+  let description = [{
+    Runs its body for `%n = lo, lo + step, ...` while `%n < hi`, carrying
+    `iter_args` (the running max, sum and accumulator of online softmax).
+    Tile `[n, n + step)` may extend past `hi` in the last iteration unless the
+    range length is a multiple of `step`; ops inside that touch such a tile
+    carry a mask (`bound`) until `mla-elide-masks` proves it away.
+
+    ```mlir
+    %r:2 = mla.kv_loop %n = %lo to %hi step 64 iter_args(%m = %m0, %l = %l0) -> (tensor<16xf32>, tensor<16xf32>) {
+      mla.yield %m, %l : tensor<16xf32>, tensor<16xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Index:$lower, Index:$upper, I64Attr:$step,
+                       Variadic<AnyType>:$inits);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    Value getInductionVar() { return getBody().getArgument(0); }
+    Block::BlockArgListType getRegionIterArgs() {
+      return getBody().getArguments().drop_front();
+    }
+  }];
+}
+
+def MLA_YieldOp : MLA_Op<"yield", [Pure, HasParent<"KvLoopOp">, ReturnLike, Terminator]> {
+  let summary = "yields the loop-carried values of an `mla.kv_loop` iteration";
+  let description = [{
+    ```mlir
+    mla.yield %m, %l : tensor<16xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ValueRange()); }]>];
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+}
+
+#endif // MLA_OPS_TD

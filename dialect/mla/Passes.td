@@ -1,0 +1,65 @@
+//===- Passes.td - passes of the mla compiler --------------*- tablegen -*-===//
+#ifndef MLA_PASSES_TD
+#define MLA_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def MLAExpandDecode : Pass<"mla-expand-decode", "::mlir::ModuleOp"> {
+  let summary = "Expand `mla.decode` specs into stage-1 and stage-2 kernels";
+  let description = [{
+    Replaces every `mla.decode` spec with tile-level kernels:
+
+    * `@<spec>_stage1_masked`, grid batch × splits: each program walks its
+      split's KV range in `block_n` tiles (S = Q·Kᵀ over nope + rope with the
+      softmax scale, log2(e) and the KV scale folded into Q once; online
+      softmax with exp2; O += P·V over the first `v_dim` columns) and writes
+      the partial output and LSE; with one split it writes the final output
+      directly.
+    * `@<spec>_stage2`, grid batch × heads: the LSE-weighted combine. Not
+      emitted when the spec fixes `splits = 1`.
+
+    The split cost model's candidate set for `splits = auto` is restricted by
+    the spec's divisibility facts and recorded on stage 1.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def MLAElideMasks : Pass<"mla-elide-masks", "::mlir::ModuleOp"> {
+  let summary = "Remove stage-1 tile masks where lengths divide evenly";
+  let description = [{
+    A stage-1 kernel is mask-free when every sequence length is a multiple of
+    `num_splits * block_n`: then every split range is exact and every KV tile
+    is full. The pass proves this from the kernel's facts (a known divisor of
+    the lengths and the split counts a launcher may choose). Proven: the
+    kernel is rewritten into its mask-free form in place. Not proven: a
+    mask-free clone is added beside the masked kernel, with the dispatch
+    rule (`dispatch_kv_multiple`) that a launcher checks at run time.
+
+    Within a mask-free kernel, a `bound` on a load of rows `[base + n, base +
+    n + block_n)` with bound `base + hi`, and an `mla.mask` of offset `n` and
+    bound `hi`, are removed when `n` is the induction variable of an
+    `mla.kv_loop` from an exact split range to `hi` with step `block_n`.
+  }];
+}
+
+def MLALowerToLoops : Pass<"mla-lower-to-loops", "::mlir::ModuleOp"> {
+  let summary = "Lower tile kernels to host loops on buffers (CPU execution)";
+  let description = [{
+    Turns every `mla.kernel` into a `func.func` that runs one program of the
+    grid: the program ids become the first three `index` arguments. Tiles
+    become heap buffers (`memref.alloc`, freed later by the buffer
+    deallocation pipeline) and tile ops become `scf.for` loop nests over
+    scalars. fp8 values are decoded through a 256-entry table, so the host
+    needs no fp8 support. The functions get `llvm.emit_c_interface` so that a
+    runner can call them through the ExecutionEngine.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+#endif // MLA_PASSES_TD

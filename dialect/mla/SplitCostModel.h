@@ -1,0 +1,55 @@
+//===- SplitCostModel.h - choosing the KV split count -----------*- C++ -*-===//
+//
+// Stage 1 gives every (sequence, split) pair one program. More splits fill
+// more compute units but shorten each program's KV walk (fixed costs weigh
+// more) and make stage 2 read more partial outputs. The model below prices
+// those three effects in units of "one KV tile walked by one program"; see
+// docs/Design.md, "Choosing the split count".
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLA_SPLITCOSTMODEL_H
+#define MLA_SPLITCOSTMODEL_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include <cstdint>
+#include <vector>
+
+namespace mlir::mla {
+
+struct SplitCostParams {
+  /// Fixed work of a program (Q load, finalize, partial store), in tiles.
+  double programOverhead = 2.0;
+  /// Launching stage 2 at all, in tiles.
+  double combineLaunch = 8.0;
+  /// Reading one partial output in stage 2, in tiles, spread over all CUs.
+  double combinePerPartial = 1.0;
+};
+
+struct SplitProblem {
+  int64_t batch = 1;
+  int64_t kvLen = 0;          ///< the longest sequence
+  int64_t blockN = 64;
+  int64_t computeUnits = 256;
+  /// Split counts to choose from; empty means defaultSplitCandidates().
+  llvm::ArrayRef<int64_t> candidates = {};
+};
+
+/// 1, 2, 4, ..., 64.
+std::vector<int64_t> defaultSplitCandidates();
+
+/// The default candidates S for which every length that is a multiple of
+/// `divisor` is also a multiple of S * blockN (divisor 0: every length is 0,
+/// so all). Empty when none is.
+std::vector<int64_t> splitCandidatesForDivisor(int64_t divisor, int64_t blockN);
+
+/// Modelled time of one decode with `splits` splits, in tile units.
+double estimateSplitCost(const SplitProblem &p, int64_t splits,
+                         const SplitCostParams &params = {});
+
+/// The candidate with the least modelled time (ties: fewer splits).
+int64_t chooseSplits(const SplitProblem &p,
+                     const SplitCostParams &params = {});
+
+} // namespace mlir::mla
+
+#endif // MLA_SPLITCOSTMODEL_H

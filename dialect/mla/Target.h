@@ -1,0 +1,38 @@
+//===- Target.h - per-chip facts --------------------------------*- C++ -*-===//
+//
+// One descriptor per chip the compiler knows. Passes read target differences
+// from here instead of testing chip names.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLA_TARGET_H
+#define MLA_TARGET_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include <cstdint>
+#include <string>
+
+namespace mlir::mla {
+
+/// How a chip's fp8 e4m3 operands are encoded.
+enum class Fp8Flavor { None, E4M3FN, E4M3FNUZ };
+
+struct ChipInfo {
+  llvm::StringRef name;        ///< "gfx950", "gfx942", "sm_90", "host"
+  llvm::StringRef description; ///< the product, for reports
+  int64_t computeUnits;        ///< CUs / SMs: programs resident at once
+  int64_t waveSize;            ///< lanes per wave / warp
+  int64_t sharedMemBytes;      ///< LDS / shared memory per workgroup
+  Fp8Flavor fp8;               ///< the e4m3 encoding the hardware reads
+};
+
+/// All chips, in a stable order.
+llvm::ArrayRef<ChipInfo> knownChips();
+/// The chip called `name`, or null.
+const ChipInfo *lookupChip(llvm::StringRef name);
+/// "gfx950, gfx942, sm_90, host": for diagnostics.
+std::string knownChipNames();
+
+} // namespace mlir::mla
+
+#endif // MLA_TARGET_H

@@ -1,0 +1,60 @@
+//===- SplitCostModel.cpp - choosing the KV split count -------------------===//
+#include "mla/SplitCostModel.h"
+
+#include <algorithm>
+#include <cassert>
+
+using namespace mlir::mla;
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+std::vector<int64_t> mlir::mla::defaultSplitCandidates() {
+  return {1, 2, 4, 8, 16, 32, 64};
+}
+
+std::vector<int64_t> mlir::mla::splitCandidatesForDivisor(int64_t divisor,
+                                                          int64_t blockN) {
+  std::vector<int64_t> out;
+  for (int64_t s : defaultSplitCandidates())
+    if (divisor % (s * blockN) == 0)
+      out.push_back(s);
+  return out;
+}
+
+double mlir::mla::estimateSplitCost(const SplitProblem &p, int64_t splits,
+                                    const SplitCostParams &params) {
+  assert(splits >= 1 && p.blockN > 0 && p.computeUnits > 0);
+  // Each split walks roundup(ceildiv(L, S), block_n) tokens (mla.split_range).
+  int64_t tiles = ceilDiv(ceilDiv(p.kvLen, splits), p.blockN);
+  // Programs run in rounds of `computeUnits` at a time.
+  int64_t programs = p.batch * splits;
+  int64_t rounds = ceilDiv(programs, p.computeUnits);
+  double stage1 = static_cast<double>(rounds) *
+                  (static_cast<double>(tiles) + params.programOverhead);
+  if (splits == 1)
+    return stage1;
+  double stage2 = params.combineLaunch +
+                  params.combinePerPartial * static_cast<double>(programs) /
+                      static_cast<double>(p.computeUnits);
+  return stage1 + stage2;
+}
+
+int64_t mlir::mla::chooseSplits(const SplitProblem &p,
+                                const SplitCostParams &params) {
+  std::vector<int64_t> defaults;
+  llvm::ArrayRef<int64_t> cands = p.candidates;
+  if (cands.empty()) {
+    defaults = defaultSplitCandidates();
+    cands = defaults;
+  }
+  int64_t best = cands.front();
+  double bestCost = estimateSplitCost(p, best, params);
+  for (int64_t s : cands.drop_front()) {
+    double c = estimateSplitCost(p, s, params);
+    if (c < bestCost || (c == bestCost && s < best)) {
+      best = s;
+      bestCost = c;
+    }
+  }
+  return best;
+}

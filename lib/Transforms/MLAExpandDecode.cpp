@@ -1,0 +1,261 @@
+//===- MLAExpandDecode.cpp - spec -> stage-1 / stage-2 kernels ------------===//
+//
+// Builds the two flash-decoding kernels of an `mla.decode` spec in tile ops.
+// The kernel ABI written here is the one launchers and the host runner use;
+// docs/Design.md ("Kernel ABI") lists it.
+//
+//===----------------------------------------------------------------------===//
+#include "mla/MLAOps.h"
+#include "mla/Passes.h"
+#include "mla/SplitCostModel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::mla {
+#define GEN_PASS_DEF_MLAEXPANDDECODE
+#include "mla/Passes.h.inc"
+} // namespace mlir::mla
+
+using namespace mlir;
+using namespace mlir::mla;
+
+namespace {
+
+constexpr double kLog2E = 1.4426950408889634;
+
+struct DecodeShape {
+  int64_t heads, qkDim, vDim, blockN;
+  Type qType, kvType, outType;
+  bool kvScale;
+};
+
+/// Types of the global buffers both stages share.
+struct Buffers {
+  MemRefType q, kv, scale, indptr, partial, lse, out;
+
+  Buffers(MLIRContext *ctx, const DecodeShape &s) {
+    int64_t dyn = ShapedType::kDynamic;
+    Type f32 = Float32Type::get(ctx);
+    q = MemRefType::get({dyn, s.heads, s.qkDim}, s.qType);
+    kv = MemRefType::get({dyn, s.qkDim}, s.kvType);
+    scale = MemRefType::get({1}, f32);
+    indptr = MemRefType::get({dyn}, IntegerType::get(ctx, 32));
+    partial = MemRefType::get({dyn, dyn, s.heads, s.vDim}, f32);
+    lse = MemRefType::get({dyn, dyn, s.heads}, f32);
+    out = MemRefType::get({dyn, s.heads, s.vDim}, s.outType);
+  }
+};
+
+/// `(index) memref.load %indptr[%i]`.
+Value loadIndex(OpBuilder &b, Location loc, Value indptr, Value i) {
+  Value v = memref::LoadOp::create(b, loc, indptr, ValueRange{i});
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+}
+
+RankedTensorType tile(ArrayRef<int64_t> shape, Type elt) {
+  return RankedTensorType::get(shape, elt);
+}
+
+/// Stage 1: one program per (sequence, split).
+void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
+  MLIRContext *ctx = b.getContext();
+  Location loc = spec.getLoc();
+  Buffers buf(ctx, s);
+  Type f32 = b.getF32Type(), idx = b.getIndexType(), bf16 = b.getBF16Type();
+
+  SmallVector<Type> args{buf.q, buf.kv};
+  if (s.kvScale)
+    args.push_back(buf.scale);
+  args.append({buf.indptr, buf.indptr, idx, buf.partial, buf.lse, buf.out});
+  auto kernel = KernelOp::create(
+      b, loc, (spec.getSymName() + "_stage1_masked").str(),
+      b.getFunctionType(args, {}), ArrayRef<StringRef>{"batch", "splits"},
+      spec.getNumWarps());
+  kernel.setBlockN(s.blockN);
+  kernel.setVariant("masked");
+
+  // Facts for mla-elide-masks, and the split counts a launcher may choose.
+  std::vector<int64_t> candidates;
+  if (auto fixed = spec.getSplits()) {
+    candidates = {*fixed};
+  } else {
+    candidates = defaultSplitCandidates();
+  }
+  if (spec.getKvLen() || spec.getKvLenMultipleOf()) {
+    int64_t divisor = spec.getKnownKVLenDivisor();
+    kernel.setKvLenMultipleOf(divisor);
+    // With splits = auto, keep only the split counts that keep every tile
+    // full, so that the kernel can be compiled mask-free; if none does, the
+    // lengths force partial tiles and all candidates stay.
+    if (!spec.getSplits()) {
+      std::vector<int64_t> exact = splitCandidatesForDivisor(divisor, s.blockN);
+      if (!exact.empty())
+        candidates = exact;
+    }
+  }
+  kernel.setSplitCandidates(candidates);
+
+  Block *entry = b.createBlock(&kernel.getBody(), {}, args,
+                               SmallVector<Location>(args.size(), loc));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(entry);
+  unsigned a = 0;
+  Value q = entry->getArgument(a++), kv = entry->getArgument(a++);
+  Value scalePtr = s.kvScale ? entry->getArgument(a++) : Value();
+  Value qoIndptr = entry->getArgument(a++), kvIndptr = entry->getArgument(a++);
+  Value numSplits = entry->getArgument(a++);
+  Value partial = entry->getArgument(a++), lse = entry->getArgument(a++);
+  Value out = entry->getArgument(a++);
+
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value batch = ProgramIdOp::create(b, loc, b.getIndexType(), 0);
+  Value split = ProgramIdOp::create(b, loc, b.getIndexType(), 1);
+  Value qRow = loadIndex(b, loc, qoIndptr, batch);
+  Value kvBegin = loadIndex(b, loc, kvIndptr, batch);
+  Value batch1 = arith::AddIOp::create(b, loc, batch, c1);
+  Value kvEnd = loadIndex(b, loc, kvIndptr, batch1);
+  Value kvLen = arith::SubIOp::create(b, loc, kvEnd, kvBegin);
+  auto range = SplitRangeOp::create(b, loc, idx, idx, kvLen, split, numSplits,
+                                    static_cast<uint64_t>(s.blockN),
+                                    /*exact=*/false);
+
+  // Fold softmax scale, log2(e) and the KV dequantisation scale into Q once.
+  double smScaleLog2 = spec.getSoftmaxScale().convertToDouble() * kLog2E;
+  Value qkScale = arith::ConstantFloatOp::create(
+      b, loc, cast<FloatType>(f32), APFloat(static_cast<float>(smScaleLog2)));
+  Value kvScale;
+  if (s.kvScale) {
+    kvScale = memref::LoadOp::create(b, loc, scalePtr, ValueRange{c0});
+    qkScale = arith::MulFOp::create(b, loc, qkScale, kvScale);
+  }
+  Value qTile = LoadOp::create(b, loc, tile({s.heads, s.qkDim}, s.qType), q,
+                               ValueRange{qRow, c0, c0}, Value());
+  if (!s.qType.isF32())
+    qTile = CastOp::create(b, loc, tile({s.heads, s.qkDim}, f32), qTile);
+  qTile = ScaleOp::create(b, loc, qTile.getType(), qTile, qkScale);
+  // The matrix units take bf16 operands: round the scaled Q once, here, so
+  // that every target computes the same scores.
+  Type opType = s.qType.isF32() ? f32 : bf16;
+  if (!opType.isF32())
+    qTile = CastOp::create(b, loc, tile({s.heads, s.qkDim}, opType), qTile);
+
+  float negInf = -std::numeric_limits<float>::infinity();
+  auto rowT = tile({s.heads}, f32);
+  auto accT = tile({s.heads, s.vDim}, f32);
+  Value m0 = FillOp::create(b, loc, rowT, b.getF32FloatAttr(negInf));
+  Value l0 = FillOp::create(b, loc, rowT, b.getF32FloatAttr(0.0f));
+  Value acc0 = FillOp::create(b, loc, accT, b.getF32FloatAttr(0.0f));
+  Value rowEnd = arith::AddIOp::create(b, loc, kvBegin, range.getHi());
+
+  auto loop = KvLoopOp::create(b, loc, TypeRange{rowT, rowT, accT},
+                               range.getLo(), range.getHi(),
+                               b.getI64IntegerAttr(s.blockN),
+                               ValueRange{m0, l0, acc0});
+  {
+    Block *body = b.createBlock(&loop.getBody(), {}, {idx, rowT, rowT, accT},
+                                SmallVector<Location>(4, loc));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(body);
+    Value n = body->getArgument(0);
+    Value m = body->getArgument(1), l = body->getArgument(2);
+    Value acc = body->getArgument(3);
+    Value row = arith::AddIOp::create(b, loc, kvBegin, n);
+    Value k = LoadOp::create(b, loc, tile({s.blockN, s.qkDim}, s.kvType), kv,
+                             ValueRange{row, c0}, rowEnd);
+    auto scoresT = tile({s.heads, s.blockN}, f32);
+    Value scores = DotOp::create(b, loc, scoresT, qTile, k, Value(),
+                                 /*transpose_rhs=*/true);
+    scores = MaskOp::create(b, loc, scoresT, scores, n, range.getHi(),
+                            b.getI64IntegerAttr(1), b.getF32FloatAttr(negInf));
+    auto sm = OnlineSoftmaxOp::create(b, loc, TypeRange{scoresT, rowT, rowT, accT},
+                                      scores, m, l, acc);
+    Value p = sm.getProbs();
+    if (!opType.isF32())
+      p = CastOp::create(b, loc, tile({s.heads, s.blockN}, opType), p);
+    Value v = SliceOp::create(b, loc, tile({s.blockN, s.vDim}, s.kvType), k,
+                              b.getDenseI64ArrayAttr({0, 0}));
+    Value accNew =
+        DotOp::create(b, loc, accT, p, v, sm.getNewAcc(), /*transpose_rhs=*/false);
+    YieldOp::create(b, loc, ValueRange{sm.getNewMax(), sm.getNewSum(), accNew});
+  }
+  b.setInsertionPointAfter(loop);
+  auto fin = SoftmaxFinalizeOp::create(b, loc, TypeRange{accT, rowT},
+                                       loop.getResult(2), loop.getResult(0),
+                                       loop.getResult(1), kvScale);
+  // One split: the partial is the answer, so write the output directly and
+  // let the launcher skip stage 2.
+  Value single = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       numSplits, c1);
+  auto ifOp = scf::IfOp::create(b, loc, single, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    StoreOp::create(b, loc, fin.getOut(), out, ValueRange{qRow, c0, c0},
+                    Value());
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    StoreOp::create(b, loc, fin.getOut(), partial,
+                    ValueRange{batch, split, c0, c0}, Value());
+    StoreOp::create(b, loc, fin.getLse(), lse, ValueRange{batch, split, c0},
+                    Value());
+  }
+  ReturnOp::create(b, loc);
+}
+
+/// Stage 2: one program per (sequence, head).
+void buildStage2(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
+  MLIRContext *ctx = b.getContext();
+  Location loc = spec.getLoc();
+  Buffers buf(ctx, s);
+  Type idx = b.getIndexType();
+  SmallVector<Type> args{buf.partial, buf.lse, idx, buf.indptr, buf.out};
+  auto kernel = KernelOp::create(b, loc, (spec.getSymName() + "_stage2").str(),
+                                 b.getFunctionType(args, {}),
+                                 ArrayRef<StringRef>{"batch", "heads"},
+                                 /*numWarps=*/4);
+  Block *entry = b.createBlock(&kernel.getBody(), {}, args,
+                               SmallVector<Location>(args.size(), loc));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(entry);
+  Value partial = entry->getArgument(0), lse = entry->getArgument(1);
+  Value numSplits = entry->getArgument(2), qoIndptr = entry->getArgument(3);
+  Value out = entry->getArgument(4);
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value batch = ProgramIdOp::create(b, loc, b.getIndexType(), 0);
+  Value head = ProgramIdOp::create(b, loc, b.getIndexType(), 1);
+  Value combined = SplitKReduceOp::create(
+      b, loc, tile({1, s.vDim}, b.getF32Type()), partial, lse, batch, head,
+      numSplits);
+  Value qRow = loadIndex(b, loc, qoIndptr, batch);
+  StoreOp::create(b, loc, combined, out, ValueRange{qRow, head, c0}, Value());
+  ReturnOp::create(b, loc);
+}
+
+struct MLAExpandDecode
+    : public mla::impl::MLAExpandDecodeBase<MLAExpandDecode> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (DecodeOp spec : llvm::make_early_inc_range(module.getOps<DecodeOp>())) {
+      DecodeShape shape{spec.getNumHeads(), spec.getQkDim(),  spec.getVDim(),
+                        spec.getBlockN(),   spec.getQType(),  spec.getKvType(),
+                        spec.getOutType(),  spec.hasKVScale()};
+      OpBuilder b(spec);
+      buildStage1(b, spec, shape);
+      b.setInsertionPoint(spec);
+      if (spec.getSplits().value_or(0) != 1)
+        buildStage2(b, spec, shape);
+      spec.erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,628 @@
+//===- MLALowerToLoops.cpp - tile kernels -> host loops -------------------===//
+//
+// The host lowering is the executable semantics of the tile ops: every op
+// becomes a plain loop nest over scalars, in f32, with the rounding points
+// the ops define (bf16 casts, stores). It is what the CPU numerics tests run
+// against the float64 reference, so it stays simple rather than fast.
+//
+//===----------------------------------------------------------------------===//
+#include "mla/MLAOps.h"
+#include "mla/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/APFloat.h"
+
+#include <limits>
+
+namespace mlir::mla {
+#define GEN_PASS_DEF_MLALOWERTOLOOPS
+#include "mla/Passes.h.inc"
+} // namespace mlir::mla
+
+using namespace mlir;
+using namespace mlir::mla;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Scalar helpers
+//===----------------------------------------------------------------------===//
+
+Value cstIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value cstF32(OpBuilder &b, Location loc, float v) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+}
+
+bool isFp8(Type t) { return isa<FloatType>(t) && t.getIntOrFloatBitWidth() == 8; }
+
+/// Name of the decode table of an 8-bit float type.
+std::string fp8TableName(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "__mla_decode_" << t;
+  return s;
+}
+
+/// A constant memref<256xf32> holding the value of every code of `t`, built
+/// from LLVM's APFloat semantics (the reference decoder is written
+/// independently, see lib/Reference).
+void declareFp8Table(ModuleOp module, Type t) {
+  std::string name = fp8TableName(t);
+  if (module.lookupSymbol(name))
+    return;
+  const llvm::fltSemantics &sem = cast<FloatType>(t).getFloatSemantics();
+  SmallVector<float> values;
+  for (unsigned code = 0; code < 256; ++code) {
+    llvm::APFloat v(sem, llvm::APInt(8, code));
+    bool lost;
+    v.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven,
+              &lost);
+    values.push_back(v.convertToFloat());
+  }
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  auto type = MemRefType::get({256}, b.getF32Type());
+  auto init = DenseElementsAttr::get(
+      RankedTensorType::get({256}, b.getF32Type()), ArrayRef<float>(values));
+  memref::GlobalOp::create(b, module.getLoc(), name,
+                           b.getStringAttr("private"), type, init,
+                           /*constant=*/true, /*alignment=*/nullptr);
+}
+
+/// Widens a scalar of any float type to f32 exactly.
+Value toF32(OpBuilder &b, Location loc, Value v) {
+  Type t = v.getType();
+  if (t.isF32())
+    return v;
+  if (isFp8(t)) {
+    Value bits = arith::BitcastOp::create(b, loc, b.getI8Type(), v);
+    Value idx = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), bits);
+    auto table = memref::GetGlobalOp::create(
+        b, loc, MemRefType::get({256}, b.getF32Type()), fp8TableName(t));
+    return memref::LoadOp::create(b, loc, table, ValueRange{idx});
+  }
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+}
+
+/// Rounds an f32 scalar to `t` (nearest even).
+Value fromF32(OpBuilder &b, Location loc, Value v, Type t) {
+  if (t.isF32())
+    return v;
+  return arith::TruncFOp::create(b, loc, t, v);
+}
+
+/// The zero of a float type (fp8 zero is the all-zero code).
+Value zeroOf(OpBuilder &b, Location loc, Type t) {
+  if (isFp8(t)) {
+    Value z = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
+    return arith::BitcastOp::create(b, loc, t, z);
+  }
+  return arith::ConstantOp::create(b, loc, b.getFloatAttr(t, 0.0));
+}
+
+/// Emits `for i0 in [0, shape0) ... for iN in [0, shapeN)` and calls `body`
+/// with the induction variables inside the innermost loop.
+void loopNest(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+              function_ref<void(ValueRange)> body) {
+  OpBuilder::InsertionGuard guard(b);
+  SmallVector<Value> ivs;
+  Value zero = cstIndex(b, loc, 0), one = cstIndex(b, loc, 1);
+  for (int64_t extent : shape) {
+    auto loop = scf::ForOp::create(b, loc, zero, cstIndex(b, loc, extent), one);
+    b.setInsertionPointToStart(loop.getBody());
+    ivs.push_back(loop.getInductionVar());
+  }
+  body(ivs);
+}
+
+/// `for i in [0, n)` carrying one f32 accumulator.
+Value reduceLoop(OpBuilder &b, Location loc, Value n, Value init,
+                 function_ref<Value(Value iv, Value acc)> body) {
+  auto loop = scf::ForOp::create(
+      b, loc, cstIndex(b, loc, 0), n, cstIndex(b, loc, 1), ValueRange{init},
+      [&](OpBuilder &nb, Location l, Value iv, ValueRange iters) {
+        scf::YieldOp::create(nb, l, body(iv, iters[0]));
+      });
+  return loop.getResult(0);
+}
+
+Value load(OpBuilder &b, Location loc, Value mem, ValueRange idx) {
+  return memref::LoadOp::create(b, loc, mem, idx);
+}
+
+void store(OpBuilder &b, Location loc, Value v, Value mem, ValueRange idx) {
+  memref::StoreOp::create(b, loc, v, mem, idx);
+}
+
+Value alloc(OpBuilder &b, Location loc, Type t) {
+  return memref::AllocOp::create(b, loc, cast<MemRefType>(t));
+}
+
+//===----------------------------------------------------------------------===//
+// Patterns
+//===----------------------------------------------------------------------===//
+
+template <typename Op>
+struct TilePattern : public OpConversionPattern<Op> {
+  using OpConversionPattern<Op>::OpConversionPattern;
+  using OpAdaptor = typename OpConversionPattern<Op>::OpAdaptor;
+
+  Type convert(Type t) const { return this->getTypeConverter()->convertType(t); }
+};
+
+struct FillLowering : TilePattern<FillOp> {
+  using TilePattern::TilePattern;
+  LogicalResult matchAndRewrite(FillOp op, OpAdaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value out = alloc(rw, loc, convert(op.getType()));
+    Value v = arith::ConstantOp::create(rw, loc, op.getValueAttr());
+    loopNest(rw, loc, op.getType().getShape(),
+             [&](ValueRange iv) { store(rw, loc, v, out, iv); });
+    rw.replaceOp(op, out);
+    return success();
+  }
+};
+
+/// Indices into the buffer of tile element `iv`: the leading indices as
+/// given, the trailing ones offset by `iv`.
+SmallVector<Value> bufferIndices(OpBuilder &b, Location loc, ValueRange base,
+                                 ValueRange iv) {
+  SmallVector<Value> idx(base.begin(), base.end());
+  size_t lead = base.size() - iv.size();
+  for (size_t d = 0; d < iv.size(); ++d)
+    idx[lead + d] = arith::AddIOp::create(b, loc, base[lead + d], iv[d]);
+  return idx;
+}
+
+struct LoadLowering : TilePattern<LoadOp> {
+  using TilePattern::TilePattern;
+  LogicalResult matchAndRewrite(LoadOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto tileT = op.getResult().getType();
+    Type elt = tileT.getElementType();
+    Value out = alloc(rw, loc, convert(tileT));
+    loopNest(rw, loc, tileT.getShape(), [&](ValueRange iv) {
+      SmallVector<Value> idx = bufferIndices(rw, loc, a.getIndices(), iv);
+      if (!a.getBound()) {
+        store(rw, loc, load(rw, loc, a.getSource(), idx), out, iv);
+        return;
+      }
+      size_t rowDim = idx.size() - iv.size();
+      Value inRange = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::slt,
+                                            idx[rowDim], a.getBound());
+      auto ifOp = scf::IfOp::create(
+          rw, loc, inRange,
+          [&](OpBuilder &b, Location l) {
+            scf::YieldOp::create(b, l, load(b, l, a.getSource(), idx));
+          },
+          [&](OpBuilder &b, Location l) {
+            scf::YieldOp::create(b, l, zeroOf(b, l, elt));
+          });
+      store(rw, loc, ifOp.getResult(0), out, iv);
+    });
+    rw.replaceOp(op, out);
+    return success();
+  }
+};
+
+struct StoreLowering : TilePattern<StoreOp> {
+  using TilePattern::TilePattern;
+  LogicalResult matchAndRewrite(StoreOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto tileT = op.getValue().getType();
+    Type dstElt = op.getDest().getType().getElementType();
+    loopNest(rw, loc, tileT.getShape(), [&](ValueRange iv) {
+      SmallVector<Value> idx = bufferIndices(rw, loc, a.getIndices(), iv);
+      auto write = [&](OpBuilder &b) {
+        Value v = load(b, loc, a.getValue(), iv);
+        if (v.getType() != dstElt)
+          v = fromF32(b, loc, toF32(b, loc, v), dstElt);
+        store(b, loc, v, a.getDest(), idx);
+      };
+      if (!a.getBound()) {
+        write(rw);
+        return;
+      }
+      size_t rowDim = idx.size() - iv.size();
+      Value inRange = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::slt,
+                                            idx[rowDim], a.getBound());
+      scf::IfOp::create(rw, loc, inRange, [&](OpBuilder &b, Location l) {
+        write(b);
+        scf::YieldOp::create(b, l);
+      });
+    });
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+struct CastLowering : TilePattern<CastOp> {
+  using TilePattern::TilePattern;
+  LogicalResult matchAndRewrite(CastOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto resT = op.getResult().getType();
+    Value out = alloc(rw, loc, convert(resT));
+    loopNest(rw, loc, resT.getShape(), [&](ValueRange iv) {
+      Value v = toF32(rw, loc, load(rw, loc, a.getSource(), iv));
+      store(rw, loc, fromF32(rw, loc, v, resT.getElementType()), out, iv);
+    });
+    rw.replaceOp(op, out);
+    return success();
+  }
+};
+
+struct ScaleLowering : TilePattern<ScaleOp> {
+  using TilePattern::TilePattern;
+  LogicalResult matchAndRewrite(ScaleOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value out = alloc(rw, loc, convert(op.getType()));
+    loopNest(rw, loc, op.getType().getShape(), [&](ValueRange iv) {
+      Value v = load(rw, loc, a.getSource(), iv);
+      store(rw, loc, arith::MulFOp::create(rw, loc, v, a.getFactor()), out, iv);
+    });
+    rw.replaceOp(op, out);
+    return success();
+  }
+};
+
+struct SliceLowering : TilePattern<SliceOp> {
+  using TilePattern::TilePattern;
+  LogicalResult matchAndRewrite(SliceOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto resT = op.getResult().getType();
+    Value out = alloc(rw, loc, convert(resT));
+    loopNest(rw, loc, resT.getShape(), [&](ValueRange iv) {
+      SmallVector<Value> src;
+      for (auto [d, i] : llvm::enumerate(iv))
+        src.push_back(arith::AddIOp::create(
+            rw, loc, i, cstIndex(rw, loc, op.getOffsets()[d])));
+      store(rw, loc, load(rw, loc, a.getSource(), src), out, iv);
+    });
+    rw.replaceOp(op, out);
+    return success();
+  }
+};
+
+struct MaskLowering : TilePattern<MaskOp> {
+  using TilePattern::TilePattern;
+  LogicalResult matchAndRewrite(MaskOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value out = alloc(rw, loc, convert(op.getType()));
+    Value fill = arith::ConstantOp::create(rw, loc, op.getFillAttr());
+    loopNest(rw, loc, op.getType().getShape(), [&](ValueRange iv) {
+      Value pos = arith::AddIOp::create(rw, loc, a.getOffset(), iv[op.getDim()]);
+      Value outside = arith::CmpIOp::create(
+          rw, loc, arith::CmpIPredicate::sge, pos, a.getBound());
+      Value v = load(rw, loc, a.getSource(), iv);
+      store(rw, loc, arith::SelectOp::create(rw, loc, outside, fill, v), out,
+            iv);
+    });
+    rw.replaceOp(op, out);
+    return success();
+  }
+};
+
+struct DotLowering : TilePattern<DotOp> {
+  using TilePattern::TilePattern;
+  LogicalResult matchAndRewrite(DotOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto resT = op.getResult().getType();
+    int64_t k = op.getLhs().getType().getDimSize(1);
+    bool trans = op.getTransposeRhs();
+    Value out = alloc(rw, loc, convert(resT));
+    loopNest(rw, loc, resT.getShape(), [&](ValueRange mn) {
+      Value init = a.getAcc() ? load(rw, loc, a.getAcc(), mn) : cstF32(rw, loc, 0);
+      Value sum = reduceLoop(
+          rw, loc, cstIndex(rw, loc, k), init, [&](Value kk, Value acc) {
+            Value x = toF32(rw, loc, load(rw, loc, a.getLhs(), {mn[0], kk}));
+            Value y = toF32(rw, loc,
+                            load(rw, loc, a.getRhs(),
+                                 trans ? ValueRange{mn[1], kk}
+                                       : ValueRange{kk, mn[1]}));
+            return arith::AddFOp::create(rw, loc, acc,
+                                         arith::MulFOp::create(rw, loc, x, y));
+          });
+      store(rw, loc, sum, out, mn);
+    });
+    rw.replaceOp(op, out);
+    return success();
+  }
+};
+
+/// `x == -inf ? 0 : x`: the reference point that keeps exp2 finite for rows
+/// that have seen no unmasked score.
+Value finiteOrZero(OpBuilder &b, Location loc, Value x) {
+  Value negInf = cstF32(b, loc, -std::numeric_limits<float>::infinity());
+  Value isNegInf =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, negInf);
+  return arith::SelectOp::create(b, loc, isNegInf, cstF32(b, loc, 0), x);
+}
+
+struct OnlineSoftmaxLowering : TilePattern<OnlineSoftmaxOp> {
+  using TilePattern::TilePattern;
+  LogicalResult matchAndRewrite(OnlineSoftmaxOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto sT = op.getScores().getType();
+    auto accT = op.getAcc().getType();
+    Value probs = alloc(rw, loc, convert(sT));
+    Value newMax = alloc(rw, loc, convert(op.getMax().getType()));
+    Value newSum = alloc(rw, loc, convert(op.getSum().getType()));
+    Value newAcc = alloc(rw, loc, convert(accT));
+    Value n = cstIndex(rw, loc, sT.getDimSize(1));
+    loopNest(rw, loc, {sT.getDimSize(0)}, [&](ValueRange r) {
+      Value oldMax = load(rw, loc, a.getMax(), r);
+      Value mx = reduceLoop(rw, loc, n, oldMax, [&](Value j, Value acc) {
+        Value s = load(rw, loc, a.getScores(), {r[0], j});
+        return arith::MaximumFOp::create(rw, loc, acc, s);
+      });
+      Value ref = finiteOrZero(rw, loc, mx);
+      Value alpha = math::Exp2Op::create(
+          rw, loc, arith::SubFOp::create(rw, loc, oldMax, ref));
+      Value rowSum =
+          reduceLoop(rw, loc, n, cstF32(rw, loc, 0), [&](Value j, Value acc) {
+            Value s = load(rw, loc, a.getScores(), {r[0], j});
+            Value p = math::Exp2Op::create(
+                rw, loc, arith::SubFOp::create(rw, loc, s, ref));
+            store(rw, loc, p, probs, {r[0], j});
+            return arith::AddFOp::create(rw, loc, acc, p);
+          });
+      Value oldSum = load(rw, loc, a.getSum(), r);
+      store(rw, loc, mx, newMax, r);
+      store(rw, loc,
+            arith::AddFOp::create(rw, loc,
+                                  arith::MulFOp::create(rw, loc, oldSum, alpha),
+                                  rowSum),
+            newSum, r);
+      loopNest(rw, loc, {accT.getDimSize(1)}, [&](ValueRange d) {
+        Value v = load(rw, loc, a.getAcc(), {r[0], d[0]});
+        store(rw, loc, arith::MulFOp::create(rw, loc, v, alpha), newAcc,
+              {r[0], d[0]});
+      });
+    });
+    rw.replaceOp(op, {probs, newMax, newSum, newAcc});
+    return success();
+  }
+};
+
+struct SoftmaxFinalizeLowering : TilePattern<SoftmaxFinalizeOp> {
+  using TilePattern::TilePattern;
+  LogicalResult matchAndRewrite(SoftmaxFinalizeOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto accT = op.getAcc().getType();
+    Value out = alloc(rw, loc, convert(accT));
+    Value lse = alloc(rw, loc, convert(op.getMax().getType()));
+    Value scale = a.getScale() ? a.getScale() : cstF32(rw, loc, 1.0f);
+    loopNest(rw, loc, {accT.getDimSize(0)}, [&](ValueRange r) {
+      Value sum = load(rw, loc, a.getSum(), r);
+      Value mx = load(rw, loc, a.getMax(), r);
+      Value empty = arith::CmpFOp::create(rw, loc, arith::CmpFPredicate::OEQ,
+                                          sum, cstF32(rw, loc, 0));
+      // Empty rows divide by 1 and are then replaced: no inf/NaN appears.
+      Value safeSum =
+          arith::SelectOp::create(rw, loc, empty, cstF32(rw, loc, 1), sum);
+      Value factor = arith::DivFOp::create(rw, loc, scale, safeSum);
+      Value zero = cstF32(rw, loc, 0);
+      loopNest(rw, loc, {accT.getDimSize(1)}, [&](ValueRange d) {
+        Value v = arith::MulFOp::create(
+            rw, loc, load(rw, loc, a.getAcc(), {r[0], d[0]}), factor);
+        store(rw, loc, arith::SelectOp::create(rw, loc, empty, zero, v), out,
+              {r[0], d[0]});
+      });
+      Value l2 = arith::AddFOp::create(
+          rw, loc, mx, math::Log2Op::create(rw, loc, safeSum));
+      Value ln = arith::MulFOp::create(rw, loc, l2,
+                                       cstF32(rw, loc, 0.6931471805599453f));
+      Value negInf = cstF32(rw, loc, -std::numeric_limits<float>::infinity());
+      store(rw, loc, arith::SelectOp::create(rw, loc, empty, negInf, ln), lse,
+            r);
+    });
+    rw.replaceOp(op, {out, lse});
+    return success();
+  }
+};
+
+struct SplitKReduceLowering : TilePattern<SplitKReduceOp> {
+  using TilePattern::TilePattern;
+  LogicalResult matchAndRewrite(SplitKReduceOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto resT = op.getResult().getType();
+    int64_t dim = resT.getDimSize(1);
+    Value out = alloc(rw, loc, convert(resT));
+    Value zero = cstF32(rw, loc, 0);
+    Value negInf = cstF32(rw, loc, -std::numeric_limits<float>::infinity());
+    loopNest(rw, loc, {resT.getDimSize(0)}, [&](ValueRange hIv) {
+      Value h = arith::AddIOp::create(rw, loc, a.getHead(), hIv[0]);
+      loopNest(rw, loc, {dim},
+               [&](ValueRange d) { store(rw, loc, zero, out, {hIv[0], d[0]}); });
+      Value mx = reduceLoop(rw, loc, a.getNumSplits(), negInf,
+                            [&](Value s, Value acc) {
+                              Value l = load(rw, loc, a.getLse(),
+                                             {a.getBatch(), s, h});
+                              return arith::MaximumFOp::create(rw, loc, acc, l);
+                            });
+      Value ref = finiteOrZero(rw, loc, mx);
+      Value wsum = reduceLoop(
+          rw, loc, a.getNumSplits(), zero, [&](Value s, Value acc) {
+            Value l = load(rw, loc, a.getLse(), {a.getBatch(), s, h});
+            Value w = math::ExpOp::create(
+                rw, loc, arith::SubFOp::create(rw, loc, l, ref));
+            loopNest(rw, loc, {dim}, [&](ValueRange d) {
+              Value p = load(rw, loc, a.getPartial(), {a.getBatch(), s, h, d[0]});
+              Value o = load(rw, loc, out, {hIv[0], d[0]});
+              store(rw, loc,
+                    arith::AddFOp::create(rw, loc, o,
+                                          arith::MulFOp::create(rw, loc, w, p)),
+                    out, {hIv[0], d[0]});
+            });
+            return arith::AddFOp::create(rw, loc, acc, w);
+          });
+      Value empty = arith::CmpFOp::create(rw, loc, arith::CmpFPredicate::OEQ,
+                                          wsum, zero);
+      Value inv = arith::DivFOp::create(
+          rw, loc, cstF32(rw, loc, 1),
+          arith::SelectOp::create(rw, loc, empty, cstF32(rw, loc, 1), wsum));
+      loopNest(rw, loc, {dim}, [&](ValueRange d) {
+        Value o = load(rw, loc, out, {hIv[0], d[0]});
+        store(rw, loc, arith::MulFOp::create(rw, loc, o, inv), out,
+              {hIv[0], d[0]});
+      });
+    });
+    rw.replaceOp(op, out);
+    return success();
+  }
+};
+
+struct SplitRangeLowering : TilePattern<SplitRangeOp> {
+  using TilePattern::TilePattern;
+  LogicalResult matchAndRewrite(SplitRangeOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value len = a.getLength(), s = a.getSplit(), n = a.getNumSplits();
+    Value lo, hi;
+    if (op.getExact()) {
+      Value per = arith::DivUIOp::create(rw, loc, len, n);
+      lo = arith::MulIOp::create(rw, loc, s, per);
+      hi = arith::AddIOp::create(rw, loc, lo, per);
+    } else {
+      Value bn = cstIndex(rw, loc, op.getBlockN());
+      Value per = arith::CeilDivUIOp::create(rw, loc, len, n);
+      per = arith::MulIOp::create(rw, loc,
+                                  arith::CeilDivUIOp::create(rw, loc, per, bn), bn);
+      lo = arith::MinUIOp::create(rw, loc,
+                                  arith::MulIOp::create(rw, loc, s, per), len);
+      hi = arith::MinUIOp::create(rw, loc,
+                                  arith::AddIOp::create(rw, loc, lo, per), len);
+    }
+    rw.replaceOp(op, {lo, hi});
+    return success();
+  }
+};
+
+struct KvLoopLowering : TilePattern<KvLoopOp> {
+  using TilePattern::TilePattern;
+  LogicalResult matchAndRewrite(KvLoopOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto loop = scf::ForOp::create(rw, loc, a.getLower(), a.getUpper(),
+                                   cstIndex(rw, loc, op.getStep()),
+                                   a.getInits());
+    Block *generated = loop.getBody();
+    rw.inlineRegionBefore(op.getBody(), loop.getRegion(),
+                          loop.getRegion().begin());
+    rw.eraseBlock(generated);
+    if (failed(rw.convertRegionTypes(&loop.getRegion(), *getTypeConverter())))
+      return failure();
+    rw.replaceOp(op, loop.getResults());
+    return success();
+  }
+};
+
+struct YieldLowering : TilePattern<YieldOp> {
+  using TilePattern::TilePattern;
+  LogicalResult matchAndRewrite(YieldOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<scf::YieldOp>(op, a.getValues());
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Kernels -> functions
+//===----------------------------------------------------------------------===//
+
+/// Replaces `kernel` by `func.func @name(%pid0, %pid1, %pid2, args...)`.
+void kernelToFunc(KernelOp kernel) {
+  OpBuilder b(kernel);
+  Location loc = kernel.getLoc();
+  SmallVector<Type> inputs(3, b.getIndexType());
+  llvm::append_range(inputs, kernel.getArgumentTypes());
+  auto func = func::FuncOp::create(b, loc, kernel.getSymName(),
+                                   b.getFunctionType(inputs, {}));
+  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  func->setAttr("mla.grid", kernel.getGrid());
+  func.getBody().takeBody(kernel.getBody());
+  Block &entry = func.getBody().front();
+  for (unsigned i = 0; i < 3; ++i)
+    entry.insertArgument(i, b.getIndexType(), loc);
+  func.walk([&](ProgramIdOp pid) {
+    pid.getResult().replaceAllUsesWith(entry.getArgument(pid.getDim()));
+    pid.erase();
+  });
+  func.walk([&](ReturnOp ret) {
+    OpBuilder rb(ret);
+    func::ReturnOp::create(rb, ret.getLoc());
+    ret.erase();
+  });
+  kernel.erase();
+}
+
+struct MLALowerToLoops
+    : public mla::impl::MLALowerToLoopsBase<MLALowerToLoops> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+
+    // Every 8-bit float a tile holds gets a decode table.
+    llvm::SetVector<Type> fp8Types;
+    module.walk([&](Operation *op) {
+      for (Type t : op->getResultTypes())
+        if (auto tt = dyn_cast<RankedTensorType>(t); tt && isFp8(tt.getElementType()))
+          fp8Types.insert(tt.getElementType());
+    });
+    for (Type t : fp8Types)
+      declareFp8Table(module, t);
+
+    if (!module.getOps<DecodeOp>().empty()) {
+      module.emitError("mla.decode specs must be expanded before "
+                       "mla-lower-to-loops (run mla-expand-decode)");
+      return signalPassFailure();
+    }
+    for (KernelOp k : llvm::make_early_inc_range(module.getOps<KernelOp>()))
+      kernelToFunc(k);
+
+    TypeConverter types;
+    types.addConversion([](Type t) { return t; });
+    types.addConversion([](RankedTensorType t) -> Type {
+      return MemRefType::get(t.getShape(), t.getElementType());
+    });
+
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<MLADialect>();
+    target.addLegalDialect<arith::ArithDialect, func::FuncDialect,
+                           math::MathDialect, memref::MemRefDialect,
+                           scf::SCFDialect>();
+    RewritePatternSet patterns(ctx);
+    scf::populateSCFStructuralTypeConversionsAndLegality(types, patterns,
+                                                         target);
+    patterns.add<FillLowering, LoadLowering, StoreLowering, CastLowering,
+                 ScaleLowering, SliceLowering, MaskLowering, DotLowering,
+                 OnlineSoftmaxLowering, SoftmaxFinalizeLowering,
+                 SplitKReduceLowering, SplitRangeLowering, KvLoopLowering,
+                 YieldLowering>(types, ctx);
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
