@@ -267,10 +267,10 @@ LogicalResult StoreOp::verify() {
   if (failed(verifyTileAccess(*this, buffer, tile, getIndices().size())))
     return failure();
   Type bt = buffer.getElementType(), tt = tile.getElementType();
-  if (bt != tt && !(tt.isF32() && (bt.isBF16() || bt.isF16())))
+  if (bt != tt && !(tt.isF32() && bt.isBF16()))
     return emitOpError("cannot store a tile of ")
            << tt << " into a buffer of " << bt
-           << " (stores may only round f32 to bf16 or f16)";
+           << " (stores may only round f32 to bf16)";
   return success();
 }
 

@@ -8,7 +8,6 @@
 #include "mla/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -37,12 +36,6 @@ void mla::buildHostLoweringPipeline(OpPassManager &pm) {
   // structured control flow, so it runs before scf -> cf.
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createSCFToControlFlowPass());
-  // bf16 extf/truncf become integer bit manipulation (round to nearest
-  // even): the host needs no bf16 support, and it must happen while the ops
-  // are still arith ops.
-  arith::ArithExpandOpsPassOptions expand;
-  expand.includeBf16 = true;
-  pm.addPass(arith::createArithExpandOpsPass(expand));
   // To LLVM: math before arith (math lowers to arith-free intrinsics),
   // memref after arith (its patterns produce arith index math), func last
   // (it needs the converted argument types), casts reconciled at the end.

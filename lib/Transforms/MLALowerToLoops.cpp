@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "llvm/ADT/APFloat.h"
 
 #include <limits>
@@ -79,34 +80,60 @@ void declareFp8Table(ModuleOp module, Type t) {
                            /*constant=*/true, /*alignment=*/nullptr);
 }
 
-/// Widens a scalar of any float type to f32 exactly.
-Value toF32(OpBuilder &b, Location loc, Value v) {
-  Type t = v.getType();
-  if (t.isF32())
-    return v;
-  if (isFp8(t)) {
-    Value bits = arith::BitcastOp::create(b, loc, b.getI8Type(), v);
-    Value idx = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), bits);
-    auto table = memref::GetGlobalOp::create(
-        b, loc, MemRefType::get({256}, b.getF32Type()), fp8TableName(t));
-    return memref::LoadOp::create(b, loc, table, ValueRange{idx});
-  }
-  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+/// Host storage of an element type: bf16 and 8-bit floats live in buffers
+/// as raw integers and are converted with integer arithmetic, so neither the
+/// host nor LLVM's legalisation ever sees a narrow float (x86 would promote
+/// bf16 selects and phis through a runtime library call).
+Type storageType(Type t) {
+  if (t.isBF16())
+    return IntegerType::get(t.getContext(), 16);
+  if (isFp8(t))
+    return IntegerType::get(t.getContext(), 8);
+  return t;
 }
 
-/// Rounds an f32 scalar to `t` (nearest even).
+/// Widens a stored element of float type `t` to f32 exactly.
+Value toF32(OpBuilder &b, Location loc, Value v, Type t) {
+  if (t.isF32())
+    return v;
+  if (t.isBF16()) {
+    Value w = arith::ExtUIOp::create(b, loc, b.getI32Type(), v);
+    Value c16 = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16));
+    w = arith::ShLIOp::create(b, loc, w, c16);
+    return arith::BitcastOp::create(b, loc, b.getF32Type(), w);
+  }
+  assert(isFp8(t) && "unsupported element type");
+  Value idx = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
+  auto table = memref::GetGlobalOp::create(
+      b, loc, MemRefType::get({256}, b.getF32Type()), fp8TableName(t));
+  return memref::LoadOp::create(b, loc, table, ValueRange{idx});
+}
+
+/// Rounds an f32 to float type `t` (nearest even) and returns its storage.
 Value fromF32(OpBuilder &b, Location loc, Value v, Type t) {
   if (t.isF32())
     return v;
-  return arith::TruncFOp::create(b, loc, t, v);
+  assert(t.isBF16() && "the verifiers only allow rounding f32 to bf16");
+  auto i32 = [&](int64_t c) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(c));
+  };
+  Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), v);
+  Value lsb = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bits, i32(16)), i32(1));
+  Value rounded = arith::AddIOp::create(
+      b, loc, bits, arith::AddIOp::create(b, loc, lsb, i32(0x7FFF)));
+  Value hi = arith::ShRUIOp::create(b, loc, rounded, i32(16));
+  Value isNan =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, v, v);
+  hi = arith::SelectOp::create(b, loc, isNan, i32(0x7FC0), hi);
+  return arith::TruncIOp::create(b, loc, b.getI16Type(), hi);
 }
 
-/// The zero of a float type (fp8 zero is the all-zero code).
+/// The stored zero of float type `t`.
 Value zeroOf(OpBuilder &b, Location loc, Type t) {
-  if (isFp8(t)) {
-    Value z = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
-    return arith::BitcastOp::create(b, loc, t, z);
-  }
+  Type st = storageType(t);
+  if (isa<IntegerType>(st))
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(st, 0));
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(t, 0.0));
 }
 
@@ -202,15 +229,19 @@ struct LoadLowering : TilePattern<LoadOp> {
       size_t rowDim = idx.size() - iv.size();
       Value inRange = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::slt,
                                             idx[rowDim], a.getBound());
-      auto ifOp = scf::IfOp::create(
+      // Each branch stores: no value of the (possibly narrow) element type
+      // flows through a select or phi, which hosts without bf16 / fp8
+      // arithmetic would promote through a library call.
+      scf::IfOp::create(
           rw, loc, inRange,
           [&](OpBuilder &b, Location l) {
-            scf::YieldOp::create(b, l, load(b, l, a.getSource(), idx));
+            store(b, l, load(b, l, a.getSource(), idx), out, iv);
+            scf::YieldOp::create(b, l);
           },
           [&](OpBuilder &b, Location l) {
-            scf::YieldOp::create(b, l, zeroOf(b, l, elt));
+            store(b, l, zeroOf(b, l, elt), out, iv);
+            scf::YieldOp::create(b, l);
           });
-      store(rw, loc, ifOp.getResult(0), out, iv);
     });
     rw.replaceOp(op, out);
     return success();
@@ -228,8 +259,9 @@ struct StoreLowering : TilePattern<StoreOp> {
       SmallVector<Value> idx = bufferIndices(rw, loc, a.getIndices(), iv);
       auto write = [&](OpBuilder &b) {
         Value v = load(b, loc, a.getValue(), iv);
-        if (v.getType() != dstElt)
-          v = fromF32(b, loc, toF32(b, loc, v), dstElt);
+        Type tileElt = tileT.getElementType();
+        if (tileElt != dstElt)
+          v = fromF32(b, loc, toF32(b, loc, v, tileElt), dstElt);
         store(b, loc, v, a.getDest(), idx);
       };
       if (!a.getBound()) {
@@ -257,7 +289,8 @@ struct CastLowering : TilePattern<CastOp> {
     auto resT = op.getResult().getType();
     Value out = alloc(rw, loc, convert(resT));
     loopNest(rw, loc, resT.getShape(), [&](ValueRange iv) {
-      Value v = toF32(rw, loc, load(rw, loc, a.getSource(), iv));
+      Value v = toF32(rw, loc, load(rw, loc, a.getSource(), iv),
+                      op.getSource().getType().getElementType());
       store(rw, loc, fromF32(rw, loc, v, resT.getElementType()), out, iv);
     });
     rw.replaceOp(op, out);
@@ -327,16 +360,20 @@ struct DotLowering : TilePattern<DotOp> {
     auto resT = op.getResult().getType();
     int64_t k = op.getLhs().getType().getDimSize(1);
     bool trans = op.getTransposeRhs();
+    Type lhsElt = op.getLhs().getType().getElementType();
+    Type rhsElt = op.getRhs().getType().getElementType();
     Value out = alloc(rw, loc, convert(resT));
     loopNest(rw, loc, resT.getShape(), [&](ValueRange mn) {
       Value init = a.getAcc() ? load(rw, loc, a.getAcc(), mn) : cstF32(rw, loc, 0);
       Value sum = reduceLoop(
           rw, loc, cstIndex(rw, loc, k), init, [&](Value kk, Value acc) {
-            Value x = toF32(rw, loc, load(rw, loc, a.getLhs(), {mn[0], kk}));
+            Value x = toF32(rw, loc, load(rw, loc, a.getLhs(), {mn[0], kk}),
+                            lhsElt);
             Value y = toF32(rw, loc,
                             load(rw, loc, a.getRhs(),
                                  trans ? ValueRange{mn[1], kk}
-                                       : ValueRange{kk, mn[1]}));
+                                       : ValueRange{kk, mn[1]}),
+                            rhsElt);
             return arith::AddFOp::create(rw, loc, acc,
                                          arith::MulFOp::create(rw, loc, x, y));
           });
@@ -604,7 +641,11 @@ struct MLALowerToLoops
     TypeConverter types;
     types.addConversion([](Type t) { return t; });
     types.addConversion([](RankedTensorType t) -> Type {
-      return MemRefType::get(t.getShape(), t.getElementType());
+      return MemRefType::get(t.getShape(), storageType(t.getElementType()));
+    });
+    types.addConversion([](MemRefType t) -> Type {
+      return MemRefType::get(t.getShape(), storageType(t.getElementType()),
+                             t.getLayout(), t.getMemorySpace());
     });
 
     ConversionTarget target(*ctx);
@@ -615,6 +656,12 @@ struct MLALowerToLoops
     RewritePatternSet patterns(ctx);
     scf::populateSCFStructuralTypeConversionsAndLegality(types, patterns,
                                                          target);
+    // Kernel arguments change storage type too (same bytes, same ABI).
+    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                   types);
+    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp f) {
+      return types.isSignatureLegal(f.getFunctionType());
+    });
     patterns.add<FillLowering, LoadLowering, StoreLowering, CastLowering,
                  ScaleLowering, SliceLowering, MaskLowering, DotLowering,
                  OnlineSoftmaxLowering, SoftmaxFinalizeLowering,

@@ -1,0 +1,83 @@
+//===- DecodeRunner.h - host launcher for the decode kernels ----*- C++ -*-===//
+//
+// The launch rules of the decode kernels (split choice, mask-free dispatch,
+// workspaces, stage 2 only with several splits), applied on the host. The
+// GPU launchers follow the same rules; docs/Design.md states them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLA_DECODERUNNER_H
+#define MLA_DECODERUNNER_H
+
+#include "mla/HostRunner.h"
+#include "mla/Reference.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::mla {
+
+/// What a launcher needs to know about the kernels of one spec, read from
+/// the kernels' attributes.
+struct DecodeKernels {
+  std::string stage1Masked;   ///< empty when the facts made it unnecessary
+  std::string stage1MaskFree; ///< empty when none was emitted
+  std::string stage2;         ///< empty when splits = 1 was fixed
+  int64_t blockN = 0;
+  int64_t heads = 0, qkDim = 0, vDim = 0;
+  Type kvType;
+  bool hasKVScale = false;
+  std::vector<int64_t> splitCandidates;
+  /// The mask-free kernel was proven for every allowed split count
+  /// (no masked kernel) rather than dispatched at run time.
+  bool maskFreeProven = false;
+};
+
+/// Finds the kernels expanded from spec `spec` in `module`.
+llvm::Expected<DecodeKernels> findDecodeKernels(ModuleOp module,
+                                                llvm::StringRef spec);
+
+/// Host inputs of one decode: q as bf16 bits (total_q x heads x qkDim), KV
+/// as raw element bytes (fp8 codes or bf16 bits, total_kv x qkDim).
+struct DecodeInputs {
+  int64_t batch = 0;
+  std::vector<int32_t> qoIndptr, kvIndptr;
+  std::vector<uint16_t> q;
+  std::vector<uint8_t> kv;
+  float kvScale = 1.0f;
+};
+
+struct DecodeRun {
+  std::vector<uint16_t> out; ///< bf16 bits, total_q x heads x vDim
+  int64_t splits = 0;
+  std::string stage1; ///< the stage-1 kernel that ran
+  bool ranStage2 = false;
+};
+
+/// Runs stage 1 (+ stage 2) on the host. `splits` = 0 chooses with the split
+/// cost model for `computeUnits`; otherwise that count is used. Outputs and
+/// workspaces are poisoned with NaN first, so anything left unwritten shows.
+llvm::Expected<DecodeRun> runDecode(HostModule &host, const DecodeKernels &k,
+                                    const DecodeInputs &in, int64_t splits,
+                                    int64_t computeUnits);
+
+/// Fresh random inputs for sequences of `lengths`: q ~ N(0, 1) rounded to
+/// bf16; KV ~ N(0, 1), quantised per tensor to the kernels' fp8 format
+/// (scale = amax / fp8 max) or rounded to bf16. `problem`, `q` and `kv`
+/// describe the same inputs for the float64 reference (dequantised).
+struct RandomDecode {
+  DecodeInputs inputs;
+  mla_ref::DecodeProblem problem;
+  std::vector<double> q, kv;
+};
+llvm::Expected<RandomDecode> makeRandomDecode(const DecodeKernels &k,
+                                              llvm::ArrayRef<int64_t> lengths,
+                                              double softmaxScale,
+                                              uint64_t seed);
+
+/// Relative Frobenius error of a run's output against the float64
+/// reference (NaN if the output holds a NaN).
+double errorAgainstReference(const RandomDecode &r, const DecodeRun &run);
+
+} // namespace mlir::mla
+
+#endif // MLA_DECODERUNNER_H

@@ -1,0 +1,137 @@
+//===- Reference.cpp - float64 reference and number codecs ----------------===//
+#include "mla/Reference.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace mla_ref;
+
+namespace {
+struct Fp8Params {
+  int bias;
+  bool fnuz;
+};
+Fp8Params paramsOf(Fp8Format f) {
+  return f == Fp8Format::E4M3FN ? Fp8Params{7, false} : Fp8Params{8, true};
+}
+} // namespace
+
+double mla_ref::decodeFp8(uint8_t code, Fp8Format format) {
+  Fp8Params p = paramsOf(format);
+  int sign = code >> 7, exp = (code >> 3) & 0xF, man = code & 0x7;
+  if (p.fnuz && code == 0x80)
+    return std::numeric_limits<double>::quiet_NaN();
+  if (!p.fnuz && exp == 0xF && man == 0x7)
+    return std::numeric_limits<double>::quiet_NaN();
+  double mag = exp == 0 ? std::ldexp(man / 8.0, 1 - p.bias)
+                        : std::ldexp(1.0 + man / 8.0, exp - p.bias);
+  return sign ? -mag : mag;
+}
+
+double mla_ref::fp8Max(Fp8Format format) {
+  return format == Fp8Format::E4M3FN ? 448.0 : 240.0;
+}
+
+uint8_t mla_ref::encodeFp8(double value, Fp8Format format) {
+  Fp8Params p = paramsOf(format);
+  if (std::isnan(value))
+    return p.fnuz ? 0x80 : 0x7F;
+  bool neg = std::signbit(value);
+  double a = std::min(std::fabs(value), fp8Max(format));
+  // Non-negative finite codes 0x00..0x7E (FN) / 0x00..0x7F (FNUZ) decode to
+  // increasing values: find the neighbours, keep the nearest (ties: even).
+  int last = p.fnuz ? 0x7F : 0x7E;
+  int lo = 0, hi = last;
+  while (lo < hi) { // first code whose value >= a
+    int mid = (lo + hi) / 2;
+    if (decodeFp8(static_cast<uint8_t>(mid), format) < a)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  int best = lo;
+  if (lo > 0) {
+    double up = decodeFp8(static_cast<uint8_t>(lo), format) - a;
+    double down = a - decodeFp8(static_cast<uint8_t>(lo - 1), format);
+    if (down < up || (down == up && ((lo - 1) & 1) == 0))
+      best = lo - 1;
+  }
+  if (best == 0) // zero: FNUZ has no negative zero
+    return (neg && !p.fnuz) ? 0x80 : 0x00;
+  return static_cast<uint8_t>(neg ? (best | 0x80) : best);
+}
+
+float mla_ref::bf16ToFloat(uint16_t bits) {
+  uint32_t u = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+uint16_t mla_ref::floatToBf16(float value) {
+  uint32_t u;
+  std::memcpy(&u, &value, 4);
+  if (std::isnan(value))
+    return static_cast<uint16_t>((u >> 16) | 0x40);
+  uint32_t lsb = (u >> 16) & 1;
+  u += 0x7FFF + lsb;
+  return static_cast<uint16_t>(u >> 16);
+}
+
+std::vector<double> mla_ref::referenceDecode(const DecodeProblem &p,
+                                              const std::vector<double> &q,
+                                              const std::vector<double> &kv) {
+  assert(static_cast<int64_t>(p.qoIndptr.size()) == p.batch + 1);
+  assert(static_cast<int64_t>(p.kvIndptr.size()) == p.batch + 1);
+  int64_t totalQ = p.qoIndptr[p.batch];
+  std::vector<double> out(totalQ * p.heads * p.vDim, 0.0);
+  std::vector<double> scores;
+  for (int64_t b = 0; b < p.batch; ++b) {
+    int64_t t = p.qoIndptr[b];
+    int64_t kv0 = p.kvIndptr[b], len = p.kvIndptr[b + 1] - kv0;
+    if (len <= 0)
+      continue;
+    scores.assign(len, 0.0);
+    for (int64_t h = 0; h < p.heads; ++h) {
+      const double *qrow = &q[(t * p.heads + h) * p.qkDim];
+      double mx = -std::numeric_limits<double>::infinity();
+      for (int64_t j = 0; j < len; ++j) {
+        const double *krow = &kv[(kv0 + j) * p.qkDim];
+        double s = 0;
+        for (int64_t d = 0; d < p.qkDim; ++d)
+          s += qrow[d] * krow[d];
+        scores[j] = s * p.softmaxScale;
+        mx = std::max(mx, scores[j]);
+      }
+      double sum = 0;
+      for (int64_t j = 0; j < len; ++j) {
+        scores[j] = std::exp(scores[j] - mx);
+        sum += scores[j];
+      }
+      double *orow = &out[(t * p.heads + h) * p.vDim];
+      for (int64_t j = 0; j < len; ++j) {
+        const double *vrow = &kv[(kv0 + j) * p.qkDim];
+        double w = scores[j] / sum;
+        for (int64_t d = 0; d < p.vDim; ++d)
+          orow[d] += w * vrow[d];
+      }
+    }
+  }
+  return out;
+}
+
+double mla_ref::relativeFrobeniusError(const std::vector<double> &a,
+                                        const std::vector<double> &b) {
+  assert(a.size() == b.size());
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    num += (a[i] - b[i]) * (a[i] - b[i]);
+    den += b[i] * b[i];
+  }
+  if (den == 0)
+    return num == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+  return std::sqrt(num / den);
+}
