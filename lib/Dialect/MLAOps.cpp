@@ -25,7 +25,8 @@ static bool isSupportedWarpCount(int64_t n) {
   return n == 1 || n == 2 || n == 4 || n == 8;
 }
 
-static LogicalResult verifyBlockN(Operation *op, int64_t blockN) {
+static LogicalResult verifyBlockN(Operation *op, uint64_t attr) {
+  int64_t blockN = static_cast<int64_t>(attr);
   if (blockN < 16 || blockN > 256 || !llvm::isPowerOf2_64(blockN))
     return op->emitOpError("block_n must be a power of two between 16 and "
                            "256, got ")
@@ -33,7 +34,8 @@ static LogicalResult verifyBlockN(Operation *op, int64_t blockN) {
   return success();
 }
 
-static LogicalResult verifyNumWarps(Operation *op, int64_t n) {
+static LogicalResult verifyNumWarps(Operation *op, uint64_t attr) {
+  int64_t n = static_cast<int64_t>(attr);
   if (!isSupportedWarpCount(n))
     return op->emitOpError("num_warps must be 1, 2, 4 or 8, got ") << n;
   return success();
@@ -64,9 +66,10 @@ LogicalResult DecodeOp::verify() {
       failed(positive("page_size", getPageSize())) ||
       failed(positive("q_seq_len", getQSeqLen())))
     return failure();
-  if (getRopeDim() < 0)
-    return emitOpError("'rope_dim' must be non-negative, got ")
-           << getRopeDim();
+  // I64Attr getters return uint64_t: compare as signed values.
+  int64_t ropeDim = static_cast<int64_t>(getRopeDim());
+  if (ropeDim < 0)
+    return emitOpError("'rope_dim' must be non-negative, got ") << ropeDim;
   if (getQkDim() != getVDim() + getRopeDim())
     return emitOpError() << "qk_dim (" << getQkDim() << ") must equal v_dim ("
                          << getVDim() << ") + rope_dim (" << getRopeDim()
@@ -116,17 +119,24 @@ LogicalResult DecodeOp::verify() {
   if (failed(verifyBlockN(*this, getBlockN())) ||
       failed(verifyNumWarps(*this, getNumWarps())))
     return failure();
-  if (auto s = getSplits(); s && (*s < 1 || *s > 256))
-    return emitOpError("splits must be between 1 and 256, got ") << *s;
-  if (auto len = getKvLen(); len && *len < 0)
+  if (auto s = getSplits()) {
+    int64_t splits = static_cast<int64_t>(*s);
+    if (splits < 1 || splits > 256)
+      return emitOpError("splits must be between 1 and 256, got ") << splits;
+  }
+  std::optional<int64_t> len;
+  if (auto l = getKvLen())
+    len = static_cast<int64_t>(*l);
+  if (len && *len < 0)
     return emitOpError("kv_len must be non-negative, got ") << *len;
-  if (auto m = getKvLenMultipleOf()) {
-    if (*m < 1)
-      return emitOpError("kv_len_multiple_of must be positive, got ") << *m;
-    if (auto len = getKvLen(); len && *len % *m != 0)
+  if (auto mAttr = getKvLenMultipleOf()) {
+    int64_t m = static_cast<int64_t>(*mAttr);
+    if (m < 1)
+      return emitOpError("kv_len_multiple_of must be positive, got ") << m;
+    if (len && *len % m != 0)
       return emitOpError() << "kv_len (" << *len
                            << ") is not a multiple of kv_len_multiple_of ("
-                           << *m << ")";
+                           << m << ")";
   }
   return success();
 }
@@ -192,16 +202,7 @@ LogicalResult KernelOp::verify() {
     if (c->empty() || llvm::any_of(*c, [](int64_t s) { return s < 1; }))
       return emitOpError("split_candidates must be non-empty and positive");
   }
-  Block &entry = getBody().front();
-  if (entry.getNumArguments() != getArgumentTypes().size())
-    return emitOpError("entry block has ")
-           << entry.getNumArguments() << " arguments but the function type has "
-           << getArgumentTypes().size();
-  for (auto [i, arg] : llvm::enumerate(entry.getArguments()))
-    if (arg.getType() != getArgumentTypes()[i])
-      return emitOpError("entry block argument #")
-             << i << " has type " << arg.getType()
-             << " but the function type says " << getArgumentTypes()[i];
+  // Entry block arguments against the signature: FunctionOpInterface.
   return success();
 }
 
@@ -214,9 +215,10 @@ LogicalResult ProgramIdOp::verify() {
   if (!kernel)
     return emitOpError("must be inside an mla.kernel");
   int64_t rank = kernel.getGrid().size();
-  if (getDim() < 0 || getDim() >= rank)
+  int64_t dim = static_cast<int64_t>(getDim());
+  if (dim < 0 || dim >= rank)
     return emitOpError("dim ")
-           << getDim() << " is outside the " << rank
+           << dim << " is outside the " << rank
            << "-dimensional grid of the enclosing kernel";
   return success();
 }
@@ -314,9 +316,10 @@ LogicalResult SliceOp::verify() {
 
 LogicalResult MaskOp::verify() {
   int64_t rank = getSource().getType().getRank();
-  if (getDim() < 0 || getDim() >= rank)
+  int64_t dim = static_cast<int64_t>(getDim());
+  if (dim < 0 || dim >= rank)
     return emitOpError("dim ")
-           << getDim() << " is out of range for a rank-" << rank << " tile";
+           << dim << " is out of range for a rank-" << rank << " tile";
   return success();
 }
 
@@ -414,8 +417,9 @@ LogicalResult SplitKReduceOp::verify() {
 }
 
 LogicalResult SplitRangeOp::verify() {
-  if (getBlockN() <= 0)
-    return emitOpError("block_n must be positive, got ") << getBlockN();
+  int64_t blockN = static_cast<int64_t>(getBlockN());
+  if (blockN <= 0)
+    return emitOpError("block_n must be positive, got ") << blockN;
   return success();
 }
 
@@ -479,8 +483,9 @@ void KvLoopOp::print(OpAsmPrinter &p) {
 }
 
 LogicalResult KvLoopOp::verify() {
-  if (getStep() <= 0)
-    return emitOpError("step must be positive, got ") << getStep();
+  int64_t step = static_cast<int64_t>(getStep());
+  if (step <= 0)
+    return emitOpError("step must be positive, got ") << step;
   Block &body = getBody().front();
   if (body.getNumArguments() != getInits().size() + 1)
     return emitOpError("body must take the induction variable and one "

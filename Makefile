@@ -1,0 +1,37 @@
+# mla-compiler: two entry points, each doing all set-up on a fresh Debian 12.
+#   make run   installs missing packages, builds, compiles the default spec
+#              and runs it once on the CPU against the float64 reference
+#   make test  the same set-up, then every test (lit + GoogleTest via ctest)
+
+BUILD ?= build
+SPEC  ?= kernels/deepseek_r1_decode_fp8.mlir
+JOBS  ?= $(shell nproc)
+
+.PHONY: all deps configure build run test clean
+
+all: build
+
+deps:
+	@bash .ci/install-deps
+
+$(BUILD)/build.ninja:
+	cmake -G Ninja -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+
+configure: deps $(BUILD)/build.ninja
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	@echo "== mla-opt --mla-to-tiles $(SPEC): kernels emitted"
+	@$(BUILD)/bin/mla-opt --mla-to-tiles $(SPEC) | grep -E '^ *mla.kernel' | sed -E 's/\(.*attributes/ .../'
+	@echo "== mla-run $(SPEC): CPU execution (bs 4, kv 1024, fresh random inputs)"
+	$(BUILD)/bin/mla-run $(SPEC) --batch=4 --kv-len=1024
+	@echo "== mla-run $(SPEC): ragged batch (kv 1, 17, 1000), masked stage 1"
+	$(BUILD)/bin/mla-run $(SPEC) --kv-lens=1,17,1000
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,494 @@
+// Every verifier message of the mla dialect, triggered once at least.
+// RUN: mla-opt %s --split-input-file --verify-diagnostics
+
+// expected-error @+1 {{'num_heads' must be positive, got 0}}
+mla.decode @bad {num_heads = 0, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+
+// -----
+
+// expected-error @+1 {{'page_size' must be positive, got -1}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = -1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+
+// -----
+
+// expected-error @+1 {{'rope_dim' must be non-negative, got -1}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = -1, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+
+// -----
+
+// expected-error @+1 {{qk_dim (576) must equal v_dim (500) + rope_dim (64): values are the latent part of the key rows}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 500, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+
+// -----
+
+// expected-error @+1 {{num_heads (16) must be a multiple of num_kv_heads (3)}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 3, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+
+// -----
+
+// expected-error @+1 {{only num_kv_heads = 1 (absorbed MLA) is supported, got 2}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 2, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+
+// -----
+
+// expected-error @+1 {{num_heads (8) must be a multiple of 16, the head-tile height}}
+mla.decode @bad {num_heads = 8, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+
+// -----
+
+// expected-error @+1 {{qk_dim (560) and v_dim (496) must be multiples of 32}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 560, v_dim = 496, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+
+// -----
+
+// expected-error @+1 {{only page_size = 1 (token-contiguous KV) is supported, got 64}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 64, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+
+// -----
+
+// expected-error @+1 {{only q_seq_len = 1 is supported, got 2}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 2, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+
+// -----
+
+// expected-error @+1 {{q_type must be bf16 or f32, got 'f16'}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = f16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+
+// -----
+
+// expected-error @+1 {{kv_type must be bf16, f8E4M3FN or f8E4M3FNUZ, got 'f8E5M2'}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E5M2, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+
+// -----
+
+// expected-error @+1 {{out_type must be bf16 or f32, got 'f16'}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = f16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+
+// -----
+
+// expected-error @+1 {{kv_scale must be "none" or "per_tensor", got "per_token"}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_token", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+
+// -----
+
+// expected-error @+1 {{fp8 KV ('f8E4M3FN') needs kv_scale = "per_tensor"}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "none", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+
+// -----
+
+// expected-error @+1 {{softmax_scale must be positive and finite, got -1}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = -1.0 : f32, block_n = 64, num_warps = 4}
+
+// -----
+
+// expected-error @+1 {{block_n must be a power of two between 16 and 256, got 48}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 48, num_warps = 4}
+
+// -----
+
+// expected-error @+1 {{num_warps must be 1, 2, 4 or 8, got 3}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 3}
+
+// -----
+
+// expected-error @+1 {{splits must be between 1 and 256, got 0}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, splits = 0}
+
+// -----
+
+// expected-error @+1 {{kv_len must be non-negative, got -5}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, kv_len = -5}
+
+// -----
+
+// expected-error @+1 {{kv_len_multiple_of must be positive, got 0}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, kv_len_multiple_of = 0}
+
+// -----
+
+// expected-error @+1 {{kv_len (1000) is not a multiple of kv_len_multiple_of (64)}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, kv_len = 1000, kv_len_multiple_of = 64}
+
+// -----
+
+// expected-error @+1 {{kernels return no values, got 1 result(s)}}
+mla.kernel @k() -> index attributes {grid = ["batch"], num_warps = 4 : i64} {
+  mla.return
+}
+
+// -----
+
+// expected-error @+1 {{grid must have 1 to 3 dimensions, got 0}}
+mla.kernel @k() attributes {grid = [], num_warps = 4 : i64} {
+  mla.return
+}
+
+// -----
+
+// expected-error @+1 {{unknown grid dimension 'x' (expected "batch", "splits" or "heads")}}
+mla.kernel @k() attributes {grid = ["x"], num_warps = 4 : i64} {
+  mla.return
+}
+
+// -----
+
+// expected-error @+1 {{num_warps must be 1, 2, 4 or 8, got 16}}
+mla.kernel @k() attributes {grid = ["batch"], num_warps = 16 : i64} {
+  mla.return
+}
+
+// -----
+
+// expected-error @+1 {{block_n must be a power of two between 16 and 256, got 512}}
+mla.kernel @k() attributes {grid = ["batch"], num_warps = 4 : i64, block_n = 512 : i64} {
+  mla.return
+}
+
+// -----
+
+// expected-error @+1 {{variant must be "masked" or "mask_free", got "fast"}}
+mla.kernel @k() attributes {grid = ["batch"], num_warps = 4 : i64, variant = "fast"} {
+  mla.return
+}
+
+// -----
+
+// expected-error @+1 {{'dispatch_kv_multiple' is only meaningful on a mask_free variant}}
+mla.kernel @k() attributes {grid = ["batch"], num_warps = 4 : i64, variant = "masked", dispatch_kv_multiple = 64 : i64} {
+  mla.return
+}
+
+// -----
+
+// expected-error @+1 {{split_candidates must be non-empty and positive}}
+mla.kernel @k() attributes {grid = ["batch"], num_warps = 4 : i64, split_candidates = array<i64: 1, 0>} {
+  mla.return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{must be inside an mla.kernel}}
+  %0 = mla.program_id 0
+  return
+}
+
+// -----
+
+mla.kernel @k() attributes {grid = ["batch", "splits"], num_warps = 4 : i64} {
+  // expected-error @+1 {{dim 2 is outside the 2-dimensional grid of the enclosing kernel}}
+  %0 = mla.program_id 2
+  mla.return
+}
+
+// -----
+
+mla.kernel @k(%m: memref<?x576xf8E4M3FN>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  // expected-error @+1 {{expected 2 indices for a rank-2 buffer, got 1}}
+  %t = mla.load %m[%i] : memref<?x576xf8E4M3FN> -> tensor<64x576xf8E4M3FN>
+  mla.return
+}
+
+// -----
+
+mla.kernel @k(%m: memref<?x576xf8E4M3FN>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  // expected-error @+1 {{tile rank (3) exceeds buffer rank (2)}}
+  %t = mla.load %m[%i, %i] : memref<?x576xf8E4M3FN> -> tensor<1x64x576xf8E4M3FN>
+  mla.return
+}
+
+// -----
+
+mla.kernel @k(%m: memref<?x576xf8E4M3FN>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  // expected-error @+1 {{tile dimension 1 (600) exceeds buffer dimension 1 (576)}}
+  %t = mla.load %m[%i, %i] : memref<?x576xf8E4M3FN> -> tensor<64x600xf8E4M3FN>
+  mla.return
+}
+
+// -----
+
+mla.kernel @k(%m: memref<?x576xf8E4M3FN>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  // expected-error @+1 {{tile element type 'bf16' differs from buffer element type 'f8E4M3FN' (convert with mla.cast)}}
+  %t = mla.load %m[%i, %i] : memref<?x576xf8E4M3FN> -> tensor<64x576xbf16>
+  mla.return
+}
+
+// -----
+
+mla.kernel @k(%m: memref<?x576xf8E4M3FN>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %t = mla.fill 0.0 : tensor<64x576xf32>
+  // expected-error @+1 {{cannot store a tile of 'f32' into a buffer of 'f8E4M3FN' (stores may only round f32 to bf16)}}
+  mla.store %t, %m[%i, %i] : tensor<64x576xf32> -> memref<?x576xf8E4M3FN>
+  mla.return
+}
+
+// -----
+
+mla.kernel @k(%m: memref<?x16xf32>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %t = mla.fill 0.0 : tensor<32xf32>
+  // expected-error @+1 {{tile dimension 0 (32) exceeds buffer dimension 1 (16)}}
+  mla.store %t, %m[%i, %i] : tensor<32xf32> -> memref<?x16xf32>
+  mla.return
+}
+
+// -----
+
+func.func @f(%t: tensor<16x64xf32>) {
+  // expected-error @+1 {{unsupported conversion from 'f32' to 'f8E4M3FN' (supported: any float to f32, f32 to bf16)}}
+  %0 = mla.cast %t : tensor<16x64xf32> -> tensor<16x64xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @f(%t: tensor<64x576xbf16>) {
+  // expected-error @+1 {{result rank (1) differs from source rank (2)}}
+  %0 = mla.slice %t [0, 0] : tensor<64x576xbf16> -> tensor<64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%t: tensor<64x576xbf16>) {
+  // expected-error @+1 {{expected 2 offsets, got 1}}
+  %0 = mla.slice %t [0] : tensor<64x576xbf16> -> tensor<64x512xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%t: tensor<64x576xbf16>) {
+  // expected-error @+1 {{result element type 'f32' differs from source element type 'bf16'}}
+  %0 = mla.slice %t [0, 0] : tensor<64x576xbf16> -> tensor<64x512xf32>
+  return
+}
+
+// -----
+
+func.func @f(%t: tensor<64x576xbf16>) {
+  // expected-error @+1 {{slice [500, 600) of dimension 1 exceeds the source size 576}}
+  %0 = mla.slice %t [0, 500] : tensor<64x576xbf16> -> tensor<64x100xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%t: tensor<16x64xf32>, %i: index) {
+  // expected-error @+1 {{dim 2 is out of range for a rank-2 tile}}
+  %0 = mla.mask %t, %i, %i {dim = 2 : i64, fill = 0.0 : f32} : tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<16xbf16>, %b: tensor<16x64xbf16>) {
+  // expected-error @+1 {{operands and result must be rank-2 tiles}}
+  %0 = mla.dot %a, %b : tensor<16xbf16>, tensor<16x64xbf16> -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<16x576xbf16>, %b: tensor<64x512xbf16>) {
+  // expected-error @+1 {{contraction sizes differ: lhs has K = 576, rhs has K = 512}}
+  %0 = mla.dot %a, %b {transpose_rhs} : tensor<16x576xbf16>, tensor<64x512xbf16> -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<16x64xbf16>, %b: tensor<64x512xbf16>) {
+  // expected-error @+1 {{result shape 16x32 does not match lhs rows x rhs columns (16x512)}}
+  %0 = mla.dot %a, %b : tensor<16x64xbf16>, tensor<64x512xbf16> -> tensor<16x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<16x64xbf16>, %b: tensor<64x512xbf16>, %c: tensor<32x512xf32>) {
+  // expected-error @+1 {{accumulator type 'tensor<32x512xf32>' differs from the result type 'tensor<16x512xf32>'}}
+  %0 = mla.dot %a, %b acc(%c : tensor<32x512xf32>) : tensor<16x64xbf16>, tensor<64x512xbf16> -> tensor<16x512xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<16xf32>, %m: tensor<16xf32>, %a: tensor<16x512xf32>) {
+  // expected-error @+1 {{scores must be a rank-2 tile}}
+  %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %m, %a : tensor<16xf32>, tensor<16xf32>, tensor<16x512xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<16x64xf32>, %m: tensor<16x1xf32>, %a: tensor<16x512xf32>) {
+  // expected-error @+1 {{row max and sum must be rank-1 tiles}}
+  %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %m, %a : tensor<16x64xf32>, tensor<16x1xf32>, tensor<16x512xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<16x64xf32>, %m: tensor<16xf32>, %a: tensor<16x4x8xf32>) {
+  // expected-error @+1 {{accumulator must be a rank-2 tile}}
+  %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %m, %a : tensor<16x64xf32>, tensor<16xf32>, tensor<16x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<16x64xf32>, %m: tensor<8xf32>, %a: tensor<16x512xf32>) {
+  // expected-error @+1 {{row count mismatch: scores has 16 rows, max has 8, accumulator has 16}}
+  %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %m, %a : tensor<16x64xf32>, tensor<8xf32>, tensor<16x512xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<16x512xf32>, %m: tensor<8xf32>) {
+  // expected-error @+1 {{row count mismatch: accumulator has 16 rows, max has 8}}
+  %o, %l = mla.softmax_finalize %a, %m, %m : tensor<16x512xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%p: memref<?x16x512xf32>, %l: memref<?x?x16xf32>, %i: index) {
+  // expected-error @+1 {{partial must be a rank-4 buffer (batch x splits x heads x dim), got rank 3}}
+  %0 = mla.split_k_reduce %p, %l[%i, %i] splits %i : memref<?x16x512xf32>, memref<?x?x16xf32> -> tensor<1x512xf32>
+  return
+}
+
+// -----
+
+func.func @f(%p: memref<?x?x16x512xf32>, %l: memref<?x16xf32>, %i: index) {
+  // expected-error @+1 {{lse must be a rank-3 buffer (batch x splits x heads), got rank 2}}
+  %0 = mla.split_k_reduce %p, %l[%i, %i] splits %i : memref<?x?x16x512xf32>, memref<?x16xf32> -> tensor<1x512xf32>
+  return
+}
+
+// -----
+
+func.func @f(%p: memref<?x?x16x512xbf16>, %l: memref<?x?x16xf32>, %i: index) {
+  // expected-error @+1 {{partial and lse buffers must hold f32}}
+  %0 = mla.split_k_reduce %p, %l[%i, %i] splits %i : memref<?x?x16x512xbf16>, memref<?x?x16xf32> -> tensor<1x512xf32>
+  return
+}
+
+// -----
+
+func.func @f(%p: memref<?x?x16x512xf32>, %l: memref<?x?x16xf32>, %i: index) {
+  // expected-error @+1 {{result must be a rank-2 tile (heads x dim)}}
+  %0 = mla.split_k_reduce %p, %l[%i, %i] splits %i : memref<?x?x16x512xf32>, memref<?x?x16xf32> -> tensor<512xf32>
+  return
+}
+
+// -----
+
+func.func @f(%p: memref<?x?x16x512xf32>, %l: memref<?x?x16xf32>, %i: index) {
+  // expected-error @+1 {{result has 64 columns but partial rows have 512}}
+  %0 = mla.split_k_reduce %p, %l[%i, %i] splits %i : memref<?x?x16x512xf32>, memref<?x?x16xf32> -> tensor<1x64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%p: memref<?x?x16x512xf32>, %l: memref<?x?x16xf32>, %i: index) {
+  // expected-error @+1 {{result has 32 heads but the partial buffer only 16}}
+  %0 = mla.split_k_reduce %p, %l[%i, %i] splits %i : memref<?x?x16x512xf32>, memref<?x?x16xf32> -> tensor<32x512xf32>
+  return
+}
+
+// -----
+
+func.func @f(%i: index) {
+  // expected-error @+1 {{block_n must be positive, got 0}}
+  %lo, %hi = mla.split_range %i, %i, %i block_n 0
+  return
+}
+
+// -----
+
+func.func @f(%i: index) {
+  // expected-error @+1 {{step must be positive, got 0}}
+  mla.kv_loop %n = %i to %i step 0 {
+    mla.yield
+  }
+  return
+}
+
+// -----
+
+func.func @f(%i: index) {
+  // expected-error @+1 {{iter_args and result types differ in number}}
+  mla.kv_loop %n = %i to %i step 16 iter_args(%a = %i) -> (index, index) {
+    mla.yield %a : index
+  }
+  return
+}
+
+// -----
+
+func.func @f(%i: index) {
+  // expected-error @+1 {{body must take the induction variable and one argument per iter_arg}}
+  "mla.kv_loop"(%i, %i) ({
+  ^bb0:
+    "mla.yield"() : () -> ()
+  }) {step = 16 : i64} : (index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @f(%i: index) {
+  // expected-error @+1 {{induction variable must be an index}}
+  "mla.kv_loop"(%i, %i) ({
+  ^bb0(%n: i32):
+    "mla.yield"() : () -> ()
+  }) {step = 16 : i64} : (index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @f(%i: index, %x: f32) {
+  // expected-error @+1 {{iter_args types must equal the result types}}
+  %r = "mla.kv_loop"(%i, %i, %x) ({
+  ^bb0(%n: index, %a: f32):
+    "mla.yield"(%a) : (f32) -> ()
+  }) {step = 16 : i64} : (index, index, f32) -> (index)
+  return
+}
+
+// -----
+
+func.func @f(%i: index, %x: f32) {
+  // expected-error @+1 {{body argument type 'index' differs from iter_arg type 'f32'}}
+  %r = "mla.kv_loop"(%i, %i, %x) ({
+  ^bb0(%n: index, %a: index):
+    "mla.yield"(%x) : (f32) -> ()
+  }) {step = 16 : i64} : (index, index, f32) -> (f32)
+  return
+}
+
+// -----
+
+func.func @f(%i: index, %x: f32) {
+  // expected-error @+1 {{mla.yield operand types must equal the result types}}
+  %r = "mla.kv_loop"(%i, %i, %x) ({
+  ^bb0(%n: index, %a: f32):
+    "mla.yield"(%n) : (index) -> ()
+  }) {step = 16 : i64} : (index, index, f32) -> (f32)
+  return
+}
+
+// -----
+
+func.func @f(%i: index) {
+  // expected-error @+1 {{body must end in mla.yield}}
+  "mla.kv_loop"(%i, %i) ({
+  ^bb0(%n: index):
+    "func.return"() : () -> ()
+  }) {step = 16 : i64} : (index, index) -> ()
+  return
+}

@@ -1,0 +1,87 @@
+// Expansion of both shipped specs into stage-1 and stage-2 kernels, and of
+// specs with fixed splits and divisibility facts.
+// RUN: mla-opt --mla-expand-decode %kernels/deepseek_r1_decode_fp8.mlir | FileCheck %s --check-prefix=FP8
+// RUN: mla-opt --mla-expand-decode %kernels/deepseek_r1_decode_bf16.mlir | FileCheck %s --check-prefix=BF16
+// RUN: mla-opt --mla-expand-decode %s | FileCheck %s
+
+// FP8-NOT: mla.decode
+// FP8-LABEL: mla.kernel @deepseek_r1_decode_fp8_stage1_masked
+// FP8-SAME: (%[[Q:.*]]: memref<?x16x576xbf16>, %[[KV:.*]]: memref<?x576xf8E4M3FN>, %[[SCALE:.*]]: memref<1xf32>, %[[QO:.*]]: memref<?xi32>, %[[KVI:.*]]: memref<?xi32>, %[[NS:.*]]: index, %[[PART:.*]]: memref<?x?x16x512xf32>, %[[LSE:.*]]: memref<?x?x16xf32>, %[[OUT:.*]]: memref<?x16x512xbf16>)
+// FP8-SAME: block_n = 64
+// FP8-SAME: grid = ["batch", "splits"]
+// FP8-SAME: split_candidates = array<i64: 1, 2, 4, 8, 16, 32, 64>
+// FP8-SAME: variant = "masked"
+// FP8: %[[B:.*]] = mla.program_id 0
+// FP8: %[[S:.*]] = mla.program_id 1
+// FP8: %[[LO:.*]], %[[HI:.*]] = mla.split_range %{{.*}}, %[[S]], %[[NS]] block_n 64{{$}}
+// The softmax scale times log2(e) (0.0417 * 1.4427), then the KV scale:
+// FP8: %[[C:.*]] = arith.constant 0.0601122938 : f32
+// FP8: %[[KS:.*]] = memref.load %[[SCALE]]
+// FP8: %[[QKS:.*]] = arith.mulf %[[C]], %[[KS]] : f32
+// FP8: %[[QT:.*]] = mla.load %[[Q]]
+// FP8: %[[QF:.*]] = mla.cast %[[QT]] : tensor<16x576xbf16> -> tensor<16x576xf32>
+// FP8: %[[QS:.*]] = mla.scale %[[QF]], %[[QKS]]
+// FP8: %[[QB:.*]] = mla.cast %[[QS]] : tensor<16x576xf32> -> tensor<16x576xbf16>
+// FP8: mla.kv_loop %[[N:.*]] = %[[LO]] to %[[HI]] step 64 iter_args
+// FP8: %[[K:.*]] = mla.load %[[KV]][%{{.*}}, %{{.*}}] bound %{{.*}} : memref<?x576xf8E4M3FN> -> tensor<64x576xf8E4M3FN>
+// FP8: %[[SC:.*]] = mla.dot %[[QB]], %[[K]] {transpose_rhs} : tensor<16x576xbf16>, tensor<64x576xf8E4M3FN> -> tensor<16x64xf32>
+// FP8: %[[SM:.*]] = mla.mask %[[SC]], %[[N]], %[[HI]]
+// FP8: %[[P:.*]], %[[M:.*]], %[[L:.*]], %[[A:.*]] = mla.online_softmax %[[SM]]
+// FP8: %[[PB:.*]] = mla.cast %[[P]] : tensor<16x64xf32> -> tensor<16x64xbf16>
+// FP8: %[[V:.*]] = mla.slice %[[K]] [0, 0] : tensor<64x576xf8E4M3FN> -> tensor<64x512xf8E4M3FN>
+// FP8: %[[O:.*]] = mla.dot %[[PB]], %[[V]] acc(%[[A]] : tensor<16x512xf32>)
+// FP8: mla.yield %[[M]], %[[L]], %[[O]]
+// The V scale is applied once, at the end:
+// FP8: mla.softmax_finalize %{{.*}} scale %[[KS]]
+// FP8: scf.if
+// FP8: mla.store %{{.*}}, %[[OUT]]
+// FP8: } else {
+// FP8: mla.store %{{.*}}, %[[PART]][%[[B]], %[[S]]
+// FP8: mla.store %{{.*}}, %[[LSE]][%[[B]], %[[S]]
+// FP8: mla.return
+// FP8-LABEL: mla.kernel @deepseek_r1_decode_fp8_stage2
+// FP8-SAME: grid = ["batch", "heads"]
+// FP8: %[[B2:.*]] = mla.program_id 0
+// FP8: %[[H2:.*]] = mla.program_id 1
+// FP8: %[[R:.*]] = mla.split_k_reduce %{{.*}}, %{{.*}}[%[[B2]], %[[H2]]] splits %{{.*}} : memref<?x?x16x512xf32>, memref<?x?x16xf32> -> tensor<1x512xf32>
+// FP8: mla.store %[[R]], %{{.*}}[%{{.*}}, %[[H2]], %{{.*}}] : tensor<1x512xf32> -> memref<?x16x512xbf16>
+
+// bf16 KV: no scale argument, no scale load, finalize without scale.
+// BF16-LABEL: mla.kernel @deepseek_r1_decode_bf16_stage1_masked
+// BF16-SAME: (%{{.*}}: memref<?x16x576xbf16>, %{{.*}}: memref<?x576xbf16>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: index,
+// BF16-NOT: memref.load %{{.*}}[%c0] : memref<1xf32>
+// BF16: mla.dot %{{.*}}, %{{.*}} {transpose_rhs} : tensor<16x576xbf16>, tensor<64x576xbf16> -> tensor<16x64xf32>
+// BF16: mla.softmax_finalize %{{.*}}, %{{.*}}, %{{.*}} : tensor<16x512xf32>, tensor<16xf32>
+// BF16-LABEL: mla.kernel @deepseek_r1_decode_bf16_stage2
+
+// CHECK-LABEL: mla.kernel @one_split_stage1_masked
+// CHECK-SAME: split_candidates = array<i64: 1>
+// CHECK-NOT: mla.kernel @one_split_stage2
+mla.decode @one_split {
+  num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64,
+  q_type = bf16, kv_type = bf16, out_type = bf16, kv_scale = "none",
+  page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32,
+  block_n = 64, num_warps = 4, splits = 1}
+
+// A divisor of every length keeps only the split counts that give full
+// tiles: 1024 / 64 = 16.
+// CHECK-LABEL: mla.kernel @facts_stage1_masked
+// CHECK-SAME: kv_len_multiple_of = 1024
+// CHECK-SAME: split_candidates = array<i64: 1, 2, 4, 8, 16>
+// CHECK-LABEL: mla.kernel @facts_stage2
+mla.decode @facts {
+  num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64,
+  q_type = bf16, kv_type = f8E4M3FNUZ, out_type = bf16, kv_scale = "per_tensor",
+  page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32,
+  block_n = 64, num_warps = 4, kv_len_multiple_of = 1024}
+
+// A static length that no split count divides into full tiles keeps every
+// candidate.
+// CHECK-LABEL: mla.kernel @ragged_stage1_masked
+// CHECK-SAME: kv_len_multiple_of = 1000
+// CHECK-SAME: split_candidates = array<i64: 1, 2, 4, 8, 16, 32, 64>
+mla.decode @ragged {
+  num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64,
+  q_type = f32, kv_type = bf16, out_type = f32, kv_scale = "none",
+  page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32,
+  block_n = 64, num_warps = 4, kv_len = 1000}

@@ -1,0 +1,75 @@
+// The host lowering: kernels become one function per program, tiles become
+// heap buffers, narrow floats are stored as integers and decoded with
+// integer arithmetic or a table.
+// RUN: mla-opt --mla-lower-to-loops %s --split-input-file --verify-diagnostics | FileCheck %s
+
+// Codes 0, 1, 2 decode to 0, 2^-9, 2^-8 (f32 bits, little endian):
+// CHECK: memref.global "private" constant @__mla_decode_f8E4M3FN : memref<256xf32> = dense<"0x000000000000003B0000803B
+// CHECK-LABEL: func.func @dot_fp8
+// CHECK-SAME: (%[[PX:.*]]: index, %{{.*}}: index, %{{.*}}: index, %[[KV:.*]]: memref<?x64xi8>, %[[Q:.*]]: memref<?x64xi16>, %[[OUT:.*]]: memref<?x16xf32>)
+// CHECK-SAME: llvm.emit_c_interface
+// CHECK-SAME: mla.grid = ["batch"]
+// The load of 16 fp8 rows, masked against the bound:
+// CHECK: %[[K:.*]] = memref.alloc() : memref<16x64xi8>
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: %[[IN:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
+// CHECK: scf.if %[[IN]] {
+// CHECK: memref.load %[[KV]]
+// CHECK: } else {
+// CHECK: arith.constant 0 : i8
+// The dot: bf16 widened by a shift, fp8 through the table.
+// CHECK: memref.alloc() : memref<16x16xf32>
+// CHECK: scf.for %{{.*}} iter_args
+// CHECK: arith.shli
+// CHECK: arith.bitcast %{{.*}} : i32 to f32
+// CHECK: memref.get_global @__mla_decode_f8E4M3FN
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: return
+mla.kernel @dot_fp8(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xbf16>, %out: memref<?x16xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c5 = arith.constant 5 : index
+  %b = mla.program_id 0
+  %k = mla.load %kv[%b, %c0] bound %c5 : memref<?x64xf8E4M3FN> -> tensor<16x64xf8E4M3FN>
+  %qt = mla.load %q[%b, %c0] : memref<?x64xbf16> -> tensor<16x64xbf16>
+  %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xbf16>, tensor<16x64xf8E4M3FN> -> tensor<16x16xf32>
+  mla.store %s, %out[%b, %c0] : tensor<16x16xf32> -> memref<?x16xf32>
+  mla.return
+}
+
+// -----
+
+// The loop carries buffers; the split range becomes index arithmetic.
+// CHECK-LABEL: func.func @loop
+// CHECK: arith.ceildivui
+// CHECK: arith.minui
+// CHECK: %[[R:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[M:.*]] = %{{.*}}) -> (memref<16xf32>) {
+// CHECK: scf.yield %{{.*}} : memref<16xf32>
+// Rounding to bf16 on store: nearest even, NaN kept.
+// CHECK: arith.constant 32767 : i32
+// CHECK: arith.cmpf uno
+// CHECK: arith.trunci %{{.*}} : i32 to i16
+mla.kernel @loop(%n: index, %out: memref<?x16xbf16>) attributes {grid = ["batch", "splits"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %s = mla.program_id 1
+  %lo, %hi = mla.split_range %n, %s, %n block_n 64
+  %m0 = mla.fill 0.0 : tensor<16xf32>
+  %r = mla.kv_loop %i = %lo to %hi step 64 iter_args(%m = %m0) -> (tensor<16xf32>) {
+    mla.yield %m : tensor<16xf32>
+  }
+  mla.store %r, %out[%c0, %c0] : tensor<16xf32> -> memref<?x16xbf16>
+  mla.return
+}
+
+// -----
+
+// expected-error @+1 {{mla.decode specs must be expanded before mla-lower-to-loops (run mla-expand-decode)}}
+module {
+  mla.decode @spec {
+    num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64,
+    q_type = bf16, kv_type = bf16, out_type = bf16, kv_scale = "none",
+    page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32,
+    block_n = 64, num_warps = 4}
+}

@@ -1,0 +1,29 @@
+// mla-run: expand, JIT and run a spec on the CPU against the reference.
+// RUN: mla-run %s --kv-lens=3,70,128 --splits=2 | FileCheck %s
+// RUN: mla-run %s --batch=2 --kv-len=256 --splits=auto --chip=sm_90 | FileCheck %s --check-prefix=AUTO
+// RUN: not mla-run %s --chip=gfx90a 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not mla-run %s --splits=zero 2>&1 | FileCheck %s --check-prefix=SPLITS
+
+// A small spec (64 latent + 32 rope dims) keeps the run short.
+mla.decode @small {
+  num_heads = 16, num_kv_heads = 1, qk_dim = 96, v_dim = 64, rope_dim = 32,
+  q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor",
+  page_size = 1, q_seq_len = 1, softmax_scale = 0.102062076 : f32,
+  block_n = 32, num_warps = 4}
+
+// CHECK: spec      small (KV f8E4M3FN)
+// CHECK: batch     3, kv lengths 3, 70, 128
+// CHECK: splits    2 (given)
+// CHECK: stage 1   @small_stage1_masked
+// CHECK: stage 2   @small_stage2
+// CHECK: rel. Frobenius error vs float64 reference: {{[0-9.]+}}e-0{{[3-9]}}
+// CHECK: OK
+
+// 256 tokens, block 32, 132 SMs: 8 splits leave full tiles, so the
+// mask-free kernel runs.
+// AUTO: splits    {{[0-9]+}} (auto, sm_90 with 132 CUs)
+// AUTO: stage 1   @small_stage1_mask_free
+// AUTO: OK
+
+// CHIP: mla-run: error: unknown chip 'gfx90a' (known: gfx950, gfx942, sm_90, host)
+// SPLITS: mla-run: error: --splits must be 'auto' or a positive count, got 'zero'

@@ -1,0 +1,202 @@
+//===- NumericsTest.cpp - compiled decode kernels vs float64 reference ----===//
+//
+// Each case expands a spec, lowers its kernels to the host, JIT-compiles
+// them, runs stage 1 (+ stage 2) under the launch rules on fresh random
+// inputs (seeded from the clock; the seed is printed on failure) with
+// NaN-poisoned outputs, and compares with the float64 reference.
+//
+//===----------------------------------------------------------------------===//
+#include "mla/DecodeRunner.h"
+#include "mla/MLAOps.h"
+#include "mla/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "gtest/gtest.h"
+
+#include <chrono>
+#include <map>
+
+using namespace mlir;
+
+namespace {
+
+constexpr double kTolerance = 2e-2;
+
+uint64_t freshSeed() {
+  static uint64_t counter = 0;
+  return static_cast<uint64_t>(
+             std::chrono::steady_clock::now().time_since_epoch().count()) +
+         counter++;
+}
+
+/// A spec compiled for the host, shared by the cases that use it.
+struct Compiled {
+  std::unique_ptr<MLIRContext> ctx;
+  OwningOpRef<ModuleOp> module;
+  mla::DecodeKernels kernels;
+  std::unique_ptr<mla::HostModule> host;
+  double softmaxScale = 0;
+};
+
+std::unique_ptr<Compiled> compileSpec(llvm::StringRef source) {
+  auto c = std::make_unique<Compiled>();
+  DialectRegistry registry;
+  registry.insert<mla::MLADialect, arith::ArithDialect, func::FuncDialect,
+                  memref::MemRefDialect, scf::SCFDialect>();
+  c->ctx = std::make_unique<MLIRContext>(registry);
+  c->module = parseSourceString<ModuleOp>(source, c->ctx.get());
+  if (!c->module)
+    return nullptr;
+  auto spec = *c->module->getOps<mla::DecodeOp>().begin();
+  std::string name = spec.getSymName().str();
+  c->softmaxScale = spec.getSoftmaxScale().convertToDouble();
+  PassManager pm(c->ctx.get());
+  mla::buildTileKernelPipeline(pm);
+  if (failed(pm.run(*c->module)))
+    return nullptr;
+  auto kernels = mla::findDecodeKernels(*c->module, name);
+  if (!kernels) {
+    llvm::consumeError(kernels.takeError());
+    return nullptr;
+  }
+  c->kernels = *kernels;
+  auto host = mla::HostModule::compile(*c->module);
+  if (!host) {
+    llvm::errs() << llvm::toString(host.takeError()) << "\n";
+    return nullptr;
+  }
+  c->host = std::move(*host);
+  return c;
+}
+
+std::string readKernel(llvm::StringRef file) {
+  auto buf = llvm::MemoryBuffer::getFile(std::string(MLA_KERNELS_DIR) + "/" + file.str());
+  return buf ? (*buf)->getBuffer().str() : std::string();
+}
+
+Compiled &specFor(const std::string &file) {
+  // Never destroyed: JIT engines torn down during static destruction race
+  // LLVM's own statics.
+  static auto *cache = new std::map<std::string, std::unique_ptr<Compiled>>();
+  auto &slot = (*cache)[file];
+  if (!slot)
+    slot = compileSpec(readKernel(file));
+  if (!slot) {
+    ADD_FAILURE() << "could not compile " << file;
+    std::abort();
+  }
+  return *slot;
+}
+
+struct Case {
+  const char *name;
+  std::vector<int64_t> lengths;
+  int64_t splits; ///< 0 = auto (gfx950's 256 CUs)
+  const char *variant; ///< expected stage-1 variant suffix
+};
+
+/// Runs one case and returns the error; checks the variant it dispatched.
+void runCase(Compiled &c, const Case &tc) {
+  uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  auto in = mla::makeRandomDecode(c.kernels, tc.lengths, c.softmaxScale, seed);
+  ASSERT_TRUE(static_cast<bool>(in)) << llvm::toString(in.takeError());
+  auto run = mla::runDecode(*c.host, c.kernels, in->inputs, tc.splits, 256);
+  ASSERT_TRUE(static_cast<bool>(run)) << llvm::toString(run.takeError());
+  EXPECT_TRUE(llvm::StringRef(run->stage1).ends_with(tc.variant))
+      << "ran " << run->stage1;
+  EXPECT_EQ(run->ranStage2, run->splits > 1);
+  double err = mla::errorAgainstReference(*in, *run);
+  EXPECT_LE(err, kTolerance) << "relative Frobenius error " << err
+                             << " (splits " << run->splits << ")";
+}
+
+const Case kCases[] = {
+    {"bs4_kv1024", {1024, 1024, 1024, 1024}, 0, "mask_free"},
+    {"bs2_kv8192", {8192, 8192}, 0, "mask_free"},
+    {"kv1", {1}, 0, "masked"},
+    {"kv17", {17}, 0, "masked"},
+    {"kv1000", {1000}, 0, "masked"},
+    {"kv8191", {8191}, 0, "masked"},
+    {"varlen", {5, 300, 1024, 77, 640}, 0, "masked"},
+    {"splits1", {1000, 333}, 1, "masked"},
+    {"splits2", {1000, 333}, 2, "masked"},
+    {"splits7", {1000, 333}, 7, "masked"},
+    {"splits32", {1000, 333}, 32, "masked"},
+    {"splits32_exact", {2048, 4096}, 32, "mask_free"},
+    {"splits7_exact", {448 * 3}, 7, "mask_free"},
+    {"zero_length_in_batch", {0, 100, 64}, 0, "masked"},
+    {"only_zero_length", {0}, 4, "mask_free"},
+};
+
+class DecodeNumerics
+    : public ::testing::TestWithParam<std::tuple<const char *, Case>> {};
+
+TEST_P(DecodeNumerics, MatchesFloat64Reference) {
+  runCase(specFor(std::get<0>(GetParam())), std::get<1>(GetParam()));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Specs, DecodeNumerics,
+    ::testing::Combine(::testing::Values("deepseek_r1_decode_fp8.mlir",
+                                         "deepseek_r1_decode_bf16.mlir"),
+                       ::testing::ValuesIn(kCases)),
+    [](const auto &info) {
+      std::string spec = std::get<0>(info.param);
+      spec = spec.find("fp8") != std::string::npos ? "fp8" : "bf16";
+      return spec + "_" + std::get<1>(info.param).name;
+    });
+
+/// The gfx942 flavour of fp8 (FNUZ: bias 8) through the same kernels.
+TEST(DecodeNumericsSpecs, Fp8FnuzKV) {
+  std::string src = readKernel("deepseek_r1_decode_fp8.mlir");
+  size_t at = src.find("f8E4M3FN,");
+  ASSERT_NE(at, std::string::npos);
+  src.replace(at, 9, "f8E4M3FNUZ,");
+  auto c = compileSpec(src);
+  ASSERT_TRUE(c);
+  runCase(*c, {"fnuz", {1000, 4096}, 0, "masked"});
+  runCase(*c, {"fnuz_exact", {4096, 4096}, 0, "mask_free"});
+}
+
+/// A stated divisibility fact: only the mask-free kernel exists, and the
+/// launcher refuses lengths that break the promise instead of computing a
+/// wrong answer.
+TEST(DecodeNumericsSpecs, ProvenDivisibility) {
+  std::string src = readKernel("deepseek_r1_decode_fp8.mlir");
+  size_t at = src.find("block_n = 64");
+  ASSERT_NE(at, std::string::npos);
+  src.insert(at, "kv_len_multiple_of = 1024, ");
+  auto c = compileSpec(src);
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->kernels.stage1Masked.empty());
+  EXPECT_TRUE(c->kernels.maskFreeProven);
+  EXPECT_EQ(c->kernels.splitCandidates, (std::vector<int64_t>{1, 2, 4, 8, 16}));
+  runCase(*c, {"proven", {1024, 3072}, 0, "mask_free"});
+
+  auto in = mla::makeRandomDecode(c->kernels, {1000}, c->softmaxScale, 1);
+  ASSERT_TRUE(static_cast<bool>(in));
+  auto run = mla::runDecode(*c->host, c->kernels, in->inputs, 0, 256);
+  ASSERT_FALSE(static_cast<bool>(run));
+  EXPECT_NE(llvm::toString(run.takeError()).find("facts promise"),
+            std::string::npos);
+}
+
+/// splits = 1 fixed in the spec: no stage 2 is emitted and stage 1 writes
+/// the output directly.
+TEST(DecodeNumericsSpecs, FixedSingleSplit) {
+  std::string src = readKernel("deepseek_r1_decode_bf16.mlir");
+  size_t at = src.find("block_n = 64");
+  src.insert(at, "splits = 1, ");
+  auto c = compileSpec(src);
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->kernels.stage2.empty());
+  runCase(*c, {"single", {300, 64}, 0, "masked"});
+}
+
+} // namespace

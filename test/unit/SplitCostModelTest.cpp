@@ -1,0 +1,74 @@
+//===- SplitCostModelTest.cpp - the split-count cost model ----------------===//
+#include "mla/SplitCostModel.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir::mla;
+
+namespace {
+
+int64_t choose(int64_t batch, int64_t kv, int64_t cus, int64_t blockN = 64) {
+  return chooseSplits({batch, kv, blockN, cus, {}});
+}
+
+TEST(SplitCostModel, FullMachineNeedsNoSplit) {
+  // As many sequences as compute units: splitting only adds stage 2.
+  EXPECT_EQ(choose(256, 8192, 256), 1);
+  EXPECT_EQ(choose(304, 8192, 304), 1);
+  EXPECT_EQ(choose(256, 8192, 132), 1);
+}
+
+TEST(SplitCostModel, FewLongSequencesSplitWide) {
+  // 4 sequences cannot fill 256 CUs: split as far as the candidates go.
+  EXPECT_EQ(choose(4, 8192, 256), 64);
+  EXPECT_GE(choose(4, 8192, 132), 16);
+}
+
+TEST(SplitCostModel, ShortSequencesDoNotSplit) {
+  // One tile of work: a split saves nothing and costs a stage-2 launch.
+  EXPECT_EQ(choose(4, 1, 256), 1);
+  EXPECT_EQ(choose(4, 64, 256), 1);
+  EXPECT_EQ(choose(1, 0, 256), 1);
+}
+
+TEST(SplitCostModel, MoreComputeUnitsNeverMeansFewerSplits) {
+  for (int64_t batch : {1, 4, 32, 64, 256})
+    for (int64_t kv : {1024, 8192})
+      EXPECT_LE(choose(batch, kv, 132), choose(batch, kv, 304))
+          << "batch " << batch << " kv " << kv;
+}
+
+TEST(SplitCostModel, LongerSequencesNeverMeanFewerSplits) {
+  for (int64_t batch : {1, 4, 32, 64})
+    EXPECT_LE(choose(batch, 1024, 256), choose(batch, 8192, 256))
+        << "batch " << batch;
+}
+
+TEST(SplitCostModel, CostFormula) {
+  SplitProblem p{4, 8192, 64, 256, {}};
+  // One split: 128 tiles + 2 overhead, one round, no stage 2.
+  EXPECT_DOUBLE_EQ(estimateSplitCost(p, 1), 130.0);
+  // 64 splits: 2 tiles + 2, one round; stage 2: 8 + 256 / 256.
+  EXPECT_DOUBLE_EQ(estimateSplitCost(p, 64), 4.0 + 9.0);
+  // Two rounds once programs exceed the CUs.
+  SplitProblem q{256, 8192, 64, 256, {}};
+  EXPECT_DOUBLE_EQ(estimateSplitCost(q, 2), 2 * (64.0 + 2.0) + 8.0 + 2.0);
+}
+
+TEST(SplitCostModel, RespectsCandidates) {
+  std::vector<int64_t> only{1, 2};
+  EXPECT_EQ(chooseSplits({4, 8192, 64, 256, only}), 2);
+  std::vector<int64_t> odd{7};
+  EXPECT_EQ(chooseSplits({4, 8192, 64, 256, odd}), 7);
+}
+
+TEST(SplitCostModel, CandidatesForDivisor) {
+  EXPECT_EQ(splitCandidatesForDivisor(8192, 64),
+            (std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64}));
+  EXPECT_EQ(splitCandidatesForDivisor(1024, 64),
+            (std::vector<int64_t>{1, 2, 4, 8, 16}));
+  EXPECT_TRUE(splitCandidatesForDivisor(1000, 64).empty());
+  EXPECT_EQ(splitCandidatesForDivisor(0, 64), defaultSplitCandidates());
+}
+
+} // namespace
