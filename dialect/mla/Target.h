@@ -7,10 +7,12 @@
 #ifndef MLA_TARGET_H
 #define MLA_TARGET_H
 
+#include "mla/MatrixInstr.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mlir::mla {
 
@@ -24,6 +26,11 @@ struct ChipInfo {
   int64_t waveSize;            ///< lanes per wave / warp
   int64_t sharedMemBytes;      ///< LDS / shared memory per workgroup
   Fp8Flavor fp8;               ///< the e4m3 encoding the hardware reads
+  /// Names of the matrix instructions the chip has (see MatrixInstr.h).
+  llvm::ArrayRef<llvm::StringRef> matrixInstrNames;
+
+  /// The descriptors of `matrixInstrNames`.
+  std::vector<const MatrixInstr *> matrixInstrs() const;
 };
 
 /// All chips, in a stable order.

@@ -7,15 +7,31 @@ using namespace mlir::mla;
 
 // Compute units and LDS: CDNA3 (MI300X) and CDNA4 (MI355X) product sheets;
 // SMs and shared memory: H200 (GH100) as lent here.
+static const llvm::StringRef kGfx950Instrs[] = {
+    "v_mfma_f32_16x16x16_bf16", "v_mfma_f32_16x16x32_bf16",
+    "v_mfma_f32_16x16x32_fp8_fp8", "v_mfma_f32_16x16x128_f8f6f4"};
+static const llvm::StringRef kGfx942Instrs[] = {
+    "v_mfma_f32_16x16x16_bf16", "v_mfma_f32_16x16x32_fp8_fp8 (FNUZ)"};
+static const llvm::StringRef kSm90Instrs[] = {
+    "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"};
+
 static const ChipInfo kChips[] = {
     {"gfx950", "AMD Instinct MI355X (CDNA4)", 256, 64, 160 * 1024,
-     Fp8Flavor::E4M3FN},
+     Fp8Flavor::E4M3FN, kGfx950Instrs},
     {"gfx942", "AMD Instinct MI300X (CDNA3)", 304, 64, 64 * 1024,
-     Fp8Flavor::E4M3FNUZ},
-    {"sm_90", "NVIDIA H200 (Hopper)", 132, 32, 227 * 1024, Fp8Flavor::E4M3FN},
+     Fp8Flavor::E4M3FNUZ, kGfx942Instrs},
+    {"sm_90", "NVIDIA H200 (Hopper)", 132, 32, 227 * 1024, Fp8Flavor::E4M3FN,
+     kSm90Instrs},
     {"host", "host CPU (reference execution)", 1, 1, 1 << 30,
-     Fp8Flavor::None},
+     Fp8Flavor::None, {}},
 };
+
+std::vector<const MatrixInstr *> ChipInfo::matrixInstrs() const {
+  std::vector<const MatrixInstr *> out;
+  for (llvm::StringRef name : matrixInstrNames)
+    out.push_back(lookupMatrixInstr(name));
+  return out;
+}
 
 llvm::ArrayRef<ChipInfo> mlir::mla::knownChips() { return kChips; }
 

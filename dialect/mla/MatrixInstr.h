@@ -1,0 +1,63 @@
+//===- MatrixInstr.h - matrix-instruction descriptors -----------*- C++ -*-===//
+//
+// One descriptor per matrix instruction (AMD MFMA, NVIDIA mma.sync): its
+// shape, wave size, element types and, for each operand, which lane holds
+// which matrix element. Target lowerings read lane layouts from here and
+// never test chip names.
+//
+// A lane layout is linear (as in Triton's linear layouts): lane index bit j
+// contributes `laneBases[j]` to the (row, col) coordinate and operand-vector
+// element bit j contributes `elemBases[j]`; contributions add (they never
+// overlap). All maps in docs/../shared/notes/matrix-layouts.md have this form.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLA_MATRIXINSTR_H
+#define MLA_MATRIXINSTR_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include <cstdint>
+
+namespace mlir::mla {
+
+/// Element types of matrix operands.
+enum class MatrixElem { BF16, F8E4M3FN, F8E4M3FNUZ, F32 };
+
+/// Bits per element.
+unsigned bitWidth(MatrixElem e);
+
+struct Coord {
+  int64_t row, col;
+  bool operator==(const Coord &o) const { return row == o.row && col == o.col; }
+};
+
+struct LaneLayout {
+  llvm::ArrayRef<Coord> laneBases; ///< one per lane-index bit
+  llvm::ArrayRef<Coord> elemBases; ///< one per element-index bit
+  int64_t rows, cols;              ///< the operand's matrix shape
+
+  int64_t lanes() const { return int64_t(1) << laneBases.size(); }
+  int64_t elemsPerLane() const { return int64_t(1) << elemBases.size(); }
+  /// The matrix coordinate of element `elem` of lane `lane`'s vector.
+  Coord map(int64_t lane, int64_t elem) const;
+};
+
+struct MatrixInstr {
+  llvm::StringRef name;   ///< the instruction, as the ISA spells it
+  int64_t m, n, k;        ///< D (m x n) = A (m x k) * B (k x n) + C
+  int64_t waveSize;       ///< lanes that execute one instruction
+  MatrixElem abType;      ///< A and B element type
+  MatrixElem accType;     ///< C and D element type
+  LaneLayout a, b, c;     ///< a: (m, k), b: (k, n), c: (m, n)
+  /// Operand packing: element i sits in 32-bit register i * bits / 32 at
+  /// bit (i * bits) % 32 (little endian), for every instruction here.
+};
+
+/// Every instruction the compiler knows, in a stable order.
+llvm::ArrayRef<const MatrixInstr *> knownMatrixInstrs();
+/// The instruction called `name`, or null.
+const MatrixInstr *lookupMatrixInstr(llvm::StringRef name);
+
+} // namespace mlir::mla
+
+#endif // MLA_MATRIXINSTR_H

@@ -1,0 +1,119 @@
+//===- MatrixInstr.cpp - matrix-instruction descriptors -------------------===//
+//
+// Lane layouts of ../shared/notes/matrix-layouts.md written as linear-layout
+// bases. Sources per instruction are listed there (CDNA3/CDNA4 ISA guides,
+// PTX ISA); test/unit/MatrixInstrTest.cpp checks every descriptor against an
+// independently written model of the instruction.
+//
+//===----------------------------------------------------------------------===//
+#include "mla/MatrixInstr.h"
+
+using namespace mlir::mla;
+
+unsigned mlir::mla::bitWidth(MatrixElem e) {
+  switch (e) {
+  case MatrixElem::BF16:
+    return 16;
+  case MatrixElem::F8E4M3FN:
+  case MatrixElem::F8E4M3FNUZ:
+    return 8;
+  case MatrixElem::F32:
+    return 32;
+  }
+  return 0;
+}
+
+Coord LaneLayout::map(int64_t lane, int64_t elem) const {
+  Coord c{0, 0};
+  for (size_t j = 0; j < laneBases.size(); ++j)
+    if (lane >> j & 1) {
+      c.row += laneBases[j].row;
+      c.col += laneBases[j].col;
+    }
+  for (size_t j = 0; j < elemBases.size(); ++j)
+    if (elem >> j & 1) {
+      c.row += elemBases[j].row;
+      c.col += elemBases[j].col;
+    }
+  return c;
+}
+
+namespace {
+
+// Shared 16x16 accumulator (ACC16): m = 4 * (l / 16) + i, n = l % 16.
+const Coord kAcc16Lane[] = {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {4, 0}, {8, 0}};
+const Coord kAcc16Elem[] = {{1, 0}, {2, 0}};
+
+// MFMA 16x16xK with K/4 contiguous elements per lane (K_L = K / 4):
+// A: m = l % 16, k = K_L * (l / 16) + i;  B: k as A, n = l % 16.
+const Coord kA16x16x16Lane[] = {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {0, 4}, {0, 8}};
+const Coord kA16x16x16Elem[] = {{0, 1}, {0, 2}};
+const Coord kB16x16x16Lane[] = {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {4, 0}, {8, 0}};
+const Coord kB16x16x16Elem[] = {{1, 0}, {2, 0}};
+
+const Coord kA16x16x32Lane[] = {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {0, 8}, {0, 16}};
+const Coord kA16x16x32Elem[] = {{0, 1}, {0, 2}, {0, 4}};
+const Coord kB16x16x32Lane[] = {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {8, 0}, {16, 0}};
+const Coord kB16x16x32Elem[] = {{1, 0}, {2, 0}, {4, 0}};
+
+// f8f6f4 16x16x128 with FP8 operands: interleaved K,
+// k = 16 * (l / 16) + i % 16 + 64 * (i / 16).
+const Coord kA16x16x128Lane[] = {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {0, 16}, {0, 32}};
+const Coord kA16x16x128Elem[] = {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {0, 64}};
+const Coord kB16x16x128Lane[] = {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {16, 0}, {32, 0}};
+const Coord kB16x16x128Elem[] = {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {64, 0}};
+
+// NVIDIA mma.sync m16n8k16 (g = l >> 2, t = l & 3):
+// A: m = g + 8 * ((i >> 1) & 1), k = 2t + (i & 1) + 8 * (i >> 2)
+// B: k = 2t + (i & 1) + 8 * (i >> 1), n = g
+// C: m = g + 8 * (i >> 1), n = 2t + (i & 1)
+const Coord kNvALane[] = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
+const Coord kNvAElem[] = {{0, 1}, {8, 0}, {0, 8}};
+const Coord kNvBLane[] = {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}};
+const Coord kNvBElem[] = {{1, 0}, {8, 0}};
+const Coord kNvCLane[] = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
+const Coord kNvCElem[] = {{0, 1}, {8, 0}};
+
+constexpr LaneLayout acc16{kAcc16Lane, kAcc16Elem, 16, 16};
+
+const MatrixInstr kMfma16x16x16Bf16{
+    "v_mfma_f32_16x16x16_bf16", 16, 16, 16, 64, MatrixElem::BF16, MatrixElem::F32,
+    {kA16x16x16Lane, kA16x16x16Elem, 16, 16},
+    {kB16x16x16Lane, kB16x16x16Elem, 16, 16}, acc16};
+const MatrixInstr kMfma16x16x32Bf16{
+    "v_mfma_f32_16x16x32_bf16", 16, 16, 32, 64, MatrixElem::BF16, MatrixElem::F32,
+    {kA16x16x32Lane, kA16x16x32Elem, 16, 32},
+    {kB16x16x32Lane, kB16x16x32Elem, 32, 16}, acc16};
+const MatrixInstr kMfma16x16x32Fp8Fn{
+    "v_mfma_f32_16x16x32_fp8_fp8", 16, 16, 32, 64, MatrixElem::F8E4M3FN,
+    MatrixElem::F32, {kA16x16x32Lane, kA16x16x32Elem, 16, 32},
+    {kB16x16x32Lane, kB16x16x32Elem, 32, 16}, acc16};
+const MatrixInstr kMfma16x16x32Fp8Fnuz{
+    "v_mfma_f32_16x16x32_fp8_fp8 (FNUZ)", 16, 16, 32, 64, MatrixElem::F8E4M3FNUZ,
+    MatrixElem::F32, {kA16x16x32Lane, kA16x16x32Elem, 16, 32},
+    {kB16x16x32Lane, kB16x16x32Elem, 32, 16}, acc16};
+const MatrixInstr kMfma16x16x128F8f6f4{
+    "v_mfma_f32_16x16x128_f8f6f4", 16, 16, 128, 64, MatrixElem::F8E4M3FN,
+    MatrixElem::F32, {kA16x16x128Lane, kA16x16x128Elem, 16, 128},
+    {kB16x16x128Lane, kB16x16x128Elem, 128, 16}, acc16};
+const MatrixInstr kMmaSyncM16n8k16Bf16{
+    "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 16, 8, 16, 32,
+    MatrixElem::BF16, MatrixElem::F32, {kNvALane, kNvAElem, 16, 16},
+    {kNvBLane, kNvBElem, 16, 8}, {kNvCLane, kNvCElem, 16, 8}};
+
+const MatrixInstr *const kAll[] = {
+    &kMfma16x16x16Bf16,    &kMfma16x16x32Bf16,    &kMfma16x16x32Fp8Fn,
+    &kMfma16x16x32Fp8Fnuz, &kMfma16x16x128F8f6f4, &kMmaSyncM16n8k16Bf16};
+
+} // namespace
+
+llvm::ArrayRef<const MatrixInstr *> mlir::mla::knownMatrixInstrs() {
+  return kAll;
+}
+
+const MatrixInstr *mlir::mla::lookupMatrixInstr(llvm::StringRef name) {
+  for (const MatrixInstr *mi : kAll)
+    if (mi->name == name)
+      return mi;
+  return nullptr;
+}
