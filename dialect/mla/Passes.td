@@ -51,9 +51,11 @@ def MLALowerToLoops : Pass<"mla-lower-to-loops", "::mlir::ModuleOp"> {
     grid: the program ids become the first three `index` arguments. Tiles
     become heap buffers (`memref.alloc`, freed later by the buffer
     deallocation pipeline) and tile ops become `scf.for` loop nests over
-    scalars. fp8 values are decoded through a 256-entry table, so the host
-    needs no fp8 support. The functions get `llvm.emit_c_interface` so that a
-    runner can call them through the ExecutionEngine.
+    scalars. Narrow floats (bf16, fp8) stay integers in buffers and are
+    converted with integer arithmetic that the GPU lowering shares, so the
+    host needs no bf16 or fp8 support. The functions get
+    `llvm.emit_c_interface` so that a runner can call them through the
+    ExecutionEngine.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",

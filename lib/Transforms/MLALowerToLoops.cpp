@@ -9,6 +9,8 @@
 #include "mla/MLAOps.h"
 #include "mla/Passes.h"
 
+#include "ScalarCodegen.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -19,7 +21,6 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
-#include "llvm/ADT/APFloat.h"
 
 #include <limits>
 
@@ -33,109 +34,8 @@ using namespace mlir::mla;
 
 namespace {
 
-//===----------------------------------------------------------------------===//
-// Scalar helpers
-//===----------------------------------------------------------------------===//
-
-Value cstIndex(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
-
-Value cstF32(OpBuilder &b, Location loc, float v) {
-  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-}
-
-bool isFp8(Type t) { return isa<FloatType>(t) && t.getIntOrFloatBitWidth() == 8; }
-
-/// Name of the decode table of an 8-bit float type.
-std::string fp8TableName(Type t) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "__mla_decode_" << t;
-  return s;
-}
-
-/// A constant memref<256xf32> holding the value of every code of `t`, built
-/// from LLVM's APFloat semantics (the reference decoder is written
-/// independently, see lib/Reference).
-void declareFp8Table(ModuleOp module, Type t) {
-  std::string name = fp8TableName(t);
-  if (module.lookupSymbol(name))
-    return;
-  const llvm::fltSemantics &sem = cast<FloatType>(t).getFloatSemantics();
-  SmallVector<float> values;
-  for (unsigned code = 0; code < 256; ++code) {
-    llvm::APFloat v(sem, llvm::APInt(8, code));
-    bool lost;
-    v.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven,
-              &lost);
-    values.push_back(v.convertToFloat());
-  }
-  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-  auto type = MemRefType::get({256}, b.getF32Type());
-  auto init = DenseElementsAttr::get(
-      RankedTensorType::get({256}, b.getF32Type()), ArrayRef<float>(values));
-  memref::GlobalOp::create(b, module.getLoc(), name,
-                           b.getStringAttr("private"), type, init,
-                           /*constant=*/true, /*alignment=*/nullptr);
-}
-
-/// Host storage of an element type: bf16 and 8-bit floats live in buffers
-/// as raw integers and are converted with integer arithmetic, so neither the
-/// host nor LLVM's legalisation ever sees a narrow float (x86 would promote
-/// bf16 selects and phis through a runtime library call).
-Type storageType(Type t) {
-  if (t.isBF16())
-    return IntegerType::get(t.getContext(), 16);
-  if (isFp8(t))
-    return IntegerType::get(t.getContext(), 8);
-  return t;
-}
-
-/// Widens a stored element of float type `t` to f32 exactly.
-Value toF32(OpBuilder &b, Location loc, Value v, Type t) {
-  if (t.isF32())
-    return v;
-  if (t.isBF16()) {
-    Value w = arith::ExtUIOp::create(b, loc, b.getI32Type(), v);
-    Value c16 = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16));
-    w = arith::ShLIOp::create(b, loc, w, c16);
-    return arith::BitcastOp::create(b, loc, b.getF32Type(), w);
-  }
-  assert(isFp8(t) && "unsupported element type");
-  Value idx = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
-  auto table = memref::GetGlobalOp::create(
-      b, loc, MemRefType::get({256}, b.getF32Type()), fp8TableName(t));
-  return memref::LoadOp::create(b, loc, table, ValueRange{idx});
-}
-
-/// Rounds an f32 to float type `t` (nearest even) and returns its storage.
-Value fromF32(OpBuilder &b, Location loc, Value v, Type t) {
-  if (t.isF32())
-    return v;
-  assert(t.isBF16() && "the verifiers only allow rounding f32 to bf16");
-  auto i32 = [&](int64_t c) {
-    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(c));
-  };
-  Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), v);
-  Value lsb = arith::AndIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, bits, i32(16)), i32(1));
-  Value rounded = arith::AddIOp::create(
-      b, loc, bits, arith::AddIOp::create(b, loc, lsb, i32(0x7FFF)));
-  Value hi = arith::ShRUIOp::create(b, loc, rounded, i32(16));
-  Value isNan =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, v, v);
-  hi = arith::SelectOp::create(b, loc, isNan, i32(0x7FC0), hi);
-  return arith::TruncIOp::create(b, loc, b.getI16Type(), hi);
-}
-
-/// The stored zero of float type `t`.
-Value zeroOf(OpBuilder &b, Location loc, Type t) {
-  Type st = storageType(t);
-  if (isa<IntegerType>(st))
-    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(st, 0));
-  return arith::ConstantOp::create(b, loc, b.getFloatAttr(t, 0.0));
-}
+/// Storage of a tile element in host buffers.
+using mla::storageType;
 
 /// Emits `for i0 in [0, shape0) ... for iN in [0, shapeN)` and calls `body`
 /// with the induction variables inside the innermost loop.
@@ -239,7 +139,7 @@ struct LoadLowering : TilePattern<LoadOp> {
             scf::YieldOp::create(b, l);
           },
           [&](OpBuilder &b, Location l) {
-            store(b, l, zeroOf(b, l, elt), out, iv);
+            store(b, l, storedZero(b, l, elt), out, iv);
             scf::YieldOp::create(b, l);
           });
     });
@@ -384,15 +284,6 @@ struct DotLowering : TilePattern<DotOp> {
   }
 };
 
-/// `x == -inf ? 0 : x`: the reference point that keeps exp2 finite for rows
-/// that have seen no unmasked score.
-Value finiteOrZero(OpBuilder &b, Location loc, Value x) {
-  Value negInf = cstF32(b, loc, -std::numeric_limits<float>::infinity());
-  Value isNegInf =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, negInf);
-  return arith::SelectOp::create(b, loc, isNegInf, cstF32(b, loc, 0), x);
-}
-
 struct OnlineSoftmaxLowering : TilePattern<OnlineSoftmaxOp> {
   using TilePattern::TilePattern;
   LogicalResult matchAndRewrite(OnlineSoftmaxOp op, OpAdaptor a,
@@ -535,22 +426,9 @@ struct SplitRangeLowering : TilePattern<SplitRangeOp> {
   LogicalResult matchAndRewrite(SplitRangeOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
-    Value len = a.getLength(), s = a.getSplit(), n = a.getNumSplits();
-    Value lo, hi;
-    if (op.getExact()) {
-      Value per = arith::DivUIOp::create(rw, loc, len, n);
-      lo = arith::MulIOp::create(rw, loc, s, per);
-      hi = arith::AddIOp::create(rw, loc, lo, per);
-    } else {
-      Value bn = cstIndex(rw, loc, op.getBlockN());
-      Value per = arith::CeilDivUIOp::create(rw, loc, len, n);
-      per = arith::MulIOp::create(rw, loc,
-                                  arith::CeilDivUIOp::create(rw, loc, per, bn), bn);
-      lo = arith::MinUIOp::create(rw, loc,
-                                  arith::MulIOp::create(rw, loc, s, per), len);
-      hi = arith::MinUIOp::create(rw, loc,
-                                  arith::AddIOp::create(rw, loc, lo, per), len);
-    }
+    auto [lo, hi] = emitSplitRange(rw, loc, a.getLength(), a.getSplit(),
+                                   a.getNumSplits(), op.getBlockN(),
+                                   op.getExact());
     rw.replaceOp(op, {lo, hi});
     return success();
   }
@@ -619,16 +497,6 @@ struct MLALowerToLoops
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-
-    // Every 8-bit float a tile holds gets a decode table.
-    llvm::SetVector<Type> fp8Types;
-    module.walk([&](Operation *op) {
-      for (Type t : op->getResultTypes())
-        if (auto tt = dyn_cast<RankedTensorType>(t); tt && isFp8(tt.getElementType()))
-          fp8Types.insert(tt.getElementType());
-    });
-    for (Type t : fp8Types)
-      declareFp8Table(module, t);
 
     if (!module.getOps<DecodeOp>().empty()) {
       module.emitError("mla.decode specs must be expanded before "

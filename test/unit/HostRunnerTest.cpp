@@ -4,7 +4,10 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/APFloat.h"
 #include "gtest/gtest.h"
+
+#include <cmath>
 
 using namespace mlir;
 
@@ -75,6 +78,60 @@ TEST_F(HostRunner, NeedsKernels) {
   auto h = mla::HostModule::compile(*empty);
   ASSERT_FALSE(static_cast<bool>(h));
   EXPECT_NE(llvm::toString(h.takeError()).find("no mla.kernel"), std::string::npos);
+}
+
+} // namespace
+
+namespace {
+
+/// The lowering's fp8 decoder (shared with the GPU lowering) on all 256
+/// codes of both formats, against LLVM's APFloat.
+template <typename Fp8, int Format>
+void checkAllCodes(const llvm::fltSemantics &sem, const char *typeName) {
+  std::string src = std::string(R"mlir(
+mla.kernel @decode(%in: memref<1x256xT>, %out: memref<1x256xf32>) attributes {grid = ["batch"], num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %t = mla.load %in[%c0, %c0] : memref<1x256xT> -> tensor<1x256xT>
+  %f = mla.cast %t : tensor<1x256xT> -> tensor<1x256xf32>
+  mla.store %f, %out[%c0, %c0] : tensor<1x256xf32> -> memref<1x256xf32>
+  mla.return
+}
+)mlir");
+  for (size_t at; (at = src.find("xT>")) != std::string::npos;)
+    src.replace(at, 3, std::string("x") + typeName + ">");
+  DialectRegistry registry;
+  registry.insert<mla::MLADialect, arith::ArithDialect, memref::MemRefDialect>();
+  MLIRContext ctx(registry);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(src, &ctx);
+  ASSERT_TRUE(module);
+  auto host = mla::HostModule::compile(*module);
+  ASSERT_TRUE(static_cast<bool>(host)) << llvm::toString(host.takeError());
+  std::vector<uint8_t> codes(256);
+  for (int i = 0; i < 256; ++i)
+    codes[i] = static_cast<uint8_t>(i);
+  std::vector<float> out(256, 12345.0f);
+  ASSERT_FALSE(static_cast<bool>((*host)->launch(
+      "decode", {1},
+      {mla::HostArg::buffer(codes.data(), {1, 256}),
+       mla::HostArg::buffer(out.data(), {1, 256})})));
+  for (int code = 0; code < 256; ++code) {
+    llvm::APFloat v(sem, llvm::APInt(8, code));
+    bool lost;
+    v.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven, &lost);
+    float expect = v.convertToFloat();
+    if (std::isnan(expect)) {
+      EXPECT_TRUE(std::isnan(out[code])) << typeName << " code " << code;
+      continue;
+    }
+    EXPECT_EQ(out[code], expect) << typeName << " code " << code;
+    EXPECT_EQ(std::signbit(out[code]), std::signbit(expect)) // -0 stays -0
+        << typeName << " code " << code;
+  }
+}
+
+TEST(LoweredConversions, Fp8DecodeEveryCode) {
+  checkAllCodes<Float8E4M3FNType, 0>(llvm::APFloat::Float8E4M3FN(), "f8E4M3FN");
+  checkAllCodes<Float8E4M3FNUZType, 1>(llvm::APFloat::Float8E4M3FNUZ(), "f8E4M3FNUZ");
 }
 
 } // namespace

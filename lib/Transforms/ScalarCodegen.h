@@ -1,0 +1,49 @@
+//===- ScalarCodegen.h - scalar pieces shared by the lowerings --*- C++ -*-===//
+//
+// The element-level semantics of the tile ops, emitted as arith ops so that
+// the host lowering (checked by the CPU numerics tests) and the GPU lowering
+// compute bit-identical conversions and split ranges.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLA_LIB_TRANSFORMS_SCALARCODEGEN_H
+#define MLA_LIB_TRANSFORMS_SCALARCODEGEN_H
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::mla {
+
+/// True for the 8-bit float types.
+bool isFp8(Type t);
+
+/// How an element of type `t` is held in memory by the lowerings: bf16 as
+/// i16, 8-bit floats as i8, everything else as itself. Narrow floats never
+/// reach LLVM as float types.
+Type storageType(Type t);
+
+Value cstIndex(OpBuilder &b, Location loc, int64_t v);
+Value cstF32(OpBuilder &b, Location loc, float v);
+Value cstI32(OpBuilder &b, Location loc, int64_t v);
+
+/// Widens a stored element of float type `t` to f32 exactly (fp8: integer
+/// decode of E4M3FN / E4M3FNUZ, bf16: shift).
+Value toF32(OpBuilder &b, Location loc, Value stored, Type t);
+
+/// Rounds an f32 to float type `t` (nearest even; only f32 and bf16) and
+/// returns its stored form.
+Value fromF32(OpBuilder &b, Location loc, Value v, Type t);
+
+/// The stored zero of float type `t`.
+Value storedZero(OpBuilder &b, Location loc, Type t);
+
+/// `x == -inf ? 0 : x`: the exp2 reference point of a row that has seen no
+/// unmasked score, so that no NaN is formed.
+Value finiteOrZero(OpBuilder &b, Location loc, Value x);
+
+/// [lo, hi) of `mla.split_range` (see its description).
+std::pair<Value, Value> emitSplitRange(OpBuilder &b, Location loc, Value len,
+                                       Value split, Value numSplits,
+                                       int64_t blockN, bool exact);
+
+} // namespace mlir::mla
+
+#endif
