@@ -64,4 +64,39 @@ def MLALowerToLoops : Pass<"mla-lower-to-loops", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def MLALowerToGPU : Pass<"mla-lower-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Lower tile kernels to per-lane GPU code for one chip";
+  let description = [{
+    Turns every `mla.kernel` into a `gpu.func` inside one `gpu.module`
+    (`@mla_kernels`, with the chip's NVVM or ROCDL target) that runs one
+    program per workgroup of `num_warps` x wave-size lanes. Each tile value
+    gets a placement:
+
+    * loads land in shared memory (row-major, cooperative copies); casts,
+      scales and slices of shared tiles stay lazy expressions evaluated
+      where they are read;
+    * `mla.dot` results live in registers in the accumulator lane layout of
+      the chip's matrix instruction (MatrixInstr.h), the columns split
+      across warps; operands are read from shared memory in the A / B lane
+      layouts of the same descriptor;
+    * row statistics (max, sum, LSE) live in registers in the row layout of
+      that accumulator; row reductions use shuffles across the lanes of a
+      row, then shared memory across warps.
+
+    The only target-specific pieces (the matrix instruction, exp2 / log2,
+    the module target) come from the chip descriptor. The dynamic shared
+    memory a kernel needs is recorded as `mla.shared_bytes`.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "chip to generate code for (see Target.h)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // MLA_PASSES_TD

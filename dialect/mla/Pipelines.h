@@ -2,9 +2,16 @@
 #ifndef MLA_PIPELINES_H
 #define MLA_PIPELINES_H
 
+#include <string>
+
 namespace mlir {
+class DialectRegistry;
 class OpPassManager;
 namespace mla {
+
+/// Every dialect, LLVM-conversion interface and LLVM IR translation the
+/// pipelines below need; tools call this once on their registry.
+void registerCompilerDialects(DialectRegistry &registry);
 
 /// Spec -> tile kernels: mla-expand-decode, mla-elide-masks, canonicalize.
 void buildTileKernelPipeline(OpPassManager &pm);
@@ -13,7 +20,11 @@ void buildTileKernelPipeline(OpPassManager &pm);
 /// ExecutionEngine).
 void buildHostLoweringPipeline(OpPassManager &pm);
 
-/// Registers `mla-to-tiles` and `mla-to-host`.
+/// Tile kernels -> a `gpu.module` in the LLVM / NVVM dialects for `chip`,
+/// ready for `gpu-module-to-binary`.
+void buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip);
+
+/// Registers `mla-to-tiles`, `mla-to-host` and `mla-to-gpu`.
 void registerMLAPipelines();
 
 } // namespace mla

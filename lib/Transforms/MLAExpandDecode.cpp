@@ -101,6 +101,11 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
     }
   }
   kernel.setSplitCandidates(candidates);
+  SmallVector<StringRef> names{"q", "kv"};
+  if (s.kvScale)
+    names.push_back("kv_scale");
+  names.append({"qo_indptr", "kv_indptr", "num_splits", "partial", "lse", "out"});
+  kernel->setAttr("mla.arg_names", b.getStrArrayAttr(names));
 
   Block *entry = b.createBlock(&kernel.getBody(), {}, args,
                                SmallVector<Location>(args.size(), loc));
@@ -220,6 +225,8 @@ void buildStage2(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
                                  b.getFunctionType(args, {}),
                                  ArrayRef<StringRef>{"batch", "heads"},
                                  /*numWarps=*/4);
+  kernel->setAttr("mla.arg_names",
+                  b.getStrArrayAttr({"partial", "lse", "num_splits", "qo_indptr", "out"}));
   Block *entry = b.createBlock(&kernel.getBody(), {}, args,
                                SmallVector<Location>(args.size(), loc));
   OpBuilder::InsertionGuard guard(b);

@@ -1,0 +1,944 @@
+//===- MLALowerToGPU.cpp - tile kernels -> per-lane GPU code --------------===//
+//
+// Walks each kernel body in program order and gives every tile value a
+// placement (see the pass description in Passes.td):
+//
+//   Smem      a row-major view of dynamic shared memory (+ row/col offsets)
+//   Expr      an elementwise function of a Smem/Expr tile, evaluated on read
+//   Acc       registers in the matrix instruction's accumulator layout; the
+//             tile's columns are split evenly across the warps
+//   RowSlice  a rank-1 row vector held in the accumulator's row layout: one
+//             register per distinct row offset of the lane's elements
+//   Blocked   registers, element e on thread e % T (register e / T)
+//
+// Target differences come from the chip descriptor (ChipInfo) and the
+// matrix-instruction descriptor (MatrixInstr): lane layouts, wave size,
+// element types. The few target-specific instructions are emitted in
+// `GpuTarget` below, nowhere else.
+//
+//===----------------------------------------------------------------------===//
+#include "mla/MLAOps.h"
+#include "mla/MatrixInstr.h"
+#include "mla/Passes.h"
+#include "mla/Target.h"
+
+#include "ScalarCodegen.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <functional>
+#include <limits>
+#include <memory>
+
+namespace mlir::mla {
+#define GEN_PASS_DEF_MLALOWERTOGPU
+#include "mla/Passes.h.inc"
+} // namespace mlir::mla
+
+using namespace mlir;
+using namespace mlir::mla;
+
+namespace {
+
+constexpr float kLog2E = 1.44269504088896340736f;
+
+//===----------------------------------------------------------------------===//
+// Target hooks: the only target-specific instructions.
+//===----------------------------------------------------------------------===//
+
+struct GpuTarget {
+  const ChipInfo *chip;
+  const MatrixInstr *mma;
+  bool nvidia;
+
+  /// Picks the bf16 matrix instruction with the deepest K of the chip.
+  static FailureOr<GpuTarget> get(StringRef name, Operation *diagOp) {
+    const ChipInfo *chip = lookupChip(name);
+    if (!chip) {
+      diagOp->emitError() << "unknown chip '" << name
+                          << "' (known: " << knownChipNames() << ")";
+      return failure();
+    }
+    const MatrixInstr *best = nullptr;
+    for (const MatrixInstr *mi : chip->matrixInstrs())
+      if (mi->abType == MatrixElem::BF16 && (!best || mi->k > best->k))
+        best = mi;
+    if (!best) {
+      diagOp->emitError() << "chip '" << name
+                          << "' has no bf16 matrix instruction to lower mla.dot";
+      return failure();
+    }
+    bool nvidia = name.starts_with("sm_");
+    if (!nvidia) {
+      diagOp->emitError() << "the per-lane lowering emits NVVM only so far; "
+                             "chip '"
+                          << name << "' (ROCDL / MFMA) is not implemented yet";
+      return failure();
+    }
+    return GpuTarget{chip, best, nvidia};
+  }
+
+  Attribute moduleTarget(MLIRContext *ctx) const {
+    return NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda",
+                                     chip->name);
+  }
+
+  Value exp2(OpBuilder &b, Location loc, Value x) const {
+    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                         b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"),
+                                         ValueRange{x})
+        .getResult(0);
+  }
+  Value log2(OpBuilder &b, Location loc, Value x) const {
+    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                         b.getStringAttr("llvm.nvvm.lg2.approx.ftz.f"),
+                                         ValueRange{x})
+        .getResult(0);
+  }
+
+  /// One matrix instruction: `a`, `b` are the lane's operand elements as
+  /// stored bf16 (i16), `c` its f32 accumulator elements; returns D.
+  SmallVector<Value> matrixOp(OpBuilder &b, Location loc, ArrayRef<Value> a,
+                              ArrayRef<Value> bv, ArrayRef<Value> c) const {
+    // mma.sync takes bf16 pairs packed in 32-bit registers, element 2r in
+    // the low half of register r.
+    auto pack = [&](ArrayRef<Value> elems) {
+      SmallVector<Value> regs;
+      for (size_t i = 0; i + 1 < elems.size(); i += 2) {
+        Value lo = arith::ExtUIOp::create(b, loc, b.getI32Type(), elems[i]);
+        Value hi = arith::ExtUIOp::create(b, loc, b.getI32Type(), elems[i + 1]);
+        hi = arith::ShLIOp::create(b, loc, hi, cstI32(b, loc, 16));
+        regs.push_back(arith::OrIOp::create(b, loc, lo, hi));
+      }
+      return regs;
+    };
+    Type f32 = b.getF32Type();
+    auto resT = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(c.size(), f32));
+    auto op = NVVM::MmaOp::create(
+        b, loc, resT, pack(a), pack(bv), c, {mma->m, mma->n, mma->k},
+        std::nullopt, std::nullopt,
+        std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                      NVVM::MMATypes::bf16},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    SmallVector<Value> d;
+    for (size_t i = 0; i < c.size(); ++i)
+      d.push_back(LLVM::ExtractValueOp::create(b, loc, op, ArrayRef<int64_t>{
+                                                              (int64_t)i}));
+    return d;
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Placements
+//===----------------------------------------------------------------------===//
+
+enum class Kind { Smem, Expr, Acc, RowSlice, Blocked };
+
+struct Tile {
+  Kind kind;
+  RankedTensorType type;
+  // Smem: the view holds storage elements of `type`'s element type.
+  Value view;
+  int64_t rowOff = 0, colOff = 0;
+  // Expr: f32 element = fn(f32 element of src).
+  std::shared_ptr<Tile> src;
+  std::function<Value(OpBuilder &, Location, Value)> fn;
+  // Acc / RowSlice / Blocked: f32 values (rounded to `type`'s element type).
+  SmallVector<Value> regs;
+};
+
+/// The accumulator layout of a rows x cols tile over `warps` warps.
+struct AccLayout {
+  const MatrixInstr *mi;
+  int64_t cols, colsPerWarp, tiles, elems;
+  SmallVector<int64_t> rowGroups; ///< distinct static row offsets
+  int64_t size() const { return tiles * elems; }
+  int64_t elemRow(int64_t i) const { return mi->c.map(0, i).row; }
+  int64_t elemCol(int64_t i) const { return mi->c.map(0, i).col; }
+  int64_t group(int64_t i) const {
+    return llvm::find(rowGroups, elemRow(i)) - rowGroups.begin();
+  }
+};
+
+struct Lowering {
+  OpBuilder &b;
+  const GpuTarget &target;
+  int64_t warps, wave, threads;
+  Value tid, lane, warp;
+  // Runtime lane offsets of the A, B and C layouts.
+  Value aRow, aCol, bRow, bCol, cRow, cCol;
+  Value smemBase;
+  int64_t smemBytes = 0;
+  IRMapping scalars;
+  DenseMap<Value, std::shared_ptr<Tile>> tiles;
+  Operation *diagOp = nullptr;
+
+  Lowering(OpBuilder &b, const GpuTarget &t, int64_t warps)
+      : b(b), target(t), warps(warps), wave(t.chip->waveSize),
+        threads(warps * t.chip->waveSize) {}
+
+  Location loc() { return diagOp ? diagOp->getLoc() : b.getUnknownLoc(); }
+
+  Value idx(int64_t v) { return cstIndex(b, loc(), v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc(), x, y); }
+  Value addc(Value x, int64_t c) { return c ? add(x, idx(c)) : x; }
+  Value mul(Value x, int64_t c) {
+    return arith::MulIOp::create(b, loc(), x, idx(c));
+  }
+
+  /// sum_j bit_j(lane) * (row or col of base j).
+  Value laneOffset(Value laneV, ArrayRef<Coord> bases, bool row) {
+    Value sum = idx(0);
+    for (auto [j, c] : llvm::enumerate(bases)) {
+      int64_t v = row ? c.row : c.col;
+      if (!v)
+        continue;
+      Value bit = arith::AndIOp::create(
+          b, loc(), arith::ShRUIOp::create(b, loc(), laneV, idx(j)), idx(1));
+      sum = add(sum, mul(bit, v));
+    }
+    return sum;
+  }
+
+  void init(Location l) {
+    tid = gpu::ThreadIdOp::create(b, l, gpu::Dimension::x);
+    lane = arith::RemUIOp::create(b, l, tid, idx(wave));
+    warp = arith::DivUIOp::create(b, l, tid, idx(wave));
+    const MatrixInstr *mi = target.mma;
+    aRow = laneOffset(lane, mi->a.laneBases, true);
+    aCol = laneOffset(lane, mi->a.laneBases, false);
+    bRow = laneOffset(lane, mi->b.laneBases, true);
+    bCol = laneOffset(lane, mi->b.laneBases, false);
+    cRow = laneOffset(lane, mi->c.laneBases, true);
+    cCol = laneOffset(lane, mi->c.laneBases, false);
+    auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                         gpu::AddressSpace::Workgroup);
+    smemBase = gpu::DynamicSharedMemoryOp::create(
+        b, l, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, wg));
+  }
+
+  /// A fresh shared-memory region holding a rows x cols tile of `elt`.
+  Value allocSmem(int64_t rows, int64_t cols, Type elt) {
+    Type st = storageType(elt);
+    int64_t bytes = rows * cols * std::max<int64_t>(1, st.getIntOrFloatBitWidth() / 8);
+    int64_t offset = (smemBytes + 15) / 16 * 16;
+    smemBytes = offset + bytes;
+    auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                         gpu::AddressSpace::Workgroup);
+    return memref::ViewOp::create(b, loc(),
+                                  MemRefType::get({rows, cols}, st, nullptr, wg),
+                                  smemBase, idx(offset), ValueRange{});
+  }
+
+  void barrier() { gpu::BarrierOp::create(b, loc()); }
+
+  LogicalResult fail(const Twine &msg) { return diagOp->emitOpError(msg); }
+
+  //===--------------------------------------------------------------------===//
+  // Layouts
+  //===--------------------------------------------------------------------===//
+
+  FailureOr<AccLayout> accLayout(RankedTensorType t) {
+    const MatrixInstr *mi = target.mma;
+    if (t.getRank() != 2 || t.getDimSize(0) != mi->m)
+      return fail("a register tile must have " + Twine(mi->m) +
+                  " rows (the matrix instruction's M), got " +
+                  Twine(t.getRank() == 2 ? t.getDimSize(0) : 0));
+    int64_t cols = t.getDimSize(1);
+    if (cols % (warps * mi->n) != 0)
+      return fail("a tile of " + Twine(cols) + " columns cannot be split across " +
+                  Twine(warps) + " warps of " + Twine(mi->n) + "-column instructions");
+    AccLayout l{mi, cols, cols / warps, cols / warps / mi->n,
+                mi->c.elemsPerLane(), {}};
+    for (int64_t i = 0; i < l.elems; ++i)
+      if (!llvm::is_contained(l.rowGroups, l.elemRow(i)))
+        l.rowGroups.push_back(l.elemRow(i));
+    return l;
+  }
+
+  /// Row and column of register r of an Acc tile in this lane.
+  std::pair<Value, Value> accCoord(const AccLayout &l, int64_t r) {
+    int64_t j = r / l.elems, i = r % l.elems;
+    Value row = addc(cRow, l.elemRow(i));
+    Value col = add(mul(warp, l.colsPerWarp),
+                    addc(cCol, j * l.mi->n + l.elemCol(i)));
+    return {row, col};
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Reading tiles
+  //===--------------------------------------------------------------------===//
+
+  /// Element (r, c) of a Smem / Expr tile as f32.
+  Value readF32(const Tile &t, Value r, Value c) {
+    if (t.kind == Kind::Expr)
+      return t.fn(b, loc(), readF32(*t.src, r, c));
+    Value v = memref::LoadOp::create(
+        b, loc(), t.view, ValueRange{addc(r, t.rowOff), addc(c, t.colOff)});
+    return toF32(b, loc(), v, t.type.getElementType());
+  }
+
+  /// Element (r, c) as stored bf16 (i16) for a matrix operand.
+  Value readBf16(const Tile &t, Value r, Value c) {
+    if (t.kind == Kind::Smem && t.type.getElementType().isBF16())
+      return memref::LoadOp::create(
+          b, loc(), t.view, ValueRange{addc(r, t.rowOff), addc(c, t.colOff)});
+    return fromF32(b, loc(), readF32(t, r, c), b.getBF16Type());
+  }
+
+  /// Makes a register tile readable as a matrix operand: writes it to a
+  /// new shared region in its element type.
+  FailureOr<std::shared_ptr<Tile>> ensureShared(std::shared_ptr<Tile> t) {
+    if (t->kind == Kind::Smem || t->kind == Kind::Expr)
+      return t;
+    if (t->kind != Kind::Acc) {
+      (void)fail("unsupported operand placement");
+      return failure();
+    }
+    auto l = accLayout(t->type);
+    if (failed(l))
+      return failure();
+    Type elt = t->type.getElementType();
+    auto out = std::make_shared<Tile>();
+    out->kind = Kind::Smem;
+    out->type = t->type;
+    out->view = allocSmem(t->type.getDimSize(0), t->type.getDimSize(1), elt);
+    barrier();
+    for (int64_t r = 0; r < l->size(); ++r) {
+      auto [row, col] = accCoord(*l, r);
+      memref::StoreOp::create(b, loc(), fromF32(b, loc(), t->regs[r], elt),
+                              out->view, ValueRange{row, col});
+    }
+    barrier();
+    return out;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Reductions over the rows of an Acc tile
+  //===--------------------------------------------------------------------===//
+
+  /// Reduces `regs` (Acc layout) per row with `combine`; returns one value
+  /// per row group, identical in every lane and warp that holds the row.
+  SmallVector<Value> rowReduce(const AccLayout &l, ArrayRef<Value> regs,
+                               float identity,
+                               function_ref<Value(Value, Value)> combine) {
+    SmallVector<Value> part(l.rowGroups.size(), cstF32(b, loc(), identity));
+    for (int64_t r = 0; r < l.size(); ++r) {
+      int64_t g = l.group(r % l.elems);
+      part[g] = combine(part[g], regs[r]);
+    }
+    // Lanes that differ only in column bits hold the same rows.
+    for (auto [j, base] : llvm::enumerate(l.mi->c.laneBases)) {
+      if (base.row != 0)
+        continue;
+      for (Value &p : part) {
+        auto shfl = gpu::ShuffleOp::create(
+            b, loc(), p, cstI32(b, loc(), int64_t(1) << j),
+            cstI32(b, loc(), wave), gpu::ShuffleMode::XOR);
+        p = combine(p, shfl.getShuffleResult());
+      }
+    }
+    if (warps == 1)
+      return part;
+    // Across warps through shared memory: red[warp][row].
+    Value red = allocSmem(warps, l.mi->m, b.getF32Type());
+    barrier();
+    for (auto [g, p] : llvm::enumerate(part))
+      memref::StoreOp::create(b, loc(), p, red,
+                              ValueRange{warp, addc(cRow, l.rowGroups[g])});
+    barrier();
+    SmallVector<Value> out;
+    for (auto [g, p] : llvm::enumerate(part)) {
+      Value acc = cstF32(b, loc(), identity);
+      for (int64_t w = 0; w < warps; ++w)
+        acc = combine(acc, memref::LoadOp::create(
+                               b, loc(), red,
+                               ValueRange{idx(w), addc(cRow, l.rowGroups[g])}));
+      out.push_back(acc);
+    }
+    return out;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Ops
+  //===--------------------------------------------------------------------===//
+
+  std::shared_ptr<Tile> regTile(Kind k, RankedTensorType t,
+                                SmallVector<Value> regs) {
+    auto tile = std::make_shared<Tile>();
+    tile->kind = k;
+    tile->type = t;
+    tile->regs = std::move(regs);
+    return tile;
+  }
+
+  std::shared_ptr<Tile> get(Value v) { return tiles.lookup(v); }
+
+  LogicalResult lowerFill(FillOp op) {
+    auto t = op.getType();
+    Value c = arith::ConstantOp::create(b, loc(), op.getValueAttr());
+    if (t.getRank() == 1) {
+      auto l = accLayout(RankedTensorType::get({t.getDimSize(0), warps * target.mma->n},
+                                               b.getF32Type()));
+      if (failed(l))
+        return failure();
+      tiles[op] = regTile(Kind::RowSlice, t,
+                          SmallVector<Value>(l->rowGroups.size(), c));
+      return success();
+    }
+    auto l = accLayout(t);
+    if (failed(l))
+      return failure();
+    tiles[op] = regTile(Kind::Acc, t, SmallVector<Value>(l->size(), c));
+    return success();
+  }
+
+  LogicalResult lowerLoad(LoadOp op) {
+    auto t = op.getResult().getType();
+    if (t.getRank() != 2)
+      return fail("the GPU lowering loads rank-2 tiles only");
+    int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+    Type elt = t.getElementType();
+    auto tile = std::make_shared<Tile>();
+    tile->kind = Kind::Smem;
+    tile->type = t;
+    tile->view = allocSmem(rows, cols, elt);
+    Value src = scalars.lookup(op.getSource());
+    SmallVector<Value> base;
+    for (Value i : op.getIndices())
+      base.push_back(scalars.lookup(i));
+    size_t rowDim = base.size() - 2;
+    Value bound = op.getBound() ? scalars.lookup(op.getBound()) : Value();
+
+    barrier(); // the region may still be read from the previous iteration
+    int64_t total = rows * cols;
+    auto loop = scf::ForOp::create(b, loc(), tid, idx(total), idx(threads));
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value e = loop.getInductionVar();
+      Value r = arith::DivUIOp::create(b, loc(), e, idx(cols));
+      Value c = arith::RemUIOp::create(b, loc(), e, idx(cols));
+      SmallVector<Value> at = base;
+      at[rowDim] = add(base[rowDim], r);
+      at[rowDim + 1] = add(base[rowDim + 1], c);
+      Value v;
+      if (bound) {
+        Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
+                                         at[rowDim], bound);
+        auto ifOp = scf::IfOp::create(
+            b, loc(), in,
+            [&](OpBuilder &nb, Location l) {
+              scf::YieldOp::create(nb, l,
+                                   memref::LoadOp::create(nb, l, src, at).getResult());
+            },
+            [&](OpBuilder &nb, Location l) {
+              scf::YieldOp::create(nb, l, storedZero(nb, l, elt));
+            });
+        v = ifOp.getResult(0);
+      } else {
+        v = memref::LoadOp::create(b, loc(), src, at);
+      }
+      memref::StoreOp::create(b, loc(), v, tile->view, ValueRange{r, c});
+    }
+    barrier();
+    tiles[op] = tile;
+    return success();
+  }
+
+  LogicalResult lowerElementwise(Value result, Value source,
+                                 std::function<Value(OpBuilder &, Location, Value)> fn) {
+    auto src = get(source);
+    auto t = cast<RankedTensorType>(result.getType());
+    if (src->kind == Kind::Smem || src->kind == Kind::Expr) {
+      auto e = std::make_shared<Tile>();
+      e->kind = Kind::Expr;
+      e->type = t;
+      e->src = src;
+      e->fn = fn;
+      tiles[result] = e;
+      return success();
+    }
+    SmallVector<Value> regs;
+    for (Value r : src->regs)
+      regs.push_back(fn(b, loc(), r));
+    tiles[result] = regTile(src->kind, t, std::move(regs));
+    return success();
+  }
+
+  LogicalResult lowerCast(CastOp op) {
+    Type to = op.getResult().getType().getElementType();
+    return lowerElementwise(op.getResult(), op.getSource(),
+                            [to](OpBuilder &nb, Location l, Value v) {
+                              // Registers hold f32 rounded to the type.
+                              return toF32(nb, l, fromF32(nb, l, v, to), to);
+                            });
+  }
+
+  LogicalResult lowerScale(ScaleOp op) {
+    Value factor = scalars.lookup(op.getFactor());
+    return lowerElementwise(op.getResult(), op.getSource(),
+                            [factor](OpBuilder &nb, Location l, Value v) {
+                              return arith::MulFOp::create(nb, l, v, factor).getResult();
+                            });
+  }
+
+  LogicalResult lowerSlice(SliceOp op) {
+    auto src = get(op.getSource());
+    if (src->kind != Kind::Smem)
+      return fail("the GPU lowering slices shared-memory tiles only");
+    auto t = std::make_shared<Tile>(*src);
+    t->type = op.getResult().getType();
+    t->rowOff += op.getOffsets()[0];
+    t->colOff += op.getOffsets()[1];
+    tiles[op] = t;
+    return success();
+  }
+
+  LogicalResult lowerMask(MaskOp op) {
+    auto src = get(op.getSource());
+    if (src->kind != Kind::Acc)
+      return fail("the GPU lowering masks register tiles only");
+    auto l = accLayout(src->type);
+    if (failed(l))
+      return failure();
+    Value off = scalars.lookup(op.getOffset()), bound = scalars.lookup(op.getBound());
+    Value fill = arith::ConstantOp::create(b, loc(), op.getFillAttr());
+    SmallVector<Value> regs;
+    for (int64_t r = 0; r < l->size(); ++r) {
+      auto [row, col] = accCoord(*l, r);
+      Value pos = add(off, op.getDim() == 0 ? row : col);
+      Value out = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sge, pos, bound);
+      regs.push_back(arith::SelectOp::create(b, loc(), out, fill, src->regs[r]));
+    }
+    tiles[op] = regTile(Kind::Acc, op.getType(), std::move(regs));
+    return success();
+  }
+
+  LogicalResult lowerDot(DotOp op) {
+    const MatrixInstr *mi = target.mma;
+    auto resT = op.getResult().getType();
+    auto l = accLayout(resT);
+    if (failed(l))
+      return failure();
+    auto lhs = ensureShared(get(op.getLhs()));
+    auto rhs = ensureShared(get(op.getRhs()));
+    if (failed(lhs) || failed(rhs))
+      return failure();
+    int64_t k = op.getLhs().getType().getDimSize(1);
+    if (k % mi->k != 0)
+      return fail("contraction size " + Twine(k) + " is not a multiple of the " +
+                  "matrix instruction's K (" + Twine(mi->k) + ")");
+    bool trans = op.getTransposeRhs();
+    SmallVector<Value> init;
+    if (op.getAcc())
+      init = get(op.getAcc())->regs;
+    else
+      init.assign(l->size(), cstF32(b, loc(), 0.0f));
+
+    Value warpCol = mul(warp, l->colsPerWarp);
+    auto loop = scf::ForOp::create(b, loc(), idx(0), idx(k), idx(mi->k), init);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value kk = loop.getInductionVar();
+      SmallVector<Value> a;
+      for (int64_t i = 0; i < mi->a.elemsPerLane(); ++i) {
+        Coord c = mi->a.map(0, i);
+        a.push_back(readBf16(**lhs, addc(aRow, c.row), add(kk, addc(aCol, c.col))));
+      }
+      SmallVector<Value> acc(loop.getRegionIterArgs());
+      SmallVector<Value> next;
+      for (int64_t j = 0; j < l->tiles; ++j) {
+        SmallVector<Value> bv;
+        for (int64_t i = 0; i < mi->b.elemsPerLane(); ++i) {
+          Coord c = mi->b.map(0, i);
+          Value kr = add(kk, addc(bRow, c.row));
+          Value col = add(warpCol, addc(bCol, j * mi->n + c.col));
+          bv.push_back(trans ? readBf16(**rhs, col, kr) : readBf16(**rhs, kr, col));
+        }
+        auto d = target.matrixOp(b, loc(), a, bv,
+                                 ArrayRef<Value>(acc).slice(j * l->elems, l->elems));
+        next.append(d.begin(), d.end());
+      }
+      scf::YieldOp::create(b, loc(), next);
+    }
+    tiles[op] = regTile(Kind::Acc, resT, SmallVector<Value>(loop.getResults()));
+    return success();
+  }
+
+  LogicalResult lowerOnlineSoftmax(OnlineSoftmaxOp op) {
+    auto s = get(op.getScores()), m = get(op.getMax()), lsum = get(op.getSum());
+    auto acc = get(op.getAcc());
+    if (s->kind != Kind::Acc || acc->kind != Kind::Acc ||
+        m->kind != Kind::RowSlice || lsum->kind != Kind::RowSlice)
+      return fail("unsupported placements for online softmax");
+    auto ls = accLayout(s->type), la = accLayout(acc->type);
+    if (failed(ls) || failed(la))
+      return failure();
+    auto maxf = [&](Value x, Value y) -> Value {
+      return arith::MaximumFOp::create(b, loc(), x, y);
+    };
+    auto addf = [&](Value x, Value y) -> Value {
+      return arith::AddFOp::create(b, loc(), x, y);
+    };
+    SmallVector<Value> tileMax =
+        rowReduce(*ls, s->regs, -std::numeric_limits<float>::infinity(), maxf);
+    SmallVector<Value> newMax, ref, alpha;
+    for (auto [g, old] : llvm::enumerate(m->regs)) {
+      newMax.push_back(maxf(old, tileMax[g]));
+      ref.push_back(finiteOrZero(b, loc(), newMax.back()));
+      alpha.push_back(target.exp2(
+          b, loc(), arith::SubFOp::create(b, loc(), old, ref.back())));
+    }
+    SmallVector<Value> probs;
+    for (int64_t r = 0; r < ls->size(); ++r) {
+      int64_t g = ls->group(r % ls->elems);
+      probs.push_back(target.exp2(
+          b, loc(), arith::SubFOp::create(b, loc(), s->regs[r], ref[g])));
+    }
+    SmallVector<Value> rowSum = rowReduce(*ls, probs, 0.0f, addf);
+    SmallVector<Value> newSum;
+    for (auto [g, old] : llvm::enumerate(lsum->regs))
+      newSum.push_back(
+          addf(arith::MulFOp::create(b, loc(), old, alpha[g]), rowSum[g]));
+    SmallVector<Value> newAcc;
+    for (int64_t r = 0; r < la->size(); ++r)
+      newAcc.push_back(arith::MulFOp::create(
+          b, loc(), acc->regs[r], alpha[la->group(r % la->elems)]));
+    tiles[op.getProbs()] = regTile(Kind::Acc, s->type, probs);
+    tiles[op.getNewMax()] = regTile(Kind::RowSlice, m->type, newMax);
+    tiles[op.getNewSum()] = regTile(Kind::RowSlice, lsum->type, newSum);
+    tiles[op.getNewAcc()] = regTile(Kind::Acc, acc->type, newAcc);
+    return success();
+  }
+
+  LogicalResult lowerFinalize(SoftmaxFinalizeOp op) {
+    auto acc = get(op.getAcc()), m = get(op.getMax()), lsum = get(op.getSum());
+    auto la = accLayout(acc->type);
+    if (failed(la))
+      return failure();
+    Value scale = op.getScale() ? scalars.lookup(op.getScale()) : cstF32(b, loc(), 1.0f);
+    Value zero = cstF32(b, loc(), 0.0f), one = cstF32(b, loc(), 1.0f);
+    SmallVector<Value> factor, empty, lse;
+    for (auto [g, sum] : llvm::enumerate(lsum->regs)) {
+      Value e = arith::CmpFOp::create(b, loc(), arith::CmpFPredicate::OEQ, sum, zero);
+      Value safe = arith::SelectOp::create(b, loc(), e, one, sum);
+      empty.push_back(e);
+      factor.push_back(arith::DivFOp::create(b, loc(), scale, safe));
+      Value l2 = arith::AddFOp::create(b, loc(), m->regs[g],
+                                       target.log2(b, loc(), safe));
+      Value ln = arith::MulFOp::create(b, loc(), l2, cstF32(b, loc(), 1.0f / kLog2E));
+      lse.push_back(arith::SelectOp::create(
+          b, loc(), e, cstF32(b, loc(), -std::numeric_limits<float>::infinity()), ln));
+    }
+    SmallVector<Value> out;
+    for (int64_t r = 0; r < la->size(); ++r) {
+      int64_t g = la->group(r % la->elems);
+      Value v = arith::MulFOp::create(b, loc(), acc->regs[r], factor[g]);
+      out.push_back(arith::SelectOp::create(b, loc(), empty[g], zero, v));
+    }
+    tiles[op.getOut()] = regTile(Kind::Acc, acc->type, out);
+    tiles[op.getLse()] = regTile(Kind::RowSlice, m->type, lse);
+    return success();
+  }
+
+  LogicalResult lowerSplitKReduce(SplitKReduceOp op) {
+    auto t = op.getResult().getType();
+    int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+    if ((rows * cols) % threads != 0)
+      return fail("a combined tile of " + Twine(rows * cols) +
+                  " elements does not divide over " + Twine(threads) + " threads");
+    Value part = scalars.lookup(op.getPartial()), lse = scalars.lookup(op.getLse());
+    Value bIdx = scalars.lookup(op.getBatch()), h0 = scalars.lookup(op.getHead());
+    Value n = scalars.lookup(op.getNumSplits());
+    Value negInf = cstF32(b, loc(), -std::numeric_limits<float>::infinity());
+    Value zero = cstF32(b, loc(), 0.0f);
+    SmallVector<Value> regs;
+    for (int64_t k = 0; k < rows * cols / threads; ++k) {
+      Value e = addc(tid, k * threads);
+      Value head = add(h0, arith::DivUIOp::create(b, loc(), e, idx(cols)));
+      Value col = arith::RemUIOp::create(b, loc(), e, idx(cols));
+      auto mx = scf::ForOp::create(
+          b, loc(), idx(0), n, idx(1), ValueRange{negInf},
+          [&](OpBuilder &nb, Location l, Value s, ValueRange it) {
+            Value v = memref::LoadOp::create(nb, l, lse, ValueRange{bIdx, s, head});
+            scf::YieldOp::create(nb, l, ValueRange{
+                arith::MaximumFOp::create(nb, l, it[0], v).getResult()});
+          });
+      Value ref = finiteOrZero(b, loc(), mx.getResult(0));
+      auto sum = scf::ForOp::create(
+          b, loc(), idx(0), n, idx(1), ValueRange{zero, zero},
+          [&](OpBuilder &nb, Location l, Value s, ValueRange it) {
+            Value v = memref::LoadOp::create(nb, l, lse, ValueRange{bIdx, s, head});
+            Value w = target.exp2(nb, l, arith::MulFOp::create(
+                nb, l, arith::SubFOp::create(nb, l, v, ref), cstF32(nb, l, kLog2E)));
+            Value p = memref::LoadOp::create(nb, l, part, ValueRange{bIdx, s, head, col});
+            Value acc = arith::AddFOp::create(nb, l, it[0], arith::MulFOp::create(nb, l, w, p));
+            scf::YieldOp::create(nb, l, ValueRange{
+                acc, arith::AddFOp::create(nb, l, it[1], w).getResult()});
+          });
+      Value wsum = sum.getResult(1);
+      Value empty = arith::CmpFOp::create(b, loc(), arith::CmpFPredicate::OEQ, wsum, zero);
+      Value safe = arith::SelectOp::create(b, loc(), empty, cstF32(b, loc(), 1.0f), wsum);
+      regs.push_back(arith::SelectOp::create(
+          b, loc(), empty, zero, arith::DivFOp::create(b, loc(), sum.getResult(0), safe)));
+    }
+    tiles[op] = regTile(Kind::Blocked, t, std::move(regs));
+    return success();
+  }
+
+  LogicalResult lowerStore(StoreOp op) {
+    auto t = get(op.getValue());
+    Value dst = scalars.lookup(op.getDest());
+    Type dstElt = op.getDest().getType().getElementType();
+    SmallVector<Value> base;
+    for (Value i : op.getIndices())
+      base.push_back(scalars.lookup(i));
+    int64_t rank = t->type.getRank();
+    size_t lead = base.size() - rank;
+    Value bound = op.getBound() ? scalars.lookup(op.getBound()) : Value();
+
+    auto emit = [&](ArrayRef<Value> coord, Value v, Value pred) {
+      SmallVector<Value> at = base;
+      for (int64_t d = 0; d < rank; ++d)
+        at[lead + d] = add(base[lead + d], coord[d]);
+      if (bound) {
+        Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, at[lead], bound);
+        pred = pred ? arith::AndIOp::create(b, loc(), pred, in).getResult() : in;
+      }
+      Value stored = fromF32(b, loc(), v, dstElt);
+      if (!pred) {
+        memref::StoreOp::create(b, loc(), stored, dst, at);
+        return;
+      }
+      scf::IfOp::create(b, loc(), pred, [&](OpBuilder &nb, Location l) {
+        memref::StoreOp::create(nb, l, stored, dst, at);
+        scf::YieldOp::create(nb, l);
+      });
+    };
+
+    switch (t->kind) {
+    case Kind::Acc: {
+      auto l = accLayout(t->type);
+      if (failed(l))
+        return failure();
+      for (int64_t r = 0; r < l->size(); ++r) {
+        auto [row, col] = accCoord(*l, r);
+        emit({row, col}, t->regs[r], Value());
+      }
+      return success();
+    }
+    case Kind::RowSlice: {
+      auto l = accLayout(RankedTensorType::get({t->type.getDimSize(0), warps * target.mma->n},
+                                               b.getF32Type()));
+      if (failed(l))
+        return failure();
+      // Every lane of a row holds the value: warp 0's column-0 lanes store.
+      Value first = arith::AndIOp::create(
+          b, loc(),
+          arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, warp, idx(0)),
+          arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, cCol, idx(0)));
+      for (auto [g, v] : llvm::enumerate(t->regs))
+        emit({addc(cRow, l->rowGroups[g])}, v, first);
+      return success();
+    }
+    case Kind::Blocked: {
+      int64_t cols = t->type.getDimSize(rank - 1);
+      for (auto [k, v] : llvm::enumerate(t->regs)) {
+        Value e = addc(tid, k * threads);
+        if (rank == 2)
+          emit({arith::DivUIOp::create(b, loc(), e, idx(cols)),
+                arith::RemUIOp::create(b, loc(), e, idx(cols))},
+               v, Value());
+        else
+          emit({e}, v, Value());
+      }
+      return success();
+    }
+    default:
+      return fail("the GPU lowering stores register tiles only");
+    }
+  }
+
+  LogicalResult lowerKvLoop(KvLoopOp op) {
+    SmallVector<Value> inits;
+    SmallVector<std::shared_ptr<Tile>> initTiles;
+    for (Value v : op.getInits()) {
+      auto t = get(v);
+      if (!t || (t->kind != Kind::Acc && t->kind != Kind::RowSlice))
+        return fail("loop-carried tiles must be register tiles");
+      initTiles.push_back(t);
+      inits.append(t->regs.begin(), t->regs.end());
+    }
+    auto loop = scf::ForOp::create(b, loc(), scalars.lookup(op.getLower()),
+                                   scalars.lookup(op.getUpper()),
+                                   idx(op.getStep()), inits);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Block &body = op.getBody().front();
+    scalars.map(body.getArgument(0), loop.getInductionVar());
+    unsigned pos = 0;
+    for (auto [i, t] : llvm::enumerate(initTiles)) {
+      SmallVector<Value> regs;
+      for (size_t r = 0; r < t->regs.size(); ++r)
+        regs.push_back(loop.getRegionIterArgs()[pos++]);
+      tiles[body.getArgument(i + 1)] = regTile(t->kind, t->type, regs);
+    }
+    for (Operation &inner : body.without_terminator())
+      if (failed(lowerOp(&inner)))
+        return failure();
+    auto yield = cast<YieldOp>(body.getTerminator());
+    SmallVector<Value> next;
+    for (auto [v, init] : llvm::zip(yield.getValues(), initTiles)) {
+      auto t = get(v);
+      if (!t || t->kind != init->kind || t->regs.size() != init->regs.size())
+        return fail("a yielded tile changed placement across the loop");
+      next.append(t->regs.begin(), t->regs.end());
+    }
+    scf::YieldOp::create(b, loc(), next);
+    pos = 0;
+    for (auto [i, t] : llvm::enumerate(initTiles)) {
+      SmallVector<Value> regs;
+      for (size_t r = 0; r < t->regs.size(); ++r)
+        regs.push_back(loop.getResult(pos++));
+      tiles[op.getResult(i)] = regTile(t->kind, t->type, regs);
+    }
+    return success();
+  }
+
+  LogicalResult lowerIf(scf::IfOp op) {
+    if (op.getNumResults() != 0)
+      return fail("scf.if with results is not supported in kernels");
+    auto ifOp = scf::IfOp::create(b, loc(), scalars.lookup(op.getCondition()),
+                                  !op.getElseRegion().empty());
+    OpBuilder::InsertionGuard g(b);
+    auto lowerRegion = [&](Region &from, Block *to) -> LogicalResult {
+      b.setInsertionPointToStart(to);
+      for (Operation &inner : from.front().without_terminator())
+        if (failed(lowerOp(&inner)))
+          return failure();
+      return success();
+    };
+    if (failed(lowerRegion(op.getThenRegion(), ifOp.thenBlock())))
+      return failure();
+    if (!op.getElseRegion().empty() &&
+        failed(lowerRegion(op.getElseRegion(), ifOp.elseBlock())))
+      return failure();
+    return success();
+  }
+
+  LogicalResult lowerOp(Operation *op) {
+    Operation *saved = diagOp;
+    diagOp = op;
+    auto restore = llvm::make_scope_exit([&] { diagOp = saved; });
+    return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+        .Case([&](ProgramIdOp p) {
+          static const gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
+                                                gpu::Dimension::z};
+          scalars.map(p.getResult(), gpu::BlockIdOp::create(b, loc(), dims[p.getDim()]));
+          return success();
+        })
+        .Case([&](SplitRangeOp r) {
+          auto [lo, hi] = emitSplitRange(b, loc(), scalars.lookup(r.getLength()),
+                                         scalars.lookup(r.getSplit()),
+                                         scalars.lookup(r.getNumSplits()),
+                                         r.getBlockN(), r.getExact());
+          scalars.map(r.getLo(), lo);
+          scalars.map(r.getHi(), hi);
+          return success();
+        })
+        .Case([&](FillOp o) { return lowerFill(o); })
+        .Case([&](LoadOp o) { return lowerLoad(o); })
+        .Case([&](StoreOp o) { return lowerStore(o); })
+        .Case([&](CastOp o) { return lowerCast(o); })
+        .Case([&](ScaleOp o) { return lowerScale(o); })
+        .Case([&](SliceOp o) { return lowerSlice(o); })
+        .Case([&](MaskOp o) { return lowerMask(o); })
+        .Case([&](DotOp o) { return lowerDot(o); })
+        .Case([&](OnlineSoftmaxOp o) { return lowerOnlineSoftmax(o); })
+        .Case([&](SoftmaxFinalizeOp o) { return lowerFinalize(o); })
+        .Case([&](SplitKReduceOp o) { return lowerSplitKReduce(o); })
+        .Case([&](KvLoopOp o) { return lowerKvLoop(o); })
+        .Case([&](scf::IfOp o) { return lowerIf(o); })
+        .Default([&](Operation *other) -> LogicalResult {
+          if (other->getDialect() == b.getContext()->getLoadedDialect<MLADialect>() ||
+              other->getNumRegions() != 0)
+            return fail("is not supported by the GPU lowering");
+          b.clone(*other, scalars);
+          return success();
+        });
+  }
+};
+
+struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    auto target = GpuTarget::get(chip, module);
+    if (failed(target))
+      return signalPassFailure();
+    if (!module.getOps<DecodeOp>().empty()) {
+      module.emitError("mla.decode specs must be expanded before "
+                       "mla-lower-to-gpu (run mla-expand-decode)");
+      return signalPassFailure();
+    }
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(ctx));
+    OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+    auto gpuModule = gpu::GPUModuleOp::create(
+        mb, module.getLoc(), "mla_kernels",
+        ArrayAttr::get(ctx, {target->moduleTarget(ctx)}));
+
+    for (KernelOp kernel : llvm::make_early_inc_range(module.getOps<KernelOp>())) {
+      SmallVector<Type> argTypes;
+      for (Type t : kernel.getArgumentTypes()) {
+        if (auto mt = dyn_cast<MemRefType>(t))
+          t = MemRefType::get(mt.getShape(), storageType(mt.getElementType()));
+        argTypes.push_back(t);
+      }
+      OpBuilder b = OpBuilder::atBlockEnd(gpuModule.getBody());
+      auto func = gpu::GPUFuncOp::create(b, kernel.getLoc(), kernel.getSymName(),
+                                         b.getFunctionType(argTypes, {}));
+      func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+      int64_t warps = kernel.getNumWarps();
+      int64_t threads = warps * target->chip->waveSize;
+      func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+          {static_cast<int32_t>(threads), 1, 1}));
+      b.setInsertionPointToStart(&func.getBody().front());
+
+      Lowering low(b, *target, warps);
+      low.diagOp = kernel;
+      low.init(kernel.getLoc());
+      for (auto [from, to] : llvm::zip(kernel.getBody().getArguments(),
+                                       func.getArguments()))
+        low.scalars.map(from, to);
+      for (Operation &op : kernel.getBody().front().without_terminator())
+        if (failed(low.lowerOp(&op)))
+          return signalPassFailure();
+      gpu::ReturnOp::create(b, kernel.getLoc());
+      func->setAttr("mla.shared_bytes", b.getI64IntegerAttr(low.smemBytes));
+      func->setAttr("mla.block_threads", b.getI64IntegerAttr(threads));
+      func->setAttr("mla.grid", kernel.getGrid());
+      for (StringRef name : {"variant", "block_n", "dispatch_kv_multiple",
+                             "split_candidates", "kv_len_multiple_of"})
+        if (Attribute a = kernel->getAttr(name))
+          func->setAttr(("mla." + name).str(), a);
+      kernel.erase();
+    }
+  }
+};
+
+} // namespace

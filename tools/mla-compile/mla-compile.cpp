@@ -1,0 +1,272 @@
+//===- mla-compile.cpp - spec -> GPU binaries + manifest ------------------===//
+//
+//   mla-compile kernels/deepseek_r1_decode_fp8.mlir --chip=sm_90 -o DIR
+//
+// Expands the spec (mla-to-tiles), lowers the kernels for the chip
+// (mla-to-gpu), serialises the gpu.module (gpu-module-to-binary), assembles
+// it with ptxas from the CUDA toolkit, and writes into DIR:
+//
+//   <spec>.ptx / <spec>.cubin   the code
+//   <spec>.json                 the manifest: kernels, argument layout,
+//                               grid / block / shared-memory rules, split and
+//                               variant rules
+//
+// and prints a resource report per kernel (registers, spills, shared
+// memory) read from `ptxas -v`.
+//
+//===----------------------------------------------------------------------===//
+#include "mla/MLAOps.h"
+#include "mla/Pipelines.h"
+#include "mla/SplitCostModel.h"
+#include "mla/Target.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<spec.mlir>"),
+                                      cl::Required);
+static cl::opt<std::string> chipOpt("chip", cl::desc("target chip"),
+                                    cl::init("sm_90"));
+static cl::opt<std::string> outDir("o", cl::desc("output folder"), cl::Required);
+static cl::opt<std::string> ptxasPath(
+    "ptxas", cl::desc("ptxas to assemble NVPTX with"),
+    cl::init("/usr/local/cuda/bin/ptxas"));
+
+static int fail(const llvm::Twine &msg) {
+  llvm::errs() << "mla-compile: error: " << msg << "\n";
+  return 1;
+}
+
+static std::string typeName(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+/// The manifest entry of one kernel, read before lowering.
+static llvm::json::Object describeKernel(mla::KernelOp k, int64_t waveSize) {
+  llvm::json::Object o;
+  o["name"] = k.getSymName().str();
+  llvm::json::Array grid;
+  for (Attribute a : k.getGrid())
+    grid.push_back(cast<StringAttr>(a).getValue().str());
+  o["grid"] = std::move(grid);
+  o["block_threads"] = k.getNumWarps() * waveSize;
+  o["stage"] = k.getBlockN() ? 1 : 2;
+  if (auto v = k.getVariant())
+    o["variant"] = v->str();
+  if (auto d = k.getDispatchKvMultiple())
+    o["dispatch_kv_multiple"] = static_cast<int64_t>(*d);
+  auto names = k->getAttrOfType<ArrayAttr>("mla.arg_names");
+  llvm::json::Array args;
+  for (auto [i, t] : llvm::enumerate(k.getArgumentTypes())) {
+    llvm::json::Object a;
+    if (names && i < names.size())
+      a["name"] = cast<StringAttr>(names[i]).getValue().str();
+    if (auto mt = dyn_cast<MemRefType>(t)) {
+      // Passed as a memref descriptor: 2 pointers, offset, sizes, strides.
+      a["kind"] = "memref";
+      a["rank"] = mt.getRank();
+      a["dtype"] = typeName(mt.getElementType());
+      llvm::json::Array shape;
+      for (int64_t d : mt.getShape())
+        shape.push_back(ShapedType::isDynamic(d) ? llvm::json::Value(nullptr)
+                                                 : llvm::json::Value(d));
+      a["shape"] = std::move(shape);
+    } else if (t.isIndex()) {
+      a["kind"] = "i64";
+    } else {
+      a["kind"] = typeName(t);
+    }
+    args.push_back(std::move(a));
+  }
+  o["args"] = std::move(args);
+  return o;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "compile an MLA decode spec for a GPU\n");
+
+  const mla::ChipInfo *chip = mla::lookupChip(chipOpt);
+  if (!chip)
+    return fail("unknown chip '" + chipOpt + "' (known: " + mla::knownChipNames() + ")");
+  if (!llvm::StringRef(chipOpt.getValue()).starts_with("sm_"))
+    return fail("code objects for '" + chipOpt +
+                "' are not implemented yet: the per-lane lowering emits NVVM only");
+
+  DialectRegistry registry;
+  mla::registerCompilerDialects(registry);
+  MLIRContext ctx(registry);
+  llvm::SourceMgr sm;
+  SourceMgrDiagnosticHandler diag(sm, &ctx);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(inputFile, sm, &ctx);
+  if (!module)
+    return 1;
+  auto specs = module->getOps<mla::DecodeOp>();
+  if (specs.empty())
+    return fail("no mla.decode in " + inputFile);
+  mla::DecodeOp spec = *specs.begin();
+  std::string name = spec.getSymName().str();
+
+  llvm::json::Object manifest;
+  manifest["spec"] = name;
+  manifest["chip"] = chip->name.str();
+  manifest["compute_units"] = chip->computeUnits;
+  manifest["num_heads"] = static_cast<int64_t>(spec.getNumHeads());
+  manifest["qk_dim"] = static_cast<int64_t>(spec.getQkDim());
+  manifest["v_dim"] = static_cast<int64_t>(spec.getVDim());
+  manifest["q_type"] = typeName(spec.getQType());
+  manifest["kv_type"] = typeName(spec.getKvType());
+  manifest["out_type"] = typeName(spec.getOutType());
+  manifest["kv_scale"] = spec.getKvScale().str();
+  manifest["softmax_scale"] = spec.getSoftmaxScale().convertToDouble();
+  manifest["block_n"] = static_cast<int64_t>(spec.getBlockN());
+  mla::SplitCostParams params;
+  manifest["split_cost_model"] = llvm::json::Object{
+      {"program_overhead", params.programOverhead},
+      {"combine_launch", params.combineLaunch},
+      {"combine_per_partial", params.combinePerPartial}};
+  manifest["rules"] = llvm::json::Object{
+      {"splits", "fixed by the spec when split_candidates has one entry; else "
+                 "the candidate minimising split_cost_model (docs/Design.md)"},
+      {"variant", "stage1 mask_free when every kv length is a multiple of "
+                  "num_splits * dispatch_kv_multiple (or only mask_free exists); "
+                  "else masked"},
+      {"stage2", "only when num_splits > 1; stage 1 writes out directly otherwise"},
+      {"shared_bytes", "dynamic shared memory per block, set on launch"}};
+
+  PassManager pm(&ctx);
+  mla::buildTileKernelPipeline(pm);
+  if (failed(pm.run(*module)))
+    return 1;
+  llvm::json::Array kernels;
+  std::vector<int64_t> candidates;
+  for (mla::KernelOp k : module->getOps<mla::KernelOp>()) {
+    kernels.push_back(describeKernel(k, chip->waveSize));
+    if (auto c = k.getSplitCandidates(); c && candidates.empty())
+      candidates.assign(c->begin(), c->end());
+  }
+  manifest["split_candidates"] = llvm::json::Array(candidates);
+
+  // Lower, read the shared-memory size of each gpu.func, then serialise.
+  PassManager lower(&ctx);
+  mla::buildGpuLoweringPipeline(lower, chip->name.str());
+  if (failed(lower.run(*module)))
+    return 1;
+  std::map<std::string, int64_t> shared;
+  module->walk([&](Operation *op) {
+    if (auto a = op->getAttrOfType<IntegerAttr>("mla.shared_bytes"))
+      shared[cast<StringAttr>(op->getAttr(SymbolTable::getSymbolAttrName()))
+                 .getValue()
+                 .str()] = a.getInt();
+  });
+  PassManager serialise(&ctx);
+  GpuModuleToBinaryPassOptions toBinary;
+  toBinary.compilationTarget = "isa"; // PTX; ptxas below makes the cubin
+  serialise.addPass(createGpuModuleToBinaryPass(toBinary));
+  if (failed(serialise.run(*module)))
+    return 1;
+  std::string ptx;
+  module->walk([&](gpu::BinaryOp bin) {
+    for (Attribute o : bin.getObjects())
+      ptx = cast<gpu::ObjectAttr>(o).getObject().str();
+  });
+  if (ptx.empty())
+    return fail("gpu-module-to-binary produced no PTX");
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
+    return fail("cannot create " + outDir + ": " + ec.message());
+  auto path = [&](StringRef ext) {
+    llvm::SmallString<256> p(outDir.getValue());
+    llvm::sys::path::append(p, name + ext);
+    return std::string(p);
+  };
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path(".ptx"), ec);
+    if (ec)
+      return fail("cannot write " + path(".ptx"));
+    os << ptx;
+  }
+  std::string arch = chip->name.str();
+  std::string report = path(".ptxas.txt");
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(report),
+                                          StringRef(report)};
+  std::string errMsg;
+  int rc = llvm::sys::ExecuteAndWait(
+      ptxasPath, {ptxasPath, "-arch=" + arch, "-O3", "-v", path(".ptx"), "-o",
+                  path(".cubin")},
+      std::nullopt, redirects, 0, 0, &errMsg);
+  auto reportText = llvm::MemoryBuffer::getFile(report);
+  if (rc != 0)
+    return fail("ptxas failed (" + Twine(rc) + ") " + errMsg + "\n" +
+                (reportText ? (*reportText)->getBuffer() : StringRef()));
+  manifest["binary"] = name + ".cubin";
+
+  // Resource report: ptxas prints one block per entry function.
+  llvm::outs() << "kernel resources (" << arch << ", ptxas -v):\n";
+  std::map<std::string, llvm::json::Object> resources;
+  if (reportText) {
+    std::string current;
+    SmallVector<StringRef> lines;
+    (*reportText)->getBuffer().split(lines, '\n');
+    for (StringRef line : lines) {
+      size_t at = line.find("Compiling entry function '");
+      if (at != StringRef::npos) {
+        current = line.substr(at + 26).take_until([](char c) { return c == '\''; }).str();
+        continue;
+      }
+      auto grab = [&](StringRef key, StringRef what) {
+        size_t k = line.find(key);
+        if (k == StringRef::npos || current.empty())
+          return;
+        StringRef rest = line.substr(0, k).rtrim();
+        StringRef num = rest.substr(rest.find_last_of(" ,:") + 1);
+        int64_t v;
+        if (!num.getAsInteger(10, v))
+          resources[current][what] = v;
+      };
+      grab(" registers", "registers");
+      grab(" bytes spill stores", "spill_store_bytes");
+      grab(" bytes stack frame", "stack_bytes");
+    }
+  }
+  for (llvm::json::Value &kv : kernels) {
+    llvm::json::Object &k = *kv.getAsObject();
+    std::string kname = k.getString("name")->str();
+    k["shared_bytes"] = shared[kname];
+    llvm::json::Object &r = resources[kname];
+    k["resources"] = llvm::json::Object(r);
+    llvm::outs() << "  " << kname << ": " << r.getInteger("registers").value_or(-1)
+                 << " registers, " << r.getInteger("spill_store_bytes").value_or(-1)
+                 << " B spilled, " << r.getInteger("stack_bytes").value_or(-1)
+                 << " B stack, " << shared[kname] << " B shared, "
+                 << k.getInteger("block_threads").value_or(0) << " threads\n";
+  }
+  manifest["kernels"] = std::move(kernels);
+
+  std::error_code ec;
+  llvm::raw_fd_ostream json(path(".json"), ec);
+  if (ec)
+    return fail("cannot write " + path(".json"));
+  json << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
+  llvm::outs() << "wrote " << path(".cubin") << ", " << path(".json") << "\n";
+  return 0;
+}
