@@ -97,6 +97,22 @@ def time_call(fn, data, reps, flush):
     return statistics.median(times)
 
 
+def kernel_time(fn, data, calls=10):
+    """Device time of the kernels one call launches (torch profiler), us."""
+    from torch.profiler import ProfilerActivity, profile
+    fn(data)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn(data)
+        torch.cuda.synchronize()
+    per = {}
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            per[e.name] = per.get(e.name, 0.0) + e.device_time / calls
+    return per
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--baseline", help="module with custom_kernel(data) to time beside ours")
@@ -128,7 +144,7 @@ def main():
             baseline = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(baseline)
         flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
-        print(f"\n{'bs/kv':>10} {'ours us':>9} {'TB/s':>6} {'splits':>6} {'base us':>9} {'ratio':>6}")
+        print(f"\n{'bs/kv':>10} {'ours us':>9} {'kernels':>8} {'TB/s':>6} {'splits':>6} {'base us':>9} {'ratio':>6}")
         ours_all, base_all = [], []
         for bs, kv in TASK_SHAPES:
             data, _ = make_inputs([kv] * bs, "fp8", seed)
@@ -137,13 +153,16 @@ def main():
             splits = k.choose_splits(bs, kv)
             row = dict(bs=bs, kv=kv, ours_us=t, splits=splits,
                        fp8_tb_s=bs * kv * QK / (t * 1e-6) / 1e12)
+            kt = kernel_time(mla_torch.custom_kernel, data)
+            row["ours_kernels_us"] = {n[-24:]: round(v, 1) for n, v in kt.items()}
+            row["ours_kernel_total_us"] = sum(kt.values())
             if baseline:
                 row["baseline_us"] = time_call(baseline.custom_kernel, data, args.reps, flush)
                 base_all.append(row["baseline_us"])
             ours_all.append(t)
             results["timing"].append(row)
             b = row.get("baseline_us")
-            print(f"{bs:>4}/{kv:<5} {t:9.1f} {row['fp8_tb_s']:6.2f} {splits:6d} "
+            print(f"{bs:>4}/{kv:<5} {t:9.1f} {row['ours_kernel_total_us']:8.1f} {row['fp8_tb_s']:6.2f} {splits:6d} "
                   f"{(f'{b:9.1f}' if b else '        -')} {(f'{t / b:6.2f}' if b else '     -')}")
         gm = math.exp(sum(map(math.log, ours_all)) / len(ours_all))
         results["geomean_us"] = gm

@@ -14,6 +14,7 @@ shape.
 import json
 import math
 import os
+import weakref
 
 import cupy
 import numpy as np
@@ -63,14 +64,17 @@ class DecodeKernels:
         return best[1]
 
     def lengths_divide(self, kv_indptr, multiple):
-        # One device-to-host read per distinct indptr tensor and version.
-        key = (kv_indptr.data_ptr(), kv_indptr._version, multiple)
+        # One device-to-host read per indptr tensor object and version. The
+        # key is the object (held weakly), never its address: the caching
+        # allocator hands a freed address to the next tensor.
+        key = (id(kv_indptr), multiple)
         hit = self.exact_cache.get(key)
-        if hit is None:
-            lengths = (kv_indptr[1:] - kv_indptr[:-1]).cpu()
-            hit = bool((lengths % multiple == 0).all())
-            self.exact_cache[key] = hit
-        return hit
+        if hit is not None and hit[0]() is kv_indptr and hit[1] == kv_indptr._version:
+            return hit[2]
+        lengths = (kv_indptr[1:] - kv_indptr[:-1]).cpu()
+        result = bool((lengths % multiple == 0).all())
+        self.exact_cache[key] = (weakref.ref(kv_indptr), kv_indptr._version, result)
+        return result
 
     @staticmethod
     def _args(spec, values):
@@ -80,6 +84,7 @@ class DecodeKernels:
             if a["kind"] == "memref":
                 t = v
                 assert t.is_cuda and t.is_contiguous(), a["name"]
+                assert t.data_ptr() % 16 == 0, a["name"] + " must be 16-byte aligned"
                 assert t.dim() == a["rank"], (a["name"], t.shape)
                 ptr = np.uint64(t.data_ptr())
                 out += [ptr, ptr, np.int64(0)]

@@ -30,6 +30,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -422,17 +423,28 @@ struct Lowering {
     Value bound = op.getBound() ? scalars.lookup(op.getBound()) : Value();
 
     barrier(); // the region may still be read from the previous iteration
-    int64_t total = rows * cols;
-    auto loop = scf::ForOp::create(b, loc(), tid, idx(total), idx(threads));
+    // Copy in 16-byte chunks when rows are whole chunks (every KV and Q row
+    // here), else element by element. A chunk never straddles two rows, so
+    // the row mask applies per chunk.
+    Type st = storageType(elt);
+    int64_t eltBytes = std::max<int64_t>(1, st.getIntOrFloatBitWidth() / 8);
+    int64_t vec = (cols * eltBytes) % 16 == 0 ? 16 / eltBytes : 1;
+    int64_t chunks = rows * cols / vec;
+    auto vecT = VectorType::get({vec}, st);
+    auto loop = scf::ForOp::create(b, loc(), tid, idx(chunks), idx(threads));
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(loop.getBody());
-      Value e = loop.getInductionVar();
+      Value e = mul(loop.getInductionVar(), vec);
       Value r = arith::DivUIOp::create(b, loc(), e, idx(cols));
       Value c = arith::RemUIOp::create(b, loc(), e, idx(cols));
       SmallVector<Value> at = base;
       at[rowDim] = add(base[rowDim], r);
       at[rowDim + 1] = add(base[rowDim + 1], c);
+      auto loadChunk = [&](OpBuilder &nb, Location l) -> Value {
+        return vector::LoadOp::create(nb, l, vecT, src, at, /*nontemporal=*/false,
+                                      vec > 1 ? llvm::MaybeAlign(16) : llvm::MaybeAlign());
+      };
       Value v;
       if (bound) {
         Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
@@ -440,17 +452,19 @@ struct Lowering {
         auto ifOp = scf::IfOp::create(
             b, loc(), in,
             [&](OpBuilder &nb, Location l) {
-              scf::YieldOp::create(nb, l,
-                                   memref::LoadOp::create(nb, l, src, at).getResult());
+              scf::YieldOp::create(nb, l, loadChunk(nb, l));
             },
             [&](OpBuilder &nb, Location l) {
-              scf::YieldOp::create(nb, l, storedZero(nb, l, elt));
+              Value z = vector::BroadcastOp::create(nb, l, vecT, storedZero(nb, l, elt));
+              scf::YieldOp::create(nb, l, z);
             });
         v = ifOp.getResult(0);
       } else {
-        v = memref::LoadOp::create(b, loc(), src, at);
+        v = loadChunk(b, loc());
       }
-      memref::StoreOp::create(b, loc(), v, tile->view, ValueRange{r, c});
+      vector::StoreOp::create(b, loc(), v, tile->view, ValueRange{r, c},
+                              /*nontemporal=*/false,
+                              vec > 1 ? llvm::MaybeAlign(16) : llvm::MaybeAlign());
     }
     barrier();
     tiles[op] = tile;
