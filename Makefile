@@ -7,7 +7,10 @@ BUILD ?= build
 SPEC  ?= kernels/deepseek_r1_decode_fp8.mlir
 JOBS  ?= $(shell nproc)
 
-.PHONY: all deps configure build run test clean
+ARTIFACTS ?= artifacts
+PTXAS ?= /usr/local/cuda/bin/ptxas
+
+.PHONY: all deps configure build run test artifacts clean
 
 all: build
 
@@ -29,6 +32,14 @@ run: build
 	$(BUILD)/bin/mla-run $(SPEC) --batch=4 --kv-len=1024
 	@echo "== mla-run $(SPEC): ragged batch (kv 1, 17, 1000), masked stage 1"
 	$(BUILD)/bin/mla-run $(SPEC) --kv-lens=1,17,1000
+	@echo "== mla-compile $(SPEC) --chip=sm_90: cubin, manifest and resource report"
+	$(BUILD)/bin/mla-compile $(SPEC) --chip=sm_90 --ptxas=$(PTXAS) -o $(BUILD)/artifacts
+
+# Code objects and manifests of both shipped specs, for python/mla_torch.py
+# and bench/ (MLA_ARTIFACTS=$(ARTIFACTS)).
+artifacts: build
+	for s in kernels/deepseek_r1_decode_fp8.mlir kernels/deepseek_r1_decode_bf16.mlir; do \
+	  $(BUILD)/bin/mla-compile $$s --chip=sm_90 --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure

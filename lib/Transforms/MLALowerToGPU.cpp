@@ -292,10 +292,42 @@ struct Lowering {
 
   /// Element (r, c) as stored bf16 (i16) for a matrix operand.
   Value readBf16(const Tile &t, Value r, Value c) {
-    if (t.kind == Kind::Smem && t.type.getElementType().isBF16())
+    Type elt = t.type.getElementType();
+    if (t.kind == Kind::Smem && elt.isBF16())
       return memref::LoadOp::create(
           b, loc(), t.view, ValueRange{addc(r, t.rowOff), addc(c, t.colOff)});
-    return fromF32(b, loc(), readF32(t, r, c), b.getBF16Type());
+    Value f = readF32(t, r, c);
+    if (t.kind == Kind::Smem && isFp8(elt)) {
+      // Every e4m3 value is a bf16 value: the high half of its f32 bits,
+      // no rounding needed.
+      Value bits = arith::BitcastOp::create(b, loc(), b.getI32Type(), f);
+      bits = arith::ShRUIOp::create(b, loc(), bits, cstI32(b, loc(), 16));
+      return arith::TruncIOp::create(b, loc(), b.getI16Type(), bits);
+    }
+    return fromF32(b, loc(), f, b.getBF16Type());
+  }
+
+  /// Evaluates a lazy Smem/Expr tile into a new shared region (cooperative,
+  /// one element per thread per step).
+  std::shared_ptr<Tile> materialize(const std::shared_ptr<Tile> &t) {
+    int64_t rows = t->type.getDimSize(0), cols = t->type.getDimSize(1);
+    Type elt = t->type.getElementType();
+    auto out = std::make_shared<Tile>();
+    out->kind = Kind::Smem;
+    out->type = t->type;
+    out->view = allocSmem(rows, cols, elt);
+    auto loop = scf::ForOp::create(b, loc(), tid, idx(rows * cols), idx(threads));
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value e = loop.getInductionVar();
+      Value r = arith::DivUIOp::create(b, loc(), e, idx(cols));
+      Value c = arith::RemUIOp::create(b, loc(), e, idx(cols));
+      memref::StoreOp::create(b, loc(), fromF32(b, loc(), readF32(*t, r, c), elt),
+                              out->view, ValueRange{r, c});
+    }
+    barrier();
+    return out;
   }
 
   /// Makes a register tile readable as a matrix operand: writes it to a
@@ -671,17 +703,20 @@ struct Lowering {
   LogicalResult lowerSplitKReduce(SplitKReduceOp op) {
     auto t = op.getResult().getType();
     int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
-    if ((rows * cols) % threads != 0)
-      return fail("a combined tile of " + Twine(rows * cols) +
-                  " elements does not divide over " + Twine(threads) + " threads");
+    int64_t numel = rows * cols;
     Value part = scalars.lookup(op.getPartial()), lse = scalars.lookup(op.getLse());
     Value bIdx = scalars.lookup(op.getBatch()), h0 = scalars.lookup(op.getHead());
     Value n = scalars.lookup(op.getNumSplits());
     Value negInf = cstF32(b, loc(), -std::numeric_limits<float>::infinity());
     Value zero = cstF32(b, loc(), 0.0f);
     SmallVector<Value> regs;
-    for (int64_t k = 0; k < rows * cols / threads; ++k) {
+    for (int64_t k = 0; k < (numel + threads - 1) / threads; ++k) {
       Value e = addc(tid, k * threads);
+      if (numel % threads != 0) // threads past the end compute element 0
+        e = arith::SelectOp::create(
+            b, loc(),
+            arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, e, idx(numel)),
+            e, idx(0));
       Value head = add(h0, arith::DivUIOp::create(b, loc(), e, idx(cols)));
       Value col = arith::RemUIOp::create(b, loc(), e, idx(cols));
       auto mx = scf::ForOp::create(
@@ -770,14 +805,19 @@ struct Lowering {
     }
     case Kind::Blocked: {
       int64_t cols = t->type.getDimSize(rank - 1);
+      int64_t numel = t->type.getNumElements();
       for (auto [k, v] : llvm::enumerate(t->regs)) {
         Value e = addc(tid, k * threads);
+        Value pred;
+        if (numel % threads != 0)
+          pred = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, e,
+                                       idx(numel));
         if (rank == 2)
           emit({arith::DivUIOp::create(b, loc(), e, idx(cols)),
                 arith::RemUIOp::create(b, loc(), e, idx(cols))},
-               v, Value());
+               v, pred);
         else
-          emit({e}, v, Value());
+          emit({e}, v, pred);
       }
       return success();
     }
@@ -787,6 +827,15 @@ struct Lowering {
   }
 
   LogicalResult lowerKvLoop(KvLoopOp op) {
+    // Lazy tiles defined outside and read inside would be re-evaluated on
+    // every read of every iteration: evaluate them once, here.
+    op.getBody().walk([&](Operation *inner) {
+      for (Value v : inner->getOperands()) {
+        auto t = tiles.lookup(v);
+        if (t && t->kind == Kind::Expr && !op->isAncestor(v.getParentBlock()->getParentOp()))
+          tiles[v] = materialize(t);
+      }
+    });
     SmallVector<Value> inits;
     SmallVector<std::shared_ptr<Tile>> initTiles;
     for (Value v : op.getInits()) {

@@ -5,6 +5,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <cassert>
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -44,47 +45,30 @@ Value mlir::mla::toF32(OpBuilder &b, Location loc, Value v, Type t) {
     return arith::BitcastOp::create(b, loc, b.getF32Type(), w);
   }
   assert(isFp8(t) && "unsupported element type");
-  // e4m3: sign, 4 exponent bits, 3 mantissa bits; FN has bias 7 and NaN at
-  // S.1111.111, FNUZ has bias 8 and its only NaN at 0x80.
+  // e4m3 S.EEEE.MMM placed at f32 bits 31 and 26..20 reads as
+  // 1.MMM * 2^(E - 127), or MMM/8 * 2^-126 for E = 0 (an f32 subnormal);
+  // one multiply by 2^(127 - bias) gives the value for normals and
+  // subnormals alike (bias 7 for FN, 8 for FNUZ). Exact: the products are
+  // normal f32 numbers. FN's NaN is S.1111.111, FNUZ's is 0x80.
   bool fnuz = isa<Float8E4M3FNUZType>(t);
-  int64_t bias = fnuz ? 8 : 7;
   Value w = arith::ExtUIOp::create(b, loc, i32, v);
-  auto andI = [&](Value x, int64_t m) {
-    return arith::AndIOp::create(b, loc, x, cstI32(b, loc, m));
-  };
-  auto shr = [&](Value x, int64_t s) {
-    return arith::ShRUIOp::create(b, loc, x, cstI32(b, loc, s));
-  };
-  auto shl = [&](Value x, int64_t s) {
-    return arith::ShLIOp::create(b, loc, x, cstI32(b, loc, s));
-  };
-  Value sign = shl(andI(w, 0x80), 24);
-  Value exp = andI(shr(w, 3), 0xF);
-  Value man = andI(w, 0x7);
-  // Normal: rebias the exponent, move the mantissa to the top.
-  Value normal = arith::OrIOp::create(
-      b, loc, sign,
-      arith::OrIOp::create(
-          b, loc,
-          shl(arith::AddIOp::create(b, loc, exp, cstI32(b, loc, 127 - bias)), 23),
-          shl(man, 20)));
-  // Subnormal: man * 2^(1 - bias - 3), with the sign copied in.
-  Value subMag = arith::MulFOp::create(
-      b, loc, arith::UIToFPOp::create(b, loc, b.getF32Type(), man),
-      cstF32(b, loc, std::ldexp(1.0f, static_cast<int>(-2 - bias))));
-  Value sub = arith::OrIOp::create(
-      b, loc, arith::BitcastOp::create(b, loc, i32, subMag), sign);
-  Value isSub = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, exp,
-                                      cstI32(b, loc, 0));
-  Value bits = arith::SelectOp::create(b, loc, isSub, sub, normal);
+  Value sign = arith::ShLIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, w, cstI32(b, loc, 0x80)),
+      cstI32(b, loc, 24));
+  Value mag = arith::ShLIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, w, cstI32(b, loc, 0x7F)),
+      cstI32(b, loc, 20));
+  Value f = arith::BitcastOp::create(
+      b, loc, b.getF32Type(), arith::OrIOp::create(b, loc, sign, mag));
+  f = arith::MulFOp::create(b, loc, f,
+                            cstF32(b, loc, std::ldexp(1.0f, fnuz ? 119 : 120)));
   Value isNan =
       fnuz ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, w,
                                    cstI32(b, loc, 0x80))
-           : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                   andI(w, 0x7F), cstI32(b, loc, 0x7F));
-  bits = arith::SelectOp::create(b, loc, isNan, cstI32(b, loc, 0x7FC00000),
-                                 bits);
-  return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+           : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, mag,
+                                   cstI32(b, loc, 0x7F << 20));
+  return arith::SelectOp::create(
+      b, loc, isNan, cstF32(b, loc, std::numeric_limits<float>::quiet_NaN()), f);
 }
 
 Value mlir::mla::fromF32(OpBuilder &b, Location loc, Value v, Type t) {

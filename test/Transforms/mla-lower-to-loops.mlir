@@ -16,15 +16,15 @@
 // CHECK: memref.load %[[KV]]
 // CHECK: } else {
 // CHECK: arith.constant 0 : i8
-// The dot: bf16 widened by a shift; fp8 rebiased (E4M3FN: 127 - 7 = 120),
-// subnormals scaled by 2^-9, NaN at S.1111.111.
+// The dot: bf16 widened by a shift; fp8 moved into f32 bits 31, 26..20 and
+// multiplied by 2^120 (E4M3FN), NaN at S.1111.111.
 // CHECK: memref.alloc() : memref<16x16xf32>
 // CHECK: scf.for %{{.*}} iter_args
 // CHECK: arith.shli
 // CHECK: arith.bitcast %{{.*}} : i32 to f32
-// CHECK: arith.constant 120 : i32
-// CHECK: arith.constant 0.001953125 : f32
-// CHECK: arith.constant 127 : i32
+// CHECK: arith.constant 20 : i32
+// CHECK: arith.constant 1.329228E+36 : f32
+// CHECK: arith.constant 133169152 : i32
 // CHECK: arith.mulf
 // CHECK: arith.addf
 // CHECK: return

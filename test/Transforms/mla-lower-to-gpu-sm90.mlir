@@ -1,0 +1,62 @@
+// Per-lane lowering for sm_90 (mma.sync m16n8k16 bf16, warp 32).
+// RUN: mla-opt --mla-to-tiles --mla-lower-to-gpu=chip=sm_90 %kernels/deepseek_r1_decode_fp8.mlir | FileCheck %s
+// RUN: mla-opt --mla-to-tiles --mla-to-gpu=chip=sm_90 %kernels/deepseek_r1_decode_bf16.mlir | FileCheck %s --check-prefix=NVVM
+
+// CHECK-LABEL: gpu.module @mla_kernels [#nvvm.target<O = 3, chip = "sm_90">]
+// CHECK-LABEL: gpu.func @deepseek_r1_decode_fp8_stage1_masked
+// Narrow floats travel as integers: bf16 as i16, fp8 as i8.
+// CHECK-SAME: (%{{.*}}: memref<?x16x576xi16>, %{{.*}}: memref<?x576xi8>, %{{.*}}: memref<1xf32>,
+// CHECK-SAME: kernel
+// 4 warps of 32 lanes:
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// CHECK-SAME: mla.shared_bytes = 76288
+// CHECK: gpu.dynamic_shared_memory
+// Q: 16 x 576 bf16 in 16-byte chunks (1152 of them), then evaluated once
+// (scaled, rounded) before the loop.
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x16x576xi16>, vector<8xi16>
+// CHECK: scf.for
+// The KV loop carries 64 accumulator registers (16 x 512 over 128 lanes)
+// and the row max and sum (2 rows per lane each).
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32,
+// KV tile: 64 x 576 fp8 = 2304 chunks of 16 bytes, rows past the end zeroed.
+// CHECK: scf.if
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x576xi8>, vector<16xi8>
+// CHECK: vector.broadcast %{{.*}} : i8 to vector<16xi8>
+// S = Q.K^T: K = 576 in steps of 16; each warp owns 16 of the 64 columns,
+// two 8-column mma.sync per step.
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK-COUNT-2: nvvm.mma.sync {{.*}} {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+// Masked scores, then the row max: shuffles over the 2 column bits of the
+// lane, for each of the lane's 2 rows, then across warps in shared memory.
+// CHECK: arith.cmpi sge
+// CHECK-COUNT-4: gpu.shuffle xor
+// CHECK: gpu.barrier
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// P.V: P through shared memory, 16 mma.sync (128 columns per warp) per
+// K step of 16 tokens.
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK-COUNT-16: nvvm.mma.sync
+// CHECK: scf.yield
+// CHECK: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
+// CHECK: gpu.return
+
+// CHECK-LABEL: gpu.func @deepseek_r1_decode_fp8_stage1_mask_free
+// CHECK-NOT: vector.broadcast
+// CHECK-NOT: arith.cmpi sge
+// CHECK: gpu.return
+
+// CHECK-LABEL: gpu.func @deepseek_r1_decode_fp8_stage2
+// CHECK-SAME: mla.shared_bytes = 0
+// CHECK: scf.for
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+
+// After mla-to-gpu only LLVM / NVVM ops remain in the GPU module.
+// NVVM-LABEL: gpu.module @mla_kernels
+// NVVM-NOT: scf.
+// NVVM-NOT: memref.
+// NVVM-NOT: vector.load
+// NVVM-NOT: gpu.shuffle
+// NVVM: llvm.func @deepseek_r1_decode_bf16_stage1_masked
+// NVVM: nvvm.shfl.sync bfly
+// NVVM: nvvm.mma.sync
+// NVVM: nvvm.barrier0

@@ -1,0 +1,32 @@
+// mla-compile: spec -> PTX -> cubin (ptxas from /usr/local/cuda) + manifest
+// + resource report.
+// RUN: rm -rf %t && mla-compile %s --chip=sm_90 -o %t | FileCheck %s
+// RUN: FileCheck %s --check-prefix=JSON < %t/small.json
+// RUN: test -s %t/small.cubin && test -s %t/small.ptx
+// RUN: not mla-compile %s --chip=gfx950 -o %t 2>&1 | FileCheck %s --check-prefix=AMD
+
+mla.decode @small {
+  num_heads = 16, num_kv_heads = 1, qk_dim = 96, v_dim = 64, rope_dim = 32,
+  q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor",
+  page_size = 1, q_seq_len = 1, softmax_scale = 0.102062076 : f32,
+  block_n = 32, num_warps = 4}
+
+// CHECK: kernel resources (sm_90, ptxas -v):
+// CHECK-NEXT: small_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads
+// CHECK-NEXT: small_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack
+// CHECK-NEXT: small_stage2: {{[0-9]+}} registers, 0 B spilled
+// CHECK: wrote {{.*}}small.cubin
+
+// JSON: "binary": "small.cubin"
+// JSON: "compute_units": 132
+// JSON: "kernels": [
+// JSON: "name": "q"
+// JSON: "name": "kv"
+// JSON: "name": "kv_scale"
+// JSON: "kind": "i64",
+// JSON-NEXT: "name": "num_splits"
+// JSON: "dispatch_kv_multiple": 32
+// JSON: "variant": "mask_free"
+// JSON: "split_candidates": [
+
+// AMD: mla-compile: error: code objects for 'gfx950' are not implemented yet
