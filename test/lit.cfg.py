@@ -18,7 +18,7 @@ config.environment["PATH"] = os.pathsep.join(path)
 for tool in ["mla-opt", "mla-run", "mla-compile"]:
     if not os.path.exists(os.path.join(config.mla_tools_dir, tool)):
         lit_config.fatal(f"{tool} is not built in {config.mla_tools_dir}")
-for tool in ["FileCheck", "not"]:
+for tool in ["FileCheck", "not", "llvm-readelf"]:
     if not os.path.exists(os.path.join(config.llvm_tools_dir, tool)):
         lit_config.fatal(f"{tool} not found in {config.llvm_tools_dir}")
 

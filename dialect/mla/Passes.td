@@ -83,19 +83,22 @@ def MLALowerToGPU : Pass<"mla-lower-to-gpu", "::mlir::ModuleOp"> {
       that accumulator; row reductions use shuffles across the lanes of a
       row, then shared memory across warps.
 
-    The only target-specific pieces (the matrix instruction, exp2 / log2,
-    the module target) come from the chip descriptor. The dynamic shared
+    The only target-specific pieces (the matrix instruction: `mma.sync` on
+    sm_90, `amdgpu.mfma` on gfx950 / gfx942; exp2 / log2; the module target)
+    come from the chip descriptor. fp8 tiles must use the chip's fp8 format. The dynamic shared
     memory a kernel needs is recorded as `mla.shared_bytes`.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
            "chip to generate code for (see Target.h)">
   ];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
+  let dependentDialects = ["::mlir::amdgpu::AMDGPUDialect",
+                           "::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::NVVM::NVVMDialect",
+                           "::mlir::ROCDL::ROCDLDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];
 }

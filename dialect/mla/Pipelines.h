@@ -20,7 +20,7 @@ void buildTileKernelPipeline(OpPassManager &pm);
 /// ExecutionEngine).
 void buildHostLoweringPipeline(OpPassManager &pm);
 
-/// Tile kernels -> a `gpu.module` in the LLVM / NVVM dialects for `chip`,
+/// Tile kernels -> a `gpu.module` in the LLVM + NVVM / ROCDL dialects for `chip`,
 /// ready for `gpu-module-to-binary`.
 void buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip);
 

@@ -35,6 +35,8 @@
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVM/ROCDL/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/ROCDL/ROCDLToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -101,6 +103,8 @@ void mla::registerCompilerDialects(DialectRegistry &registry) {
   vector::registerConvertVectorToLLVMInterface(registry);
   // gpu-module-to-binary: the NVVM target and the LLVM IR translations.
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  ROCDL::registerROCDLTargetInterfaceExternalModels(registry);
+  registerROCDLDialectTranslation(registry);
   registerBuiltinDialectTranslation(registry);
   registerGPUDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
@@ -121,7 +125,17 @@ void mla::buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip) {
   // NVVM conversion handles cf, not scf), then everything to NVVM/LLVM.
   OpPassManager &gpuPm = pm.nest<gpu::GPUModuleOp>();
   gpuPm.addPass(createSCFToControlFlowPass());
-  gpuPm.addPass(createConvertGpuOpsToNVVMOps());
+  if (StringRef(chip).starts_with("sm_")) {
+    gpuPm.addPass(createConvertGpuOpsToNVVMOps());
+  } else {
+    // amdgpu.mfma -> rocdl first: the GPU conversion does not know it.
+    ConvertAMDGPUToROCDLPassOptions amdgpu;
+    amdgpu.chipset = chip;
+    gpuPm.addPass(createConvertAMDGPUToROCDLPass(amdgpu));
+    ConvertGpuOpsToROCDLOpsOptions rocdl;
+    rocdl.chipset = chip;
+    gpuPm.addPass(createConvertGpuOpsToROCDLOps(rocdl));
+  }
   gpuPm.addPass(createCanonicalizerPass());
   gpuPm.addPass(createCSEPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

@@ -24,10 +24,12 @@
 
 #include "ScalarCodegen.h"
 
+#include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -78,38 +80,64 @@ struct GpuTarget {
                           << "' has no bf16 matrix instruction to lower mla.dot";
       return failure();
     }
-    bool nvidia = name.starts_with("sm_");
-    if (!nvidia) {
-      diagOp->emitError() << "the per-lane lowering emits NVVM only so far; "
-                             "chip '"
-                          << name << "' (ROCDL / MFMA) is not implemented yet";
+    if (chip->waveSize < 32) {
+      diagOp->emitError() << "chip '" << name << "' is not a GPU";
       return failure();
     }
-    return GpuTarget{chip, best, nvidia};
+    return GpuTarget{chip, best, name.starts_with("sm_")};
   }
 
   Attribute moduleTarget(MLIRContext *ctx) const {
-    return NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda",
-                                     chip->name);
+    if (nvidia)
+      return NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3,
+                                       "nvptx64-nvidia-cuda", chip->name);
+    return ROCDL::ROCDLTargetAttr::get(ctx, /*optLevel=*/3, "amdgcn-amd-amdhsa",
+                                       chip->name);
   }
 
-  Value exp2(OpBuilder &b, Location loc, Value x) const {
+  Value intrinsic(OpBuilder &b, Location loc, StringRef name, Value x) const {
     return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
-                                         b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"),
-                                         ValueRange{x})
+                                         b.getStringAttr(name), ValueRange{x})
         .getResult(0);
   }
+  Value exp2(OpBuilder &b, Location loc, Value x) const {
+    return intrinsic(b, loc,
+                     nvidia ? "llvm.nvvm.ex2.approx.ftz.f" : "llvm.amdgcn.exp2.f32",
+                     x);
+  }
   Value log2(OpBuilder &b, Location loc, Value x) const {
-    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
-                                         b.getStringAttr("llvm.nvvm.lg2.approx.ftz.f"),
-                                         ValueRange{x})
-        .getResult(0);
+    return intrinsic(b, loc,
+                     nvidia ? "llvm.nvvm.lg2.approx.ftz.f" : "llvm.amdgcn.log.f32",
+                     x);
   }
 
   /// One matrix instruction: `a`, `b` are the lane's operand elements as
   /// stored bf16 (i16), `c` its f32 accumulator elements; returns D.
   SmallVector<Value> matrixOp(OpBuilder &b, Location loc, ArrayRef<Value> a,
                               ArrayRef<Value> bv, ArrayRef<Value> c) const {
+    Type f32 = b.getF32Type();
+    if (!nvidia) {
+      // MFMA takes the lane's operand elements as one vector, element i in
+      // position i.
+      auto operand = [&](ArrayRef<Value> elems) -> Value {
+        int64_t n = elems.size();
+        Value v = vector::FromElementsOp::create(
+            b, loc, VectorType::get({n}, b.getI16Type()), elems);
+        return vector::BitCastOp::create(
+            b, loc, VectorType::get({n}, b.getBF16Type()), v);
+      };
+      auto accT = VectorType::get({static_cast<int64_t>(c.size())}, f32);
+      Value acc = vector::FromElementsOp::create(b, loc, accT, c);
+      auto i32 = [&](int64_t v) { return b.getI32IntegerAttr(v); };
+      Value d = amdgpu::MFMAOp::create(b, loc, accT, i32(mma->m), i32(mma->n),
+                                       i32(mma->k), i32(1), operand(a),
+                                       operand(bv), acc);
+      SmallVector<Value> out;
+      for (size_t i = 0; i < c.size(); ++i)
+        out.push_back(vector::ExtractOp::create(b, loc, d, ArrayRef<int64_t>{
+                                                               (int64_t)i}));
+      return out;
+    }
     // mma.sync takes bf16 pairs packed in 32-bit registers, element 2r in
     // the low half of register r.
     auto pack = [&](ArrayRef<Value> elems) {
@@ -122,7 +150,6 @@ struct GpuTarget {
       }
       return regs;
     };
-    Type f32 = b.getF32Type();
     auto resT = LLVM::LLVMStructType::getLiteral(
         b.getContext(), SmallVector<Type>(c.size(), f32));
     auto op = NVVM::MmaOp::create(
@@ -307,15 +334,40 @@ struct Lowering {
     return fromF32(b, loc(), f, b.getBF16Type());
   }
 
-  /// Evaluates a lazy Smem/Expr tile into a new shared region (cooperative,
-  /// one element per thread per step).
-  std::shared_ptr<Tile> materialize(const std::shared_ptr<Tile> &t) {
+  /// The shared tile an elementwise chain ending in `v` reads, if nothing
+  /// else reads it or any link of the chain: then the chain can be evaluated
+  /// in place.
+  std::shared_ptr<Tile> soleRoot(Value v) {
+    Operation *def = v.getDefiningOp();
+    while (def && isa<CastOp, ScaleOp>(def)) {
+      Value src = def->getOperand(0);
+      if (!src.hasOneUse())
+        return nullptr;
+      v = src;
+      def = v.getDefiningOp();
+    }
+    auto root = tiles.lookup(v);
+    if (!root || root->kind != Kind::Smem || root->rowOff || root->colOff)
+      return nullptr;
+    return root;
+  }
+
+  /// Evaluates a lazy Smem/Expr tile `v` into shared memory (cooperative,
+  /// one element per thread per step): into its root's region when the
+  /// root is dead afterwards and holds the same element type (each thread
+  /// reads and writes the same element, so no barrier is needed between),
+  /// else into a new region.
+  std::shared_ptr<Tile> materialize(Value v, const std::shared_ptr<Tile> &t) {
     int64_t rows = t->type.getDimSize(0), cols = t->type.getDimSize(1);
     Type elt = t->type.getElementType();
     auto out = std::make_shared<Tile>();
     out->kind = Kind::Smem;
     out->type = t->type;
-    out->view = allocSmem(rows, cols, elt);
+    auto root = soleRoot(v);
+    if (root && root->type == t->type)
+      out->view = root->view;
+    else
+      out->view = allocSmem(rows, cols, elt);
     auto loop = scf::ForOp::create(b, loc(), tid, idx(rows * cols), idx(threads));
     {
       OpBuilder::InsertionGuard g(b);
@@ -833,7 +885,7 @@ struct Lowering {
       for (Value v : inner->getOperands()) {
         auto t = tiles.lookup(v);
         if (t && t->kind == Kind::Expr && !op->isAncestor(v.getParentBlock()->getParentOp()))
-          tiles[v] = materialize(t);
+          tiles[v] = materialize(v, t);
       }
     });
     SmallVector<Value> inits;
@@ -959,6 +1011,30 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
                        "mla-lower-to-gpu (run mla-expand-decode)");
       return signalPassFailure();
     }
+    // fp8 operands must be in the chip's encoding (its conversion and matrix
+    // instructions read that one); a mismatch would be silently wrong.
+    bool flavourOk = true;
+    module.walk([&](Operation *op) {
+      for (Type t : op->getResultTypes()) {
+        auto tt = dyn_cast<RankedTensorType>(t);
+        if (!tt || !isFp8(tt.getElementType()))
+          continue;
+        Type elt = tt.getElementType();
+        bool fnuz = isa<Float8E4M3FNUZType>(elt);
+        Fp8Flavor want = target->chip->fp8;
+        if ((want == Fp8Flavor::E4M3FN && fnuz) ||
+            (want == Fp8Flavor::E4M3FNUZ && !fnuz)) {
+          op->emitError() << "fp8 type " << elt << " does not match " << chip
+                          << "'s fp8 format "
+                          << (want == Fp8Flavor::E4M3FN ? "f8E4M3FN" : "f8E4M3FNUZ");
+          flavourOk = false;
+          return WalkResult::interrupt();
+        }
+      }
+      return WalkResult::advance();
+    });
+    if (!flavourOk)
+      return signalPassFailure();
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(ctx));
     OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
     auto gpuModule = gpu::GPUModuleOp::create(
@@ -992,6 +1068,14 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
         if (failed(low.lowerOp(&op)))
           return signalPassFailure();
       gpu::ReturnOp::create(b, kernel.getLoc());
+      if (low.smemBytes > target->chip->sharedMemBytes) {
+        kernel.emitError() << "needs " << low.smemBytes
+                           << " bytes of shared memory per workgroup; "
+                           << target->chip->name << " has "
+                           << target->chip->sharedMemBytes
+                           << " (use a smaller block_n)";
+        return signalPassFailure();
+      }
       func->setAttr("mla.shared_bytes", b.getI64IntegerAttr(low.smemBytes));
       func->setAttr("mla.block_threads", b.getI64IntegerAttr(threads));
       func->setAttr("mla.grid", kernel.getGrid());

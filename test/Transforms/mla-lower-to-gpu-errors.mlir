@@ -1,10 +1,10 @@
 // Chips and tiles the GPU lowering cannot handle get diagnostics, not crashes.
 // RUN: not mla-opt --mla-lower-to-gpu=chip=gfx90a %s 2>&1 | FileCheck %s --check-prefix=CHIP
-// RUN: not mla-opt --mla-lower-to-gpu=chip=gfx950 %s 2>&1 | FileCheck %s --check-prefix=AMD
+// RUN: not mla-opt --mla-lower-to-gpu=chip=host %s 2>&1 | FileCheck %s --check-prefix=HOST
 // RUN: mla-opt --mla-lower-to-gpu=chip=sm_90 %s --split-input-file --verify-diagnostics
 
 // CHIP: error: unknown chip 'gfx90a' (known: gfx950, gfx942, sm_90, host)
-// AMD: error: the per-lane lowering emits NVVM only so far; chip 'gfx950' (ROCDL / MFMA) is not implemented yet
+// HOST: error: chip 'host' has no bf16 matrix instruction to lower mla.dot
 
 mla.kernel @cols(%out: memref<?x16x48xf32>) attributes {grid = ["batch"], num_warps = 4 : i64} {
   %c0 = arith.constant 0 : index

@@ -9,10 +9,10 @@
 // CHECK-SAME: kernel
 // 4 warps of 32 lanes:
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
-// CHECK-SAME: mla.shared_bytes = 76288
+// CHECK-SAME: mla.shared_bytes = 57856
 // CHECK: gpu.dynamic_shared_memory
 // Q: 16 x 576 bf16 in 16-byte chunks (1152 of them), then evaluated once
-// (scaled, rounded) before the loop.
+// (scaled, rounded) in place before the loop.
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x16x576xi16>, vector<8xi16>
 // CHECK: scf.for
 // The KV loop carries 64 accumulator registers (16 x 512 over 128 lanes)

@@ -3,7 +3,7 @@
 // RUN: rm -rf %t && mla-compile %s --chip=sm_90 -o %t | FileCheck %s
 // RUN: FileCheck %s --check-prefix=JSON < %t/small.json
 // RUN: test -s %t/small.cubin && test -s %t/small.ptx
-// RUN: not mla-compile %s --chip=gfx950 -o %t 2>&1 | FileCheck %s --check-prefix=AMD
+// RUN: not mla-compile %s --chip=host -o %t 2>&1 | FileCheck %s --check-prefix=HOST
 
 mla.decode @small {
   num_heads = 16, num_kv_heads = 1, qk_dim = 96, v_dim = 64, rope_dim = 32,
@@ -29,4 +29,4 @@ mla.decode @small {
 // JSON: "variant": "mask_free"
 // JSON: "split_candidates": [
 
-// AMD: mla-compile: error: code objects for 'gfx950' are not implemented yet
+// HOST: mla-compile: error: 'host' is not a GPU chip

@@ -46,6 +46,10 @@ static cl::opt<std::string> outDir("o", cl::desc("output folder"), cl::Required)
 static cl::opt<std::string> ptxasPath(
     "ptxas", cl::desc("ptxas to assemble NVPTX with"),
     cl::init("/usr/local/cuda/bin/ptxas"));
+static cl::opt<std::string> rocmToolkit(
+    "rocm-toolkit",
+    cl::desc("folder whose llvm/bin/ld.lld links AMDGPU code objects"),
+    cl::init(MLA_ROCM_TOOLKIT));
 
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "mla-compile: error: " << msg << "\n";
@@ -107,9 +111,9 @@ int main(int argc, char **argv) {
   const mla::ChipInfo *chip = mla::lookupChip(chipOpt);
   if (!chip)
     return fail("unknown chip '" + chipOpt + "' (known: " + mla::knownChipNames() + ")");
-  if (!llvm::StringRef(chipOpt.getValue()).starts_with("sm_"))
-    return fail("code objects for '" + chipOpt +
-                "' are not implemented yet: the per-lane lowering emits NVVM only");
+  bool nvidia = llvm::StringRef(chipOpt.getValue()).starts_with("sm_");
+  if (chip->waveSize < 32)
+    return fail("'" + chipOpt + "' is not a GPU chip");
 
   DialectRegistry registry;
   mla::registerCompilerDialects(registry);
@@ -177,20 +181,6 @@ int main(int argc, char **argv) {
                  .getValue()
                  .str()] = a.getInt();
   });
-  PassManager serialise(&ctx);
-  GpuModuleToBinaryPassOptions toBinary;
-  toBinary.compilationTarget = "isa"; // PTX; ptxas below makes the cubin
-  serialise.addPass(createGpuModuleToBinaryPass(toBinary));
-  if (failed(serialise.run(*module)))
-    return 1;
-  std::string ptx;
-  module->walk([&](gpu::BinaryOp bin) {
-    for (Attribute o : bin.getObjects())
-      ptx = cast<gpu::ObjectAttr>(o).getObject().str();
-  });
-  if (ptx.empty())
-    return fail("gpu-module-to-binary produced no PTX");
-
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
     return fail("cannot create " + outDir + ": " + ec.message());
   auto path = [&](StringRef ext) {
@@ -198,35 +188,59 @@ int main(int argc, char **argv) {
     llvm::sys::path::append(p, name + ext);
     return std::string(p);
   };
-  {
+  auto writeFile = [&](const std::string &file, StringRef text) {
     std::error_code ec;
-    llvm::raw_fd_ostream os(path(".ptx"), ec);
+    llvm::raw_fd_ostream os(file, ec);
     if (ec)
-      return fail("cannot write " + path(".ptx"));
-    os << ptx;
-  }
-  std::string arch = chip->name.str();
-  std::string report = path(".ptxas.txt");
-  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(report),
-                                          StringRef(report)};
-  std::string errMsg;
-  int rc = llvm::sys::ExecuteAndWait(
-      ptxasPath, {ptxasPath, "-arch=" + arch, "-O3", "-v", path(".ptx"), "-o",
-                  path(".cubin")},
-      std::nullopt, redirects, 0, 0, &errMsg);
-  auto reportText = llvm::MemoryBuffer::getFile(report);
-  if (rc != 0)
-    return fail("ptxas failed (" + Twine(rc) + ") " + errMsg + "\n" +
-                (reportText ? (*reportText)->getBuffer() : StringRef()));
-  manifest["binary"] = name + ".cubin";
+      return false;
+    os << text;
+    return true;
+  };
+  // gpu-module-to-binary replaces the gpu.module with its serialised object.
+  auto serialise = [&](ModuleOp m, StringRef format,
+                       StringRef toolkit) -> FailureOr<std::string> {
+    PassManager pm(&ctx);
+    GpuModuleToBinaryPassOptions toBinary;
+    toBinary.compilationTarget = format.str();
+    toBinary.toolkitPath = toolkit.str();
+    pm.addPass(createGpuModuleToBinaryPass(toBinary));
+    if (failed(pm.run(m)))
+      return failure();
+    std::string text;
+    m.walk([&](gpu::BinaryOp bin) {
+      for (Attribute o : bin.getObjects())
+        text = cast<gpu::ObjectAttr>(o).getObject().str();
+    });
+    if (text.empty())
+      return failure();
+    return text;
+  };
 
-  // Resource report: ptxas prints one block per entry function.
-  llvm::outs() << "kernel resources (" << arch << ", ptxas -v):\n";
   std::map<std::string, llvm::json::Object> resources;
-  if (reportText) {
+  std::string arch = chip->name.str();
+  if (nvidia) {
+    // NVPTX: PTX from LLVM, the cubin and the resource figures from ptxas.
+    auto ptx = serialise(*module, "isa", "");
+    if (failed(ptx) || !writeFile(path(".ptx"), *ptx))
+      return fail("could not produce " + path(".ptx"));
+    std::string report = path(".ptxas.txt");
+    std::optional<StringRef> redirects[] = {std::nullopt, StringRef(report),
+                                            StringRef(report)};
+    std::string errMsg;
+    int rc = llvm::sys::ExecuteAndWait(
+        ptxasPath, {ptxasPath, "-arch=" + arch, "-O3", "-v", path(".ptx"), "-o",
+                    path(".cubin")},
+        std::nullopt, redirects, 0, 0, &errMsg);
+    auto reportText = llvm::MemoryBuffer::getFile(report);
+    if (rc != 0)
+      return fail("ptxas failed (" + Twine(rc) + ") " + errMsg + "\n" +
+                  (reportText ? (*reportText)->getBuffer() : StringRef()));
+    manifest["binary"] = name + ".cubin";
+    // ptxas prints one block per entry function.
     std::string current;
     SmallVector<StringRef> lines;
-    (*reportText)->getBuffer().split(lines, '\n');
+    if (reportText)
+      (*reportText)->getBuffer().split(lines, '\n');
     for (StringRef line : lines) {
       size_t at = line.find("Compiling entry function '");
       if (at != StringRef::npos) {
@@ -247,18 +261,105 @@ int main(int argc, char **argv) {
       grab(" bytes spill stores", "spill_store_bytes");
       grab(" bytes stack frame", "stack_bytes");
     }
+    llvm::outs() << "kernel resources (" << arch << ", ptxas -v):\n";
+  } else {
+    // AMDGPU: the assembly (for reading and the ISA tests) and the code
+    // object, linked by the toolkit folder's ld.lld. Resource figures come
+    // from the AMDHSA metadata (amdhsa.kernels) in the assembly: the record
+    // the code object's note carries, read without ROCm's comgr.
+    OwningOpRef<ModuleOp> copy = module->clone();
+    auto isa = serialise(*copy, "isa", rocmToolkit);
+    auto bin = serialise(*module, "bin", rocmToolkit);
+    if (failed(isa) || failed(bin))
+      return fail("gpu-module-to-binary failed for " + chipOpt +
+                  " (toolkit folder: " + rocmToolkit + ")");
+    if (!writeFile(path(".s"), *isa) || !writeFile(path(".hsaco"), *bin))
+      return fail("cannot write into " + outDir);
+    manifest["binary"] = name + ".hsaco";
+    // amdhsa.kernels is a YAML list: a record starts at "- " and its keys
+    // come in alphabetical order, .name among them.
+    std::string recordName;
+    llvm::json::Object record;
+    auto flush = [&] {
+      if (!recordName.empty())
+        resources[recordName] = std::move(record);
+      recordName.clear();
+      record = llvm::json::Object();
+    };
+    bool inKernels = false;
+    SmallVector<StringRef> lines;
+    StringRef(*isa).split(lines, '\n');
+    for (StringRef line : lines) {
+      StringRef t = line.trim();
+      if (t.starts_with("amdhsa.kernels:")) {
+        inKernels = true;
+        continue;
+      }
+      if (!inKernels)
+        continue;
+      if (line.starts_with("  - ")) // a kernel record (arguments nest deeper)
+        flush();
+      t.consume_front("- ");
+      t = t.trim();
+      if (t.consume_front(".name:")) {
+        recordName = t.trim().str();
+        continue;
+      }
+      static const std::pair<StringRef, StringRef> keys[] = {
+          {".vgpr_count:", "vgprs"},
+          {".agpr_count:", "agprs"},
+          {".sgpr_count:", "sgprs"},
+          {".vgpr_spill_count:", "vgpr_spills"},
+          {".sgpr_spill_count:", "sgpr_spills"},
+          {".private_segment_fixed_size:", "scratch_bytes"},
+          {".group_segment_fixed_size:", "lds_static_bytes"}};
+      for (auto [key, what] : keys) {
+        StringRef rest = t;
+        int64_t v;
+        if (rest.consume_front(key) && !rest.trim().getAsInteger(10, v))
+          record[what] = v;
+      }
+    }
+    flush();
+    llvm::outs() << "kernel resources (" << arch << ", AMDHSA metadata):\n";
   }
+
   for (llvm::json::Value &kv : kernels) {
     llvm::json::Object &k = *kv.getAsObject();
     std::string kname = k.getString("name")->str();
     k["shared_bytes"] = shared[kname];
     llvm::json::Object &r = resources[kname];
+    int64_t threads = k.getInteger("block_threads").value_or(0);
+    if (nvidia) {
+      llvm::outs() << "  " << kname << ": " << r.getInteger("registers").value_or(-1)
+                   << " registers, " << r.getInteger("spill_store_bytes").value_or(-1)
+                   << " B spilled, " << r.getInteger("stack_bytes").value_or(-1)
+                   << " B stack, " << shared[kname] << " B shared, " << threads
+                   << " threads\n";
+    } else {
+      // Waves per SIMD: 512 registers per lane per SIMD (VGPRs and AGPRs
+      // share them on CDNA3/4) in granules of 8, at most 8 waves; a
+      // workgroup's waves spread over the 4 SIMDs of a CU; LDS limits the
+      // workgroups per CU.
+      int64_t regs = r.getInteger("vgprs").value_or(0) + r.getInteger("agprs").value_or(0);
+      int64_t byRegs = std::min<int64_t>(8, 512 / std::max<int64_t>(8, (regs + 7) / 8 * 8));
+      int64_t wavesPerGroup = std::max<int64_t>(1, threads / chip->waveSize);
+      int64_t groupsByLds = shared[kname] ? chip->sharedMemBytes / shared[kname] : 64;
+      int64_t groups = std::min<int64_t>(byRegs * 4 / wavesPerGroup, groupsByLds);
+      r["waves_per_simd"] = std::min<int64_t>(byRegs, (groups * wavesPerGroup + 3) / 4);
+      llvm::outs() << "  " << kname << ": " << r.getInteger("vgprs").value_or(-1)
+                   << " VGPRs, " << r.getInteger("agprs").value_or(-1) << " AGPRs, "
+                   << r.getInteger("sgprs").value_or(-1) << " SGPRs, "
+                   << r.getInteger("vgpr_spills").value_or(-1) << " VGPR spills, "
+                   << shared[kname] << " B LDS, "
+                   << r.getInteger("scratch_bytes").value_or(-1) << " B scratch, "
+                   << r.getInteger("waves_per_simd").value_or(0) << " waves/SIMD, "
+                   << threads << " threads\n";
+      if (shared[kname] > chip->sharedMemBytes)
+        return fail(kname + " needs " + Twine(shared[kname]) + " B of LDS; " +
+                    chipOpt + " has " + Twine(chip->sharedMemBytes));
+    }
     k["resources"] = llvm::json::Object(r);
-    llvm::outs() << "  " << kname << ": " << r.getInteger("registers").value_or(-1)
-                 << " registers, " << r.getInteger("spill_store_bytes").value_or(-1)
-                 << " B spilled, " << r.getInteger("stack_bytes").value_or(-1)
-                 << " B stack, " << shared[kname] << " B shared, "
-                 << k.getInteger("block_threads").value_or(0) << " threads\n";
   }
   manifest["kernels"] = std::move(kernels);
 
@@ -267,6 +368,7 @@ int main(int argc, char **argv) {
   if (ec)
     return fail("cannot write " + path(".json"));
   json << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
-  llvm::outs() << "wrote " << path(".cubin") << ", " << path(".json") << "\n";
+  llvm::outs() << "wrote " << path(nvidia ? ".cubin" : ".hsaco") << ", "
+               << path(".json") << "\n";
   return 0;
 }

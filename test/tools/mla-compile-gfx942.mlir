@@ -1,0 +1,23 @@
+// AMDGPU code objects for gfx942 (MI300X): fp8 KV must be e4m3fnuz there,
+// and tiles must fit 64 KiB of LDS.
+// RUN: rm -rf %t && mla-compile %kernels/deepseek_r1_decode_fp8_mi300x.mlir --chip=gfx942 -o %t | FileCheck %s --check-prefix=REPORT
+// RUN: FileCheck %s < %t/deepseek_r1_decode_fp8_mi300x.s
+// RUN: mla-compile %kernels/deepseek_r1_decode_bf16_mi300x.mlir --chip=gfx942 -o %t | FileCheck %s --check-prefix=BF16
+// RUN: not mla-compile %kernels/deepseek_r1_decode_fp8.mlir --chip=gfx942 -o %t 2>&1 | FileCheck %s --check-prefix=FLAVOUR
+// RUN: not mla-compile %kernels/deepseek_r1_decode_bf16.mlir --chip=gfx942 -o %t 2>&1 | FileCheck %s --check-prefix=LDS
+
+// REPORT: deepseek_r1_decode_fp8_mi300x_stage1_masked: {{.*}} 0 VGPR spills, 57856 B LDS, 0 B scratch
+
+// gfx942 has no bf16 16x16x32 MFMA: 16x16x16, two per K step of 32.
+// CHECK-LABEL: deepseek_r1_decode_fp8_mi300x_stage1_masked:
+// CHECK: global_load_dwordx4
+// CHECK: v_mfma_f32_16x16x16_bf16
+// CHECK-NOT: v_mfma_f32_16x16x32
+// CHECK-NOT: scratch_
+// CHECK-LABEL: deepseek_r1_decode_fp8_mi300x_stage2:
+// CHECK: amdhsa.target: amdgcn-amd-amdhsa--gfx942
+
+// BF16: deepseek_r1_decode_bf16_mi300x_stage1_masked: {{.*}} 0 VGPR spills, 56576 B LDS, 0 B scratch, {{[1-8]}} waves/SIMD, 128 threads
+
+// FLAVOUR: error: fp8 type 'f8E4M3FN' does not match gfx942's fp8 format f8E4M3FNUZ
+// LDS: error: needs 94720 bytes of shared memory per workgroup; gfx942 has 65536 (use a smaller block_n)

@@ -1,0 +1,51 @@
+// AMDGPU code objects for gfx950 (MI355X) from the shipped specs, checked on
+// the assembly mla-compile writes beside the code object.
+// RUN: rm -rf %t && mla-compile %kernels/deepseek_r1_decode_fp8.mlir --chip=gfx950 -o %t | FileCheck %s --check-prefix=REPORT
+// RUN: FileCheck %s < %t/deepseek_r1_decode_fp8.s
+// RUN: llvm-readelf --notes %t/deepseek_r1_decode_fp8.hsaco | FileCheck %s --check-prefix=ELF
+// RUN: FileCheck %s --check-prefix=JSON < %t/deepseek_r1_decode_fp8.json
+
+// REPORT: kernel resources (gfx950, AMDHSA metadata):
+// REPORT-NEXT: deepseek_r1_decode_fp8_stage1_masked: {{[0-9]+}} VGPRs, 0 AGPRs, {{[0-9]+}} SGPRs, 0 VGPR spills, 57856 B LDS, 0 B scratch, {{[1-8]}} waves/SIMD, 256 threads
+// REPORT-NEXT: deepseek_r1_decode_fp8_stage1_mask_free: {{.*}} 0 VGPR spills, 57856 B LDS, 0 B scratch
+// REPORT-NEXT: deepseek_r1_decode_fp8_stage2: {{.*}} 0 B scratch
+// REPORT: wrote {{.*}}deepseek_r1_decode_fp8.hsaco
+
+// CHECK: .amdhsa_code_object_version 6
+// Stage 1, 4 waves of 64 lanes. Per wave and KV tile of 64 tokens: S is
+// 16 x 64, each wave owns 16 columns: one 16x16x32 MFMA per K step of 32
+// (in a loop of 576 / 32 = 18 steps); O is 16 x 512, each wave owns 128
+// columns: 8 MFMAs per K step of 32 tokens (a loop of 64 / 32 = 2 steps).
+// 1 + 8 = 9 MFMA instructions in the code.
+// CHECK-LABEL: deepseek_r1_decode_fp8_stage1_masked:
+// 16-byte global loads of Q and KV rows:
+// CHECK: global_load_dwordx4
+// The per-token bound compare of the masked variant:
+// CHECK: v_cmp_gt_i64
+// CHECK-COUNT-9: v_mfma_f32_16x16x32_bf16
+// CHECK-NOT: scratch_
+// CHECK-LABEL: deepseek_r1_decode_fp8_stage1_mask_free:
+// CHECK: global_load_dwordx4
+// CHECK-NOT: v_cmp_gt_i64
+// CHECK-COUNT-9: v_mfma_f32_16x16x32_bf16
+// CHECK-NOT: v_cmp_gt_i64
+// CHECK-NOT: scratch_
+// CHECK-LABEL: deepseek_r1_decode_fp8_stage2:
+// CHECK-NOT: v_mfma
+// CHECK-NOT: scratch_
+// No scratch in any kernel's metadata:
+// CHECK: amdhsa.kernels:
+// CHECK: .name: deepseek_r1_decode_fp8_stage1_masked
+// CHECK: .private_segment_fixed_size: 0
+// CHECK: .name: deepseek_r1_decode_fp8_stage1_mask_free
+// CHECK: .private_segment_fixed_size: 0
+// CHECK: .name: deepseek_r1_decode_fp8_stage2
+// CHECK: .private_segment_fixed_size: 0
+// CHECK: amdhsa.target: amdgcn-amd-amdhsa--gfx950
+
+// ELF: AMDGPU Metadata
+// ELF: deepseek_r1_decode_fp8_stage1_masked
+
+// JSON: "binary": "deepseek_r1_decode_fp8.hsaco"
+// JSON: "chip": "gfx950"
+// JSON: "compute_units": 256
