@@ -42,6 +42,11 @@ class DecodeKernels:
         self.block_n = m["block_n"]
         self.heads, self.qk_dim, self.v_dim = m["num_heads"], m["qk_dim"], m["v_dim"]
         self.workspaces = {}
+        # Programs that run at once: SMs times the stage-1 kernels' occupancy
+        # (mla-compile's report); the split model prices rounds of these.
+        per_sm = min(k.get("resources", {}).get("programs_per_sm", 1)
+                     for k in m["kernels"] if k["stage"] == 1) or 1
+        self.concurrent = m["compute_units"] * per_sm
         self.exact_cache = {}
 
     # Same model as lib/Schedule/SplitCostModel.cpp.
@@ -49,10 +54,10 @@ class DecodeKernels:
         p = self.manifest["split_cost_model"]
         tiles = math.ceil(math.ceil(kv_len / splits) / self.block_n) if kv_len else 0
         programs = batch * splits
-        rounds = math.ceil(programs / self.manifest["compute_units"])
+        rounds = math.ceil(programs / self.concurrent)
         cost = rounds * (tiles + p["program_overhead"])
         if splits > 1:
-            cost += p["combine_launch"] + p["combine_per_partial"] * programs / self.manifest["compute_units"]
+            cost += p["combine_launch"] + p["combine_per_partial"] * programs / self.concurrent
         return cost
 
     def choose_splits(self, batch, kv_len):

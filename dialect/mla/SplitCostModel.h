@@ -29,6 +29,7 @@ struct SplitProblem {
   int64_t batch = 1;
   int64_t kvLen = 0;          ///< the longest sequence
   int64_t blockN = 64;
+  /// Programs that run at once: compute units x programs resident per unit.
   int64_t computeUnits = 256;
   /// Split counts to choose from; empty means defaultSplitCandidates().
   llvm::ArrayRef<int64_t> candidates = {};

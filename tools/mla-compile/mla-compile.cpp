@@ -331,11 +331,20 @@ int main(int argc, char **argv) {
     llvm::json::Object &r = resources[kname];
     int64_t threads = k.getInteger("block_threads").value_or(0);
     if (nvidia) {
+      // Programs resident per SM (Hopper: 64K registers, 228 KiB of shared
+      // memory of which each block also reserves 1 KiB, 2048 threads, 32
+      // blocks): the split rule's concurrency.
+      int64_t regs = std::max<int64_t>(1, r.getInteger("registers").value_or(255));
+      int64_t perSm = std::min<int64_t>({65536 / (regs * threads), 2048 / threads, 32});
+      if (shared[kname])
+        perSm = std::min<int64_t>(perSm, 228 * 1024 / (shared[kname] + 1024));
+      r["programs_per_sm"] = perSm;
       llvm::outs() << "  " << kname << ": " << r.getInteger("registers").value_or(-1)
                    << " registers, " << r.getInteger("spill_store_bytes").value_or(-1)
                    << " B spilled, " << r.getInteger("stack_bytes").value_or(-1)
                    << " B stack, " << shared[kname] << " B shared, " << threads
-                   << " threads\n";
+                   << " threads, " << r.getInteger("programs_per_sm").value_or(0)
+                   << " programs/SM\n";
     } else {
       // Waves per SIMD: 512 registers per lane per SIMD (VGPRs and AGPRs
       // share them on CDNA3/4) in granules of 8, at most 8 waves; a
