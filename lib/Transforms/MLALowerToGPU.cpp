@@ -334,6 +334,67 @@ struct Lowering {
     return fromF32(b, loc(), f, b.getBF16Type());
   }
 
+  /// Elements (r, c) and (r, c + 1) as stored bf16, with one 2-element
+  /// shared-memory load when the tile is stored (not lazy). `c` must be even
+  /// (the descriptors' operand pairs start at even columns).
+  std::pair<Value, Value> readBf16Pair(const Tile &t, Value r, Value c) {
+    Type elt = t.type.getElementType();
+    if (t.kind != Kind::Smem || (!elt.isBF16() && !isFp8(elt)) || t.colOff % 2)
+      return {readBf16(t, r, c), readBf16(t, r, addc(c, 1))};
+    Type st = storageType(elt);
+    int64_t bytes = st.getIntOrFloatBitWidth() / 8;
+    Value pair = vector::LoadOp::create(
+        b, loc(), VectorType::get({2}, st), t.view,
+        ValueRange{addc(r, t.rowOff), addc(c, t.colOff)}, /*nontemporal=*/false,
+        llvm::MaybeAlign(2 * bytes));
+    Value e0 = vector::ExtractOp::create(b, loc(), pair, ArrayRef<int64_t>{0});
+    Value e1 = vector::ExtractOp::create(b, loc(), pair, ArrayRef<int64_t>{1});
+    if (elt.isBF16())
+      return {e0, e1};
+    auto toBf16 = [&](Value stored) -> Value {
+      // Every e4m3 value is a bf16 value: the high half of its f32 bits.
+      Value f = toF32(b, loc(), stored, elt);
+      Value bits = arith::BitcastOp::create(b, loc(), b.getI32Type(), f);
+      bits = arith::ShRUIOp::create(b, loc(), bits, cstI32(b, loc(), 16));
+      return arith::TruncIOp::create(b, loc(), b.getI16Type(), bits);
+    };
+    return {toBf16(e0), toBf16(e1)};
+  }
+
+  /// The lane's operand elements of one matrix instruction: element i at
+  /// `at(i)` (row, column) of `t`; pairs (i, i + 1) that are adjacent along
+  /// a row are read together.
+  SmallVector<Value> readOperand(const Tile &t, const LaneLayout &layout,
+                                 bool transposed,
+                                 function_ref<std::pair<Value, Value>(Coord)> at) {
+    SmallVector<Value> out;
+    int64_t n = layout.elemsPerLane();
+    // A paired load needs the pair to start at an even column: every lane
+    // offset along the read direction must be even.
+    bool evenLanes = llvm::all_of(layout.laneBases, [&](Coord base) {
+      return (transposed ? base.row : base.col) % 2 == 0;
+    });
+    for (int64_t i = 0; i < n; ++i) {
+      Coord c = layout.map(0, i);
+      auto [row, col] = at(c);
+      if (evenLanes && (transposed ? c.row : c.col) % 2 == 0 && i % 2 == 0 &&
+          i + 1 < n) {
+        Coord d = layout.map(0, i + 1);
+        bool adjacent = transposed ? (d.row == c.row + 1 && d.col == c.col)
+                                   : (d.row == c.row && d.col == c.col + 1);
+        if (adjacent) {
+          auto [e0, e1] = readBf16Pair(t, row, col);
+          out.push_back(e0);
+          out.push_back(e1);
+          ++i;
+          continue;
+        }
+      }
+      out.push_back(readBf16(t, row, col));
+    }
+    return out;
+  }
+
   /// The shared tile an elementwise chain ending in `v` reads, if nothing
   /// else reads it or any link of the chain: then the chain can be evaluated
   /// in place.
@@ -651,21 +712,24 @@ struct Lowering {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(loop.getBody());
       Value kk = loop.getInductionVar();
-      SmallVector<Value> a;
-      for (int64_t i = 0; i < mi->a.elemsPerLane(); ++i) {
-        Coord c = mi->a.map(0, i);
-        a.push_back(readBf16(**lhs, addc(aRow, c.row), add(kk, addc(aCol, c.col))));
-      }
+      // A (m, k) is row m, column kk + k of lhs.
+      SmallVector<Value> a = readOperand(**lhs, mi->a, /*transposed=*/false,
+                                         [&](Coord c) -> std::pair<Value, Value> {
+                                           return {addc(aRow, c.row),
+                                                   add(kk, addc(aCol, c.col))};
+                                         });
       SmallVector<Value> acc(loop.getRegionIterArgs());
       SmallVector<Value> next;
       for (int64_t j = 0; j < l->tiles; ++j) {
-        SmallVector<Value> bv;
-        for (int64_t i = 0; i < mi->b.elemsPerLane(); ++i) {
-          Coord c = mi->b.map(0, i);
-          Value kr = add(kk, addc(bRow, c.row));
-          Value col = add(warpCol, addc(bCol, j * mi->n + c.col));
-          bv.push_back(trans ? readBf16(**rhs, col, kr) : readBf16(**rhs, kr, col));
-        }
+        // B (k, n) is rhs[kk + k][col] or, transposed, rhs[col][kk + k]: then
+        // consecutive k are adjacent in a row.
+        SmallVector<Value> bv = readOperand(
+            **rhs, mi->b, /*transposed=*/trans,
+            [&](Coord c) -> std::pair<Value, Value> {
+              Value kr = add(kk, addc(bRow, c.row));
+              Value col = add(warpCol, addc(bCol, j * mi->n + c.col));
+              return trans ? std::pair(col, kr) : std::pair(kr, col);
+            });
         auto d = target.matrixOp(b, loc(), a, bv,
                                  ArrayRef<Value>(acc).slice(j * l->elems, l->elems));
         next.append(d.begin(), d.end());
