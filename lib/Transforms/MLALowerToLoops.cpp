@@ -85,18 +85,26 @@ struct TilePattern : public OpConversionPattern<Op> {
   using OpAdaptor = typename OpConversionPattern<Op>::OpAdaptor;
 
   Type convert(Type t) const { return this->getTypeConverter()->convertType(t); }
+
+  /// Replaces `op` by a fresh buffer of `type` whose element at `iv` is
+  /// `element(iv)`.
+  void replaceByElements(Op op, RankedTensorType type,
+                         ConversionPatternRewriter &rw,
+                         function_ref<Value(ValueRange)> element) const {
+    Location loc = op.getLoc();
+    Value out = alloc(rw, loc, convert(type));
+    loopNest(rw, loc, type.getShape(),
+             [&](ValueRange iv) { store(rw, loc, element(iv), out, iv); });
+    rw.replaceOp(op, out);
+  }
 };
 
 struct FillLowering : TilePattern<FillOp> {
   using TilePattern::TilePattern;
   LogicalResult matchAndRewrite(FillOp op, OpAdaptor,
                                 ConversionPatternRewriter &rw) const override {
-    Location loc = op.getLoc();
-    Value out = alloc(rw, loc, convert(op.getType()));
-    Value v = arith::ConstantOp::create(rw, loc, op.getValueAttr());
-    loopNest(rw, loc, op.getType().getShape(),
-             [&](ValueRange iv) { store(rw, loc, v, out, iv); });
-    rw.replaceOp(op, out);
+    Value v = arith::ConstantOp::create(rw, op.getLoc(), op.getValueAttr());
+    replaceByElements(op, op.getType(), rw, [&](ValueRange) { return v; });
     return success();
   }
 };
@@ -187,13 +195,11 @@ struct CastLowering : TilePattern<CastOp> {
                                 ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
     auto resT = op.getResult().getType();
-    Value out = alloc(rw, loc, convert(resT));
-    loopNest(rw, loc, resT.getShape(), [&](ValueRange iv) {
+    replaceByElements(op, resT, rw, [&](ValueRange iv) {
       Value v = toF32(rw, loc, load(rw, loc, a.getSource(), iv),
                       op.getSource().getType().getElementType());
-      store(rw, loc, fromF32(rw, loc, v, resT.getElementType()), out, iv);
+      return fromF32(rw, loc, v, resT.getElementType());
     });
-    rw.replaceOp(op, out);
     return success();
   }
 };
@@ -203,12 +209,10 @@ struct ScaleLowering : TilePattern<ScaleOp> {
   LogicalResult matchAndRewrite(ScaleOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
-    Value out = alloc(rw, loc, convert(op.getType()));
-    loopNest(rw, loc, op.getType().getShape(), [&](ValueRange iv) {
-      Value v = load(rw, loc, a.getSource(), iv);
-      store(rw, loc, arith::MulFOp::create(rw, loc, v, a.getFactor()), out, iv);
+    replaceByElements(op, op.getType(), rw, [&](ValueRange iv) -> Value {
+      return arith::MulFOp::create(rw, loc, load(rw, loc, a.getSource(), iv),
+                                   a.getFactor());
     });
-    rw.replaceOp(op, out);
     return success();
   }
 };
@@ -218,16 +222,13 @@ struct SliceLowering : TilePattern<SliceOp> {
   LogicalResult matchAndRewrite(SliceOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
-    auto resT = op.getResult().getType();
-    Value out = alloc(rw, loc, convert(resT));
-    loopNest(rw, loc, resT.getShape(), [&](ValueRange iv) {
+    replaceByElements(op, op.getResult().getType(), rw, [&](ValueRange iv) {
       SmallVector<Value> src;
       for (auto [d, i] : llvm::enumerate(iv))
         src.push_back(arith::AddIOp::create(
             rw, loc, i, cstIndex(rw, loc, op.getOffsets()[d])));
-      store(rw, loc, load(rw, loc, a.getSource(), src), out, iv);
+      return load(rw, loc, a.getSource(), src);
     });
-    rw.replaceOp(op, out);
     return success();
   }
 };
@@ -237,17 +238,14 @@ struct MaskLowering : TilePattern<MaskOp> {
   LogicalResult matchAndRewrite(MaskOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
-    Value out = alloc(rw, loc, convert(op.getType()));
     Value fill = arith::ConstantOp::create(rw, loc, op.getFillAttr());
-    loopNest(rw, loc, op.getType().getShape(), [&](ValueRange iv) {
+    replaceByElements(op, op.getType(), rw, [&](ValueRange iv) -> Value {
       Value pos = arith::AddIOp::create(rw, loc, a.getOffset(), iv[op.getDim()]);
       Value outside = arith::CmpIOp::create(
           rw, loc, arith::CmpIPredicate::sge, pos, a.getBound());
-      Value v = load(rw, loc, a.getSource(), iv);
-      store(rw, loc, arith::SelectOp::create(rw, loc, outside, fill, v), out,
-            iv);
+      return arith::SelectOp::create(rw, loc, outside, fill,
+                                     load(rw, loc, a.getSource(), iv));
     });
-    rw.replaceOp(op, out);
     return success();
   }
 };
