@@ -45,7 +45,7 @@ llvm::Expected<DecodeKernels> mlir::mla::findDecodeKernels(ModuleOp module,
     k.splitCandidates = defaultSplitCandidates();
   k.maskFreeProven = k.stage1Masked.empty();
   // Argument 0 is Q (total_q x heads x qk), 1 is KV (total_kv x qk); a
-  // per-tensor scale follows when the KV is quantised.
+  // per-tensor scale follows when the KV is quantised (mla.arg_names says).
   auto qT = cast<MemRefType>(stage1.getArgumentTypes()[0]);
   auto kvT = cast<MemRefType>(stage1.getArgumentTypes()[1]);
   auto outT = cast<MemRefType>(stage1.getArgumentTypes().back());
@@ -53,7 +53,10 @@ llvm::Expected<DecodeKernels> mlir::mla::findDecodeKernels(ModuleOp module,
   k.qkDim = qT.getDimSize(2);
   k.vDim = outT.getDimSize(2);
   k.kvType = kvT.getElementType();
-  k.hasKVScale = stage1.getArgumentTypes().size() == 9;
+  auto names = stage1->getAttrOfType<ArrayAttr>("mla.arg_names");
+  k.hasKVScale = names && llvm::any_of(names, [](Attribute a) {
+    return cast<StringAttr>(a).getValue() == "kv_scale";
+  });
   return k;
 }
 

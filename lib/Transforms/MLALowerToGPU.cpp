@@ -295,6 +295,14 @@ struct Lowering {
     return l;
   }
 
+  /// The layout whose rows a RowSlice of `rows` entries follows: that of
+  /// any Acc tile with those rows (the row distribution does not depend on
+  /// the column count).
+  FailureOr<AccLayout> rowLayout(int64_t rows) {
+    return accLayout(RankedTensorType::get({rows, warps * target.mma->n},
+                                           b.getF32Type()));
+  }
+
   /// Row and column of register r of an Acc tile in this lane.
   std::pair<Value, Value> accCoord(const AccLayout &l, int64_t r) {
     int64_t j = r / l.elems, i = r % l.elems;
@@ -535,8 +543,7 @@ struct Lowering {
     auto t = op.getType();
     Value c = arith::ConstantOp::create(b, loc(), op.getValueAttr());
     if (t.getRank() == 1) {
-      auto l = accLayout(RankedTensorType::get({t.getDimSize(0), warps * target.mma->n},
-                                               b.getF32Type()));
+      auto l = rowLayout(t.getDimSize(0));
       if (failed(l))
         return failure();
       tiles[op] = regTile(Kind::RowSlice, t,
@@ -906,8 +913,7 @@ struct Lowering {
       return success();
     }
     case Kind::RowSlice: {
-      auto l = accLayout(RankedTensorType::get({t->type.getDimSize(0), warps * target.mma->n},
-                                               b.getF32Type()));
+      auto l = rowLayout(t->type.getDimSize(0));
       if (failed(l))
         return failure();
       // Every lane of a row holds the value: warp 0's column-0 lanes store.
