@@ -26,6 +26,11 @@ struct ChipInfo {
   int64_t waveSize;            ///< lanes per wave / warp
   int64_t sharedMemBytes;      ///< LDS / shared memory per workgroup
   Fp8Flavor fp8;               ///< the e4m3 encoding the hardware reads
+  /// Fully unroll the static inner loops of a tile program (K steps of a
+  /// dot, rounds of a tile copy). On CDNA it gives a straight-line KV loop
+  /// at no spill cost; on sm_90 ptxas doubles the registers (128 -> 252)
+  /// and spills with bf16 KV, so it stays off there.
+  bool unrollTileLoops;
   /// Names of the matrix instructions the chip has (see MatrixInstr.h).
   llvm::ArrayRef<llvm::StringRef> matrixInstrNames;
 

@@ -17,13 +17,13 @@ static const llvm::StringRef kSm90Instrs[] = {
 
 static const ChipInfo kChips[] = {
     {"gfx950", "AMD Instinct MI355X (CDNA4)", 256, 64, 160 * 1024,
-     Fp8Flavor::E4M3FN, kGfx950Instrs},
+     Fp8Flavor::E4M3FN, /*unrollTileLoops=*/true, kGfx950Instrs},
     {"gfx942", "AMD Instinct MI300X (CDNA3)", 304, 64, 64 * 1024,
-     Fp8Flavor::E4M3FNUZ, kGfx942Instrs},
+     Fp8Flavor::E4M3FNUZ, /*unrollTileLoops=*/true, kGfx942Instrs},
     {"sm_90", "NVIDIA H200 (Hopper)", 132, 32, 227 * 1024, Fp8Flavor::E4M3FN,
-     kSm90Instrs},
+     /*unrollTileLoops=*/false, kSm90Instrs},
     {"host", "host CPU (reference execution)", 1, 1, 1 << 30,
-     Fp8Flavor::None, {}},
+     Fp8Flavor::None, /*unrollTileLoops=*/false, {}},
 };
 
 std::vector<const MatrixInstr *> ChipInfo::matrixInstrs() const {

@@ -32,6 +32,7 @@
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -583,11 +584,17 @@ struct Lowering {
     int64_t vec = (cols * eltBytes) % 16 == 0 ? 16 / eltBytes : 1;
     int64_t chunks = rows * cols / vec;
     auto vecT = VectorType::get({vec}, st);
-    auto loop = scf::ForOp::create(b, loc(), tid, idx(chunks), idx(threads));
+    // With whole rounds of chunks, every thread copies chunks / threads of
+    // them: a loop with a static trip count, unrolled below.
+    bool even = chunks % threads == 0;
+    auto loop = even ? scf::ForOp::create(b, loc(), idx(0), idx(chunks / threads), idx(1))
+                     : scf::ForOp::create(b, loc(), tid, idx(chunks), idx(threads));
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(loop.getBody());
-      Value e = mul(loop.getInductionVar(), vec);
+      Value chunk = even ? add(tid, mul(loop.getInductionVar(), threads))
+                         : loop.getInductionVar();
+      Value e = mul(chunk, vec);
       Value r = arith::DivUIOp::create(b, loc(), e, idx(cols));
       Value c = arith::RemUIOp::create(b, loc(), e, idx(cols));
       SmallVector<Value> at = base;
@@ -618,6 +625,10 @@ struct Lowering {
                               /*nontemporal=*/false,
                               vec > 1 ? llvm::MaybeAlign(16) : llvm::MaybeAlign());
     }
+    // Straight-line code: the loads of one tile issue back to back, and the
+    // KV loop body has a static instruction count (mla-compile reports it).
+    if (even && target.chip->unrollTileLoops)
+      (void)loopUnrollFull(loop);
     barrier();
     tiles[op] = tile;
     return success();
@@ -743,7 +754,17 @@ struct Lowering {
       }
       scf::YieldOp::create(b, loc(), next);
     }
-    tiles[op] = regTile(Kind::Acc, resT, SmallVector<Value>(loop.getResults()));
+    // The K steps of one dot, unrolled (see lowerLoad). Unrolling replaces
+    // the loop's results: hold them through a placeholder use.
+    SmallVector<Value> results(loop.getResults());
+    if (target.chip->unrollTileLoops) {
+      auto hold = UnrealizedConversionCastOp::create(
+          b, loc(), TypeRange(loop.getResultTypes()), loop.getResults());
+      (void)loopUnrollFull(loop);
+      results.assign(hold.getInputs().begin(), hold.getInputs().end());
+      hold.erase();
+    }
+    tiles[op] = regTile(Kind::Acc, resT, results);
     return success();
   }
 

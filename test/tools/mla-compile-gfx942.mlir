@@ -7,11 +7,13 @@
 // RUN: not mla-compile %kernels/deepseek_r1_decode_bf16.mlir --chip=gfx942 -o %t 2>&1 | FileCheck %s --check-prefix=LDS
 
 // REPORT: deepseek_r1_decode_fp8_mi300x_stage1_masked: {{.*}} 0 VGPR spills, 57856 B LDS, 0 B scratch
+// REPORT-NEXT: KV loop: {{[0-9]+}} instructions (68 MFMA) per 64 tokens x 4 waves
 
-// gfx942 has no bf16 16x16x32 MFMA: 16x16x16, two per K step of 32.
+// gfx942 has no bf16 16x16x32 MFMA: 16x16x16, twice as many: 36 + 32 in
+// the KV loop.
 // CHECK-LABEL: deepseek_r1_decode_fp8_mi300x_stage1_masked:
 // CHECK: global_load_dwordx4
-// CHECK: v_mfma_f32_16x16x16_bf16
+// CHECK-COUNT-68: v_mfma_f32_16x16x16_bf16
 // CHECK-NOT: v_mfma_f32_16x16x32
 // CHECK-NOT: scratch_
 // CHECK-LABEL: deepseek_r1_decode_fp8_mi300x_stage2:

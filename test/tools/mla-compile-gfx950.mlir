@@ -7,27 +7,29 @@
 
 // REPORT: kernel resources (gfx950, AMDHSA metadata):
 // REPORT-NEXT: deepseek_r1_decode_fp8_stage1_masked: {{[0-9]+}} VGPRs, 0 AGPRs, {{[0-9]+}} SGPRs, 0 VGPR spills, 57856 B LDS, 0 B scratch, {{[1-8]}} waves/SIMD, 256 threads
+// REPORT-NEXT: KV loop: {{[0-9]+}} instructions (34 MFMA) per 64 tokens x 4 waves = {{[0-9.]+}} wave-instructions per KV token
 // REPORT-NEXT: deepseek_r1_decode_fp8_stage1_mask_free: {{.*}} 0 VGPR spills, 57856 B LDS, 0 B scratch
+// REPORT-NEXT: KV loop: {{[0-9]+}} instructions (34 MFMA)
 // REPORT-NEXT: deepseek_r1_decode_fp8_stage2: {{.*}} 0 B scratch
 // REPORT: wrote {{.*}}deepseek_r1_decode_fp8.hsaco
 
 // CHECK: .amdhsa_code_object_version 6
 // Stage 1, 4 waves of 64 lanes. Per wave and KV tile of 64 tokens: S is
-// 16 x 64, each wave owns 16 columns: one 16x16x32 MFMA per K step of 32
-// (in a loop of 576 / 32 = 18 steps); O is 16 x 512, each wave owns 128
-// columns: 8 MFMAs per K step of 32 tokens (a loop of 64 / 32 = 2 steps).
-// 1 + 8 = 9 MFMA instructions in the code.
+// 16 x 64, each wave owns 16 columns: one 16x16x32 MFMA per K step of 32,
+// 576 / 32 = 18 steps; O is 16 x 512, each wave owns 128 columns: 8 MFMAs
+// per K step of 32 tokens, 64 / 32 = 2 steps. The inner loops are unrolled
+// on CDNA: 18 + 16 = 34 MFMA instructions in the KV loop.
 // CHECK-LABEL: deepseek_r1_decode_fp8_stage1_masked:
 // 16-byte global loads of Q and KV rows:
 // CHECK: global_load_dwordx4
-// The per-token bound compare of the masked variant:
+// CHECK-COUNT-34: v_mfma_f32_16x16x32_bf16
+// The per-row bound compares of the masked variant's next-tile loads:
 // CHECK: v_cmp_gt_i64
-// CHECK-COUNT-9: v_mfma_f32_16x16x32_bf16
 // CHECK-NOT: scratch_
 // CHECK-LABEL: deepseek_r1_decode_fp8_stage1_mask_free:
 // CHECK: global_load_dwordx4
 // CHECK-NOT: v_cmp_gt_i64
-// CHECK-COUNT-9: v_mfma_f32_16x16x32_bf16
+// CHECK-COUNT-34: v_mfma_f32_16x16x32_bf16
 // CHECK-NOT: v_cmp_gt_i64
 // CHECK-NOT: scratch_
 // CHECK-LABEL: deepseek_r1_decode_fp8_stage2:
@@ -49,3 +51,5 @@
 // JSON: "binary": "deepseek_r1_decode_fp8.hsaco"
 // JSON: "chip": "gfx950"
 // JSON: "compute_units": 256
+// JSON: "kv_loop_mfma": 34
+// JSON: "wave_instructions_per_kv_token":

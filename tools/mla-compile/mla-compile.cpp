@@ -63,6 +63,62 @@ static std::string typeName(Type t) {
   return s;
 }
 
+/// The figure of merit for a stage-1 kernel: instructions in its
+/// KV loop (the innermost loop of the assembly that holds every matrix
+/// instruction) x waves per workgroup / KV tokens per iteration. Returns
+/// {instructions, matrix instructions}, or {0, 0} if no such loop exists.
+static std::pair<int64_t, int64_t> kvLoopInstructions(StringRef isa,
+                                                      StringRef kernel) {
+  size_t at = isa.find(("\n" + kernel + ":\n").str());
+  if (at == StringRef::npos)
+    return {0, 0};
+  StringRef body = isa.substr(at + kernel.size() + 3);
+  body = body.substr(0, body.find(".Lfunc_end"));
+  std::map<std::string, int64_t> labels;
+  std::vector<StringRef> instrs;
+  SmallVector<StringRef> lines;
+  body.split(lines, '\n');
+  for (StringRef l : lines) {
+    StringRef t = l.trim();
+    if (t.empty() || t.starts_with(";") || t.starts_with("//"))
+      continue;
+    if (t.starts_with(".LBB") && t.ends_with(":")) {
+      labels[t.drop_back().str()] = instrs.size();
+      continue;
+    }
+    if (t.starts_with("."))
+      continue; // directives
+    instrs.push_back(t);
+  }
+  int64_t first = -1, last = -1;
+  for (auto [i, t] : llvm::enumerate(instrs))
+    if (t.starts_with("v_mfma")) {
+      if (first < 0)
+        first = i;
+      last = i;
+    }
+  if (first < 0)
+    return {0, 0};
+  // Loops are backward branches; keep the smallest that spans all MFMAs.
+  std::pair<int64_t, int64_t> best{-1, -1};
+  for (auto [i, t] : llvm::enumerate(instrs)) {
+    if (!t.starts_with("s_branch") && !t.starts_with("s_cbranch"))
+      continue;
+    auto it = labels.find(t.substr(t.find_last_of(" \t") + 1).str());
+    if (it == labels.end() || it->second > static_cast<int64_t>(i))
+      continue;
+    int64_t lo = it->second, hi = i;
+    if (lo <= first && hi >= last && (best.first < 0 || hi - lo < best.second - best.first))
+      best = {lo, hi};
+  }
+  if (best.first < 0)
+    return {0, 0};
+  int64_t mfma = 0;
+  for (int64_t i = best.first; i <= best.second; ++i)
+    mfma += instrs[i].starts_with("v_mfma");
+  return {best.second - best.first + 1, mfma};
+}
+
 /// The manifest entry of one kernel, read before lowering.
 static llvm::json::Object describeKernel(mla::KernelOp k, int64_t waveSize) {
   llvm::json::Object o;
@@ -218,6 +274,7 @@ int main(int argc, char **argv) {
 
   std::map<std::string, llvm::json::Object> resources;
   std::string arch = chip->name.str();
+  std::string amdIsa;
   if (nvidia) {
     // NVPTX: PTX from LLVM, the cubin and the resource figures from ptxas.
     auto ptx = serialise(*module, "isa", "");
@@ -269,6 +326,8 @@ int main(int argc, char **argv) {
     // the code object's note carries, read without ROCm's comgr.
     OwningOpRef<ModuleOp> copy = module->clone();
     auto isa = serialise(*copy, "isa", rocmToolkit);
+    if (succeeded(isa))
+      amdIsa = *isa;
     auto bin = serialise(*module, "bin", rocmToolkit);
     if (failed(isa) || failed(bin))
       return fail("gpu-module-to-binary failed for " + chipOpt +
@@ -367,6 +426,21 @@ int main(int argc, char **argv) {
       if (shared[kname] > chip->sharedMemBytes)
         return fail(kname + " needs " + Twine(shared[kname]) + " B of LDS; " +
                     chipOpt + " has " + Twine(chip->sharedMemBytes));
+      if (k.getInteger("stage").value_or(0) == 1) {
+        auto [n, mfma] = kvLoopInstructions(amdIsa, kname);
+        int64_t blockN = manifest.getInteger("block_n").value_or(1);
+        if (n) {
+          double perToken = static_cast<double>(n) * wavesPerGroup / blockN;
+          r["kv_loop_instructions"] = n;
+          r["kv_loop_mfma"] = mfma;
+          r["wave_instructions_per_kv_token"] = perToken;
+          llvm::outs() << "    KV loop: " << n << " instructions (" << mfma
+                       << " MFMA) per " << blockN << " tokens x "
+                       << wavesPerGroup << " waves = "
+                       << llvm::format("%.1f", perToken)
+                       << " wave-instructions per KV token\n";
+        }
+      }
     }
     k["resources"] = llvm::json::Object(r);
   }
