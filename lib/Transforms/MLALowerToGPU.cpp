@@ -326,21 +326,27 @@ struct Lowering {
     return toF32(b, loc(), v, t.type.getElementType());
   }
 
+  /// A stored element of float type `elt` as stored bf16 (i16): bf16 as
+  /// is; fp8 exactly (every e4m3 value is a bf16 value: the high half of its
+  /// f32 bits); anything else rounded.
+  Value storedToBf16(Value stored, Type elt) {
+    if (elt.isBF16())
+      return stored;
+    Value f = toF32(b, loc(), stored, elt);
+    if (!isFp8(elt))
+      return fromF32(b, loc(), f, b.getBF16Type());
+    Value bits = arith::BitcastOp::create(b, loc(), b.getI32Type(), f);
+    bits = arith::ShRUIOp::create(b, loc(), bits, cstI32(b, loc(), 16));
+    return arith::TruncIOp::create(b, loc(), b.getI16Type(), bits);
+  }
+
   /// Element (r, c) as stored bf16 (i16) for a matrix operand.
   Value readBf16(const Tile &t, Value r, Value c) {
-    Type elt = t.type.getElementType();
-    if (t.kind == Kind::Smem && elt.isBF16())
-      return memref::LoadOp::create(
-          b, loc(), t.view, ValueRange{addc(r, t.rowOff), addc(c, t.colOff)});
-    Value f = readF32(t, r, c);
-    if (t.kind == Kind::Smem && isFp8(elt)) {
-      // Every e4m3 value is a bf16 value: the high half of its f32 bits,
-      // no rounding needed.
-      Value bits = arith::BitcastOp::create(b, loc(), b.getI32Type(), f);
-      bits = arith::ShRUIOp::create(b, loc(), bits, cstI32(b, loc(), 16));
-      return arith::TruncIOp::create(b, loc(), b.getI16Type(), bits);
-    }
-    return fromF32(b, loc(), f, b.getBF16Type());
+    if (t.kind != Kind::Smem)
+      return fromF32(b, loc(), readF32(t, r, c), b.getBF16Type());
+    Value v = memref::LoadOp::create(
+        b, loc(), t.view, ValueRange{addc(r, t.rowOff), addc(c, t.colOff)});
+    return storedToBf16(v, t.type.getElementType());
   }
 
   /// Elements (r, c) and (r, c + 1) as stored bf16, with one 2-element
@@ -358,16 +364,7 @@ struct Lowering {
         llvm::MaybeAlign(2 * bytes));
     Value e0 = vector::ExtractOp::create(b, loc(), pair, ArrayRef<int64_t>{0});
     Value e1 = vector::ExtractOp::create(b, loc(), pair, ArrayRef<int64_t>{1});
-    if (elt.isBF16())
-      return {e0, e1};
-    auto toBf16 = [&](Value stored) -> Value {
-      // Every e4m3 value is a bf16 value: the high half of its f32 bits.
-      Value f = toF32(b, loc(), stored, elt);
-      Value bits = arith::BitcastOp::create(b, loc(), b.getI32Type(), f);
-      bits = arith::ShRUIOp::create(b, loc(), bits, cstI32(b, loc(), 16));
-      return arith::TruncIOp::create(b, loc(), b.getI16Type(), bits);
-    };
-    return {toBf16(e0), toBf16(e1)};
+    return {storedToBf16(e0, elt), storedToBf16(e1, elt)};
   }
 
   /// The lane's operand elements of one matrix instruction: element i at
