@@ -45,6 +45,13 @@ static LogicalResult verifyNumWarps(Operation *op, uint64_t attr) {
 // DecodeOp
 //===----------------------------------------------------------------------===//
 
+DecodeOp mlir::mla::lookupDecodeSpec(ModuleOp module, StringRef name) {
+  for (DecodeOp op : module.getOps<DecodeOp>())
+    if (name.empty() || op.getSymName() == name)
+      return op;
+  return {};
+}
+
 int64_t DecodeOp::getKnownKVLenDivisor() {
   if (auto len = getKvLen())
     return *len; // 0 is divisible by everything

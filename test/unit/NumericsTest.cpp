@@ -52,7 +52,9 @@ std::unique_ptr<Compiled> compileSpec(llvm::StringRef source) {
   c->module = parseSourceString<ModuleOp>(source, c->ctx.get());
   if (!c->module)
     return nullptr;
-  auto spec = *c->module->getOps<mla::DecodeOp>().begin();
+  mla::DecodeOp spec = mla::lookupDecodeSpec(*c->module);
+  if (!spec)
+    return nullptr;
   std::string name = spec.getSymName().str();
   c->softmaxScale = spec.getSoftmaxScale().convertToDouble();
   PassManager pm(c->ctx.get());

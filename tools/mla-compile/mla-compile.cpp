@@ -179,10 +179,9 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(inputFile, sm, &ctx);
   if (!module)
     return 1;
-  auto specs = module->getOps<mla::DecodeOp>();
-  if (specs.empty())
+  mla::DecodeOp spec = mla::lookupDecodeSpec(*module);
+  if (!spec)
     return fail("no mla.decode in " + inputFile);
-  mla::DecodeOp spec = *specs.begin();
   std::string name = spec.getSymName().str();
 
   llvm::json::Object manifest;

@@ -14,9 +14,6 @@
 #include "mla/Pipelines.h"
 #include "mla/Target.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -81,8 +78,7 @@ int main(int argc, char **argv) {
                                                       .count());
 
   DialectRegistry registry;
-  registry.insert<mla::MLADialect, arith::ArithDialect, func::FuncDialect,
-                  memref::MemRefDialect, scf::SCFDialect>();
+  mla::registerCompilerDialects(registry);
   MLIRContext ctx(registry);
   llvm::SourceMgr sm;
   SourceMgrDiagnosticHandler diag(sm, &ctx);
@@ -90,12 +86,7 @@ int main(int argc, char **argv) {
   if (!module)
     return 2;
 
-  mla::DecodeOp spec;
-  for (mla::DecodeOp op : module->getOps<mla::DecodeOp>())
-    if (specName.empty() || op.getSymName() == specName) {
-      spec = op;
-      break;
-    }
+  mla::DecodeOp spec = mla::lookupDecodeSpec(*module, specName);
   if (!spec)
     return fail(specName.empty() ? "no mla.decode in " + inputFile
                                  : "no mla.decode named '" + specName + "'");
