@@ -19,6 +19,18 @@ namespace mlir::mla {
 /// How a chip's fp8 e4m3 operands are encoded.
 enum class Fp8Flavor { None, E4M3FN, E4M3FNUZ };
 
+/// How a chip turns a pair of stored fp8 operand elements into the bf16
+/// pair its matrix instruction reads.
+enum class Fp8Decode {
+  /// Integer arithmetic on the code (exact; any chip).
+  Software,
+  /// v_cvt_pk_f32_fp8 (CDNA3/4: amdgpu.ext_packed_fp8), then the high half
+  /// of each f32 (exact: every e4m3 value is a bf16 value).
+  PackedToF32,
+  /// v_cvt_scalef32_pk_bf16_fp8 (CDNA4: amdgpu.scaled_ext_packed, scale 1).
+  PackedToBf16,
+};
+
 struct ChipInfo {
   llvm::StringRef name;        ///< "gfx950", "gfx942", "sm_90", "host"
   llvm::StringRef description; ///< the product, for reports
@@ -26,6 +38,7 @@ struct ChipInfo {
   int64_t waveSize;            ///< lanes per wave / warp
   int64_t sharedMemBytes;      ///< LDS / shared memory per workgroup
   Fp8Flavor fp8;               ///< the e4m3 encoding the hardware reads
+  Fp8Decode fp8Decode;         ///< fp8 -> bf16 operand conversion
   /// Fully unroll the static inner loops of a tile program (K steps of a
   /// dot, rounds of a tile copy). On CDNA it gives a straight-line KV loop
   /// at no spill cost; on sm_90 ptxas doubles the registers (128 -> 252)

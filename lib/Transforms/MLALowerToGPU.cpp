@@ -112,6 +112,47 @@ struct GpuTarget {
                      x);
   }
 
+  /// The high half of an f32 as stored bf16 (i16): exact for fp8 values.
+  static Value f32HighHalf(OpBuilder &b, Location loc, Value x) {
+    Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), x);
+    bits = arith::ShRUIOp::create(b, loc, bits, cstI32(b, loc, 16));
+    return arith::TruncIOp::create(b, loc, b.getI16Type(), bits);
+  }
+
+  /// A stored fp8 element (i8 of float type `elt`) as stored bf16 (i16)
+  /// with the chip's conversion instruction (v_cvt_f32_fp8); std::nullopt
+  /// where the chip decodes in software.
+  std::optional<Value> fp8ToBf16(OpBuilder &b, Location loc, Value stored, Type elt) const {
+    if (chip->fp8Decode == Fp8Decode::Software)
+      return std::nullopt;
+    Value f8 = arith::BitcastOp::create(b, loc, elt, stored);
+    Value f = amdgpu::ExtPackedFp8Op::create(b, loc, b.getF32Type(), f8, /*index=*/0);
+    return f32HighHalf(b, loc, f);
+  }
+
+  /// A pair of stored fp8 elements (vector<2 x i8> of float type `elt`) as
+  /// two stored bf16 (i16) values with the chip's pair conversion;
+  /// std::nullopt where the chip decodes in software.
+  std::optional<std::pair<Value, Value>> fp8PairToBf16(OpBuilder &b, Location loc,
+                                                       Value pair, Type elt) const {
+    if (chip->fp8Decode == Fp8Decode::Software)
+      return std::nullopt;
+    Value f8 = vector::BitCastOp::create(b, loc, VectorType::get({2}, elt), pair);
+    auto extract = [&](Value v, int64_t i) {
+      return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i}).getResult();
+    };
+    if (chip->fp8Decode == Fp8Decode::PackedToBf16) {
+      Value bf = amdgpu::ScaledExtPackedOp::create(
+          b, loc, VectorType::get({2}, b.getBF16Type()), f8, cstF32(b, loc, 1.0f),
+          /*index=*/0);
+      Value bits = vector::BitCastOp::create(b, loc, VectorType::get({2}, b.getI16Type()), bf);
+      return std::make_pair(extract(bits, 0), extract(bits, 1));
+    }
+    Value f = amdgpu::ExtPackedFp8Op::create(b, loc, VectorType::get({2}, b.getF32Type()), f8,
+                                             /*index=*/0);
+    return std::make_pair(f32HighHalf(b, loc, extract(f, 0)), f32HighHalf(b, loc, extract(f, 1)));
+  }
+
   /// One matrix instruction: `a`, `b` are the lane's operand elements as
   /// stored bf16 (i16), `c` its f32 accumulator elements; returns D.
   SmallVector<Value> matrixOp(OpBuilder &b, Location loc, ArrayRef<Value> a,
@@ -332,6 +373,9 @@ struct Lowering {
   Value storedToBf16(Value stored, Type elt) {
     if (elt.isBF16())
       return stored;
+    if (isFp8(elt))
+      if (auto hw = target.fp8ToBf16(b, loc(), stored, elt))
+        return *hw;
     Value f = toF32(b, loc(), stored, elt);
     if (!isFp8(elt))
       return fromF32(b, loc(), f, b.getBF16Type());
@@ -362,6 +406,9 @@ struct Lowering {
         b, loc(), VectorType::get({2}, st), t.view,
         ValueRange{addc(r, t.rowOff), addc(c, t.colOff)}, /*nontemporal=*/false,
         llvm::MaybeAlign(2 * bytes));
+    if (isFp8(elt))
+      if (auto hw = target.fp8PairToBf16(b, loc(), pair, elt))
+        return *hw;
     Value e0 = vector::ExtractOp::create(b, loc(), pair, ArrayRef<int64_t>{0});
     Value e1 = vector::ExtractOp::create(b, loc(), pair, ArrayRef<int64_t>{1});
     return {storedToBf16(e0, elt), storedToBf16(e1, elt)};

@@ -2,6 +2,8 @@
 // and tiles must fit 64 KiB of LDS.
 // RUN: rm -rf %t && mla-compile %kernels/deepseek_r1_decode_fp8_mi300x.mlir --chip=gfx942 -o %t | FileCheck %s --check-prefix=REPORT
 // RUN: FileCheck %s < %t/deepseek_r1_decode_fp8_mi300x.s
+// RUN: FileCheck %s --check-prefix=CVTPK < %t/deepseek_r1_decode_fp8_mi300x.s
+// RUN: FileCheck %s --check-prefix=CVT < %t/deepseek_r1_decode_fp8_mi300x.s
 // RUN: mla-compile %kernels/deepseek_r1_decode_bf16_mi300x.mlir --chip=gfx942 -o %t | FileCheck %s --check-prefix=BF16
 // RUN: not mla-compile %kernels/deepseek_r1_decode_fp8.mlir --chip=gfx942 -o %t 2>&1 | FileCheck %s --check-prefix=FLAVOUR
 // RUN: not mla-compile %kernels/deepseek_r1_decode_bf16.mlir --chip=gfx942 -o %t 2>&1 | FileCheck %s --check-prefix=LDS
@@ -18,6 +20,25 @@
 // CHECK-NOT: scratch_
 // CHECK-LABEL: deepseek_r1_decode_fp8_mi300x_stage2:
 // CHECK: amdhsa.target: amdgcn-amd-amdhsa--gfx942
+
+// FNUZ fp8 through CDNA3's conversions: K pairs with v_cvt_pk_f32_fp8 (4
+// per 16x16x32 of K = 2 MFMAs of 16x16x16; 576 / 32 x 4 = 72 per tile), V
+// elements one at a time with v_cvt_f32_fp8 (8 per lane per 32 tokens x 8
+// columns blocks: 128 per tile).
+// CVTPK-LABEL: deepseek_r1_decode_fp8_mi300x_stage1_masked:
+// CVTPK-COUNT-72: v_cvt_pk_f32_fp8
+// CVTPK-NOT: v_cvt_pk_f32_fp8
+// CVTPK-LABEL: deepseek_r1_decode_fp8_mi300x_stage1_mask_free:
+// CVTPK-COUNT-72: v_cvt_pk_f32_fp8
+// CVTPK-NOT: v_cvt_pk_f32_fp8
+// CVTPK-LABEL: deepseek_r1_decode_fp8_mi300x_stage2:
+// CVT-LABEL: deepseek_r1_decode_fp8_mi300x_stage1_masked:
+// CVT-COUNT-128: v_cvt_f32_fp8
+// CVT-NOT: v_cvt_f32_fp8
+// CVT-LABEL: deepseek_r1_decode_fp8_mi300x_stage1_mask_free:
+// CVT-COUNT-128: v_cvt_f32_fp8
+// CVT-NOT: v_cvt_f32_fp8
+// CVT-LABEL: deepseek_r1_decode_fp8_mi300x_stage2:
 
 // BF16: deepseek_r1_decode_bf16_mi300x_stage1_masked: {{.*}} 0 VGPR spills, 56576 B LDS, 0 B scratch, {{[1-8]}} waves/SIMD, 128 threads
 

@@ -2,6 +2,8 @@
 // the assembly mla-compile writes beside the code object.
 // RUN: rm -rf %t && mla-compile %kernels/deepseek_r1_decode_fp8.mlir --chip=gfx950 -o %t | FileCheck %s --check-prefix=REPORT
 // RUN: FileCheck %s < %t/deepseek_r1_decode_fp8.s
+// RUN: FileCheck %s --check-prefix=CVTPK < %t/deepseek_r1_decode_fp8.s
+// RUN: FileCheck %s --check-prefix=CVT < %t/deepseek_r1_decode_fp8.s
 // RUN: llvm-readelf --notes %t/deepseek_r1_decode_fp8.hsaco | FileCheck %s --check-prefix=ELF
 // RUN: FileCheck %s --check-prefix=JSON < %t/deepseek_r1_decode_fp8.json
 
@@ -44,6 +46,26 @@
 // CHECK: .name: deepseek_r1_decode_fp8_stage2
 // CHECK: .private_segment_fixed_size: 0
 // CHECK: amdhsa.target: amdgcn-amd-amdhsa--gfx950
+
+// fp8 K and V reach the bf16 MFMAs through the hardware conversions. A
+// lane's 8 K elements of a 16x16x32 step are adjacent along the row: 4 pairs
+// per MFMA x 18 MFMAs = 72 v_cvt_scalef32_pk_bf16_fp8 per KV tile. Its 8 V
+// elements are 8 tokens (rows) apart: one at a time, 8 x 16 MFMAs = 128
+// v_cvt_f32_fp8. No others: no integer decode of fp8 left.
+// CVTPK-LABEL: deepseek_r1_decode_fp8_stage1_masked:
+// CVTPK-COUNT-72: v_cvt_scalef32_pk_bf16_fp8
+// CVTPK-NOT: v_cvt_scalef32_pk_bf16_fp8
+// CVTPK-LABEL: deepseek_r1_decode_fp8_stage1_mask_free:
+// CVTPK-COUNT-72: v_cvt_scalef32_pk_bf16_fp8
+// CVTPK-NOT: v_cvt_scalef32_pk_bf16_fp8
+// CVTPK-LABEL: deepseek_r1_decode_fp8_stage2:
+// CVT-LABEL: deepseek_r1_decode_fp8_stage1_masked:
+// CVT-COUNT-128: v_cvt_f32_fp8
+// CVT-NOT: v_cvt_f32_fp8
+// CVT-LABEL: deepseek_r1_decode_fp8_stage1_mask_free:
+// CVT-COUNT-128: v_cvt_f32_fp8
+// CVT-NOT: v_cvt_f32_fp8
+// CVT-LABEL: deepseek_r1_decode_fp8_stage2:
 
 // ELF: AMDGPU Metadata
 // ELF: deepseek_r1_decode_fp8_stage1_masked
