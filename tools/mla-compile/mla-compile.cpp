@@ -1,20 +1,27 @@
 //===- mla-compile.cpp - spec -> GPU binaries + manifest ------------------===//
 //
 //   mla-compile kernels/deepseek_r1_decode_fp8.mlir --chip=sm_90 -o DIR
+//   mla-compile kernels/deepseek_r1_decode_fp8.mlir --chip=gfx950 -o DIR
+//   mla-compile SPEC --chip=gfx950,sm_90 --emit=header [--embed=no] -o DIR
 //
 // Expands the spec (mla-to-tiles), lowers the kernels for the chip
-// (mla-to-gpu), serialises the gpu.module (gpu-module-to-binary), assembles
-// it with ptxas from the CUDA toolkit, and writes into DIR:
+// (mla-to-gpu), serialises the gpu.module (gpu-module-to-binary) and, for
+// NVIDIA, assembles it with ptxas from the CUDA toolkit. --emit=all (the
+// default) writes into DIR:
 //
-//   <spec>.ptx / <spec>.cubin   the code
+//   <spec>.ptx + .cubin / <spec>.s + .hsaco   the code
 //   <spec>.json                 the manifest: kernels, argument layout,
 //                               grid / block / shared-memory rules, split and
-//                               variant rules
+//                               variant rules, resources
 //
-// and prints a resource report per kernel (registers, spills, shared
-// memory) read from `ptxas -v`.
+// --emit=isa only the assembly; --emit=header one C header for all chips
+// (HeaderEmitter.cpp, docs/Embedding.md). A resource report per kernel is
+// printed: registers, spills, shared memory / LDS, occupancy, and on AMDGPU
+// the KV loop's wave-instructions per KV token (from `ptxas -v` / the AMDHSA
+// metadata).
 //
 //===----------------------------------------------------------------------===//
+#include "HeaderEmitter.h"
 #include "mla/MLAOps.h"
 #include "mla/Pipelines.h"
 #include "mla/SplitCostModel.h"
@@ -48,12 +55,39 @@ static cl::opt<std::string> ptxasPath(
     cl::init("/usr/local/cuda/bin/ptxas"));
 static cl::opt<std::string> rocmToolkit(
     "rocm-toolkit",
-    cl::desc("folder whose llvm/bin/ld.lld links AMDGPU code objects"),
-    cl::init(MLA_ROCM_TOOLKIT));
+    cl::desc("folder whose llvm/bin/ld.lld links AMDGPU code objects "
+             "(default: <bin>/../share/mla-compiler/rocm-toolkit)"),
+    cl::init(""));
+static cl::opt<std::string> emitOpt(
+    "emit",
+    cl::desc("all: code object + assembly + manifest (default); isa: the "
+             "assembly (.s / .ptx) only; header: one C header for all "
+             "--chip values (comma-separated), see docs/Embedding.md"),
+    cl::init("all"));
+static cl::opt<std::string> embedOpt(
+    "embed",
+    cl::desc("with --emit=header: yes embeds the code objects as byte arrays, "
+             "no writes them beside the header"),
+    cl::init("yes"));
+static cl::opt<std::string> headerNameOpt(
+    "header-name", cl::desc("file name of the header (default <spec>.h)"),
+    cl::init(""));
 
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "mla-compile: error: " << msg << "\n";
   return 1;
+}
+
+/// The ROCm "toolkit" folder for gpu-module-to-binary: --rocm-toolkit, else
+/// the one installed beside this executable (share/mla-compiler/rocm-toolkit,
+/// the same relative place in the build tree and in an install).
+static std::string rocmToolkitFolder() {
+  if (!rocmToolkit.empty())
+    return rocmToolkit;
+  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
+  llvm::SmallString<256> p(llvm::sys::path::parent_path(exe));
+  llvm::sys::path::append(p, "..", "share", "mla-compiler", "rocm-toolkit");
+  return std::string(p);
 }
 
 static std::string typeName(Type t) {
@@ -160,37 +194,46 @@ static llvm::json::Object describeKernel(mla::KernelOp k, int64_t waveSize) {
   return o;
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "compile an MLA decode spec for a GPU\n");
-
-  const mla::ChipInfo *chip = mla::lookupChip(chipOpt);
-  if (!chip)
-    return fail("unknown chip '" + chipOpt + "' (known: " + mla::knownChipNames() + ")");
-  bool nvidia = llvm::StringRef(chipOpt.getValue()).starts_with("sm_");
-  if (chip->waveSize < 32)
-    return fail("'" + chipOpt + "' is not a GPU chip");
-
-  DialectRegistry registry;
-  mla::registerCompilerDialects(registry);
-  MLIRContext ctx(registry);
-  llvm::SourceMgr sm;
-  SourceMgrDiagnosticHandler diag(sm, &ctx);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(inputFile, sm, &ctx);
-  if (!module)
-    return 1;
-  mla::DecodeOp spec = mla::lookupDecodeSpec(*module);
-  if (!spec)
-    return fail("no mla.decode in " + inputFile);
-  std::string name = spec.getSymName().str();
-
+namespace {
+/// What one chip's compilation produced.
+struct ChipOutput {
+  std::string chip;
+  bool nvidia = false;
+  std::string binary;        ///< the code object (cubin / hsaco bytes)
+  std::string binaryExt;     ///< ".cubin" / ".hsaco"
   llvm::json::Object manifest;
+};
+
+enum class Emit { All, Isa, Header };
+} // namespace
+
+/// Lowers a clone of the spec module for `chip`, reads the resource report,
+/// and fills the manifest. Writes the assembly (and, with `writeFiles`, the
+/// code object and manifest) into `outDir` under `stem`.
+static FailureOr<ChipOutput> compileForChip(MLIRContext &ctx, ModuleOp parsed,
+                                            const mla::ChipInfo &chip,
+                                            StringRef outDir, StringRef stem,
+                                            Emit emit) {
+  OwningOpRef<ModuleOp> module = parsed.clone();
+  mla::DecodeOp spec = mla::lookupDecodeSpec(*module);
+  std::string name = spec.getSymName().str();
+  bool nvidia = StringRef(chip.name).starts_with("sm_");
+  auto failed = [](const llvm::Twine &msg) -> FailureOr<ChipOutput> {
+    fail(msg);
+    return failure();
+  };
+
+  ChipOutput result;
+  result.chip = chip.name.str();
+  result.nvidia = nvidia;
+  llvm::json::Object &manifest = result.manifest;
   manifest["spec"] = name;
-  manifest["chip"] = chip->name.str();
-  manifest["compute_units"] = chip->computeUnits;
+  manifest["chip"] = chip.name.str();
+  manifest["compute_units"] = chip.computeUnits;
   manifest["num_heads"] = static_cast<int64_t>(spec.getNumHeads());
   manifest["qk_dim"] = static_cast<int64_t>(spec.getQkDim());
   manifest["v_dim"] = static_cast<int64_t>(spec.getVDim());
+  manifest["q_seq_len"] = static_cast<int64_t>(spec.getQSeqLen());
   manifest["q_type"] = typeName(spec.getQType());
   manifest["kv_type"] = typeName(spec.getKvType());
   manifest["out_type"] = typeName(spec.getOutType());
@@ -204,7 +247,9 @@ int main(int argc, char **argv) {
       {"combine_per_partial", params.combinePerPartial}};
   manifest["rules"] = llvm::json::Object{
       {"splits", "fixed by the spec when split_candidates has one entry; else "
-                 "the candidate minimising split_cost_model (docs/Design.md)"},
+                 "the candidate minimising split_cost_model (docs/Design.md) "
+                 "with compute_units x min(programs_per_cu of stage 1) "
+                 "programs at once"},
       {"variant", "stage1 mask_free when every kv length is a multiple of "
                   "num_splits * dispatch_kv_multiple (or only mask_free exists); "
                   "else masked"},
@@ -213,12 +258,12 @@ int main(int argc, char **argv) {
 
   PassManager pm(&ctx);
   mla::buildTileKernelPipeline(pm);
-  if (failed(pm.run(*module)))
-    return 1;
+  if (mlir::failed(pm.run(*module)))
+    return failure();
   llvm::json::Array kernels;
   std::vector<int64_t> candidates;
   for (mla::KernelOp k : module->getOps<mla::KernelOp>()) {
-    kernels.push_back(describeKernel(k, chip->waveSize));
+    kernels.push_back(describeKernel(k, chip.waveSize));
     if (auto c = k.getSplitCandidates(); c && candidates.empty())
       candidates.assign(c->begin(), c->end());
   }
@@ -226,9 +271,9 @@ int main(int argc, char **argv) {
 
   // Lower, read the shared-memory size of each gpu.func, then serialise.
   PassManager lower(&ctx);
-  mla::buildGpuLoweringPipeline(lower, chip->name.str());
-  if (failed(lower.run(*module)))
-    return 1;
+  mla::buildGpuLoweringPipeline(lower, chip.name.str());
+  if (mlir::failed(lower.run(*module)))
+    return failure();
   std::map<std::string, int64_t> shared;
   module->walk([&](Operation *op) {
     if (auto a = op->getAttrOfType<IntegerAttr>("mla.shared_bytes"))
@@ -237,10 +282,10 @@ int main(int argc, char **argv) {
                  .str()] = a.getInt();
   });
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
-    return fail("cannot create " + outDir + ": " + ec.message());
+    return failed("cannot create " + outDir + ": " + ec.message());
   auto path = [&](StringRef ext) {
-    llvm::SmallString<256> p(outDir.getValue());
-    llvm::sys::path::append(p, name + ext);
+    llvm::SmallString<256> p(outDir);
+    llvm::sys::path::append(p, stem + ext);
     return std::string(p);
   };
   auto writeFile = [&](const std::string &file, StringRef text) {
@@ -259,7 +304,7 @@ int main(int argc, char **argv) {
     toBinary.compilationTarget = format.str();
     toBinary.toolkitPath = toolkit.str();
     pm.addPass(createGpuModuleToBinaryPass(toBinary));
-    if (failed(pm.run(m)))
+    if (mlir::failed(pm.run(m)))
       return failure();
     std::string text;
     m.walk([&](gpu::BinaryOp bin) {
@@ -272,26 +317,35 @@ int main(int argc, char **argv) {
   };
 
   std::map<std::string, llvm::json::Object> resources;
-  std::string arch = chip->name.str();
+  std::string arch = chip.name.str();
   std::string amdIsa;
+  bool keepIsa = emit != Emit::Header;
   if (nvidia) {
     // NVPTX: PTX from LLVM, the cubin and the resource figures from ptxas.
+    // The PTX and the ptxas report are written even for a header (ptxas
+    // reads the one and writes the other).
     auto ptx = serialise(*module, "isa", "");
-    if (failed(ptx) || !writeFile(path(".ptx"), *ptx))
-      return fail("could not produce " + path(".ptx"));
+    if (mlir::failed(ptx) || !writeFile(path(".ptx"), *ptx))
+      return failed("could not produce " + path(".ptx"));
     std::string report = path(".ptxas.txt");
+    std::string cubin = path(".cubin");
     std::optional<StringRef> redirects[] = {std::nullopt, StringRef(report),
                                             StringRef(report)};
     std::string errMsg;
     int rc = llvm::sys::ExecuteAndWait(
-        ptxasPath, {ptxasPath, "-arch=" + arch, "-O3", "-v", path(".ptx"), "-o",
-                    path(".cubin")},
+        ptxasPath, {ptxasPath, "-arch=" + arch, "-O3", "-v", path(".ptx"), "-o", cubin},
         std::nullopt, redirects, 0, 0, &errMsg);
     auto reportText = llvm::MemoryBuffer::getFile(report);
     if (rc != 0)
-      return fail("ptxas failed (" + Twine(rc) + ") " + errMsg + "\n" +
-                  (reportText ? (*reportText)->getBuffer() : StringRef()));
-    manifest["binary"] = name + ".cubin";
+      return failed("ptxas (" + ptxasPath + ") failed (" + Twine(rc) + ") " + errMsg + "\n" +
+                    (reportText ? (*reportText)->getBuffer() : StringRef()));
+    auto cubinText = llvm::MemoryBuffer::getFile(cubin, /*IsText=*/false);
+    if (!cubinText)
+      return failed("ptxas wrote no " + cubin);
+    result.binary = (*cubinText)->getBuffer().str();
+    result.binaryExt = ".cubin";
+    if (emit == Emit::Isa)
+      llvm::sys::fs::remove(cubin);
     // ptxas prints one block per entry function.
     std::string current;
     SmallVector<StringRef> lines;
@@ -317,6 +371,11 @@ int main(int argc, char **argv) {
       grab(" bytes spill stores", "spill_store_bytes");
       grab(" bytes stack frame", "stack_bytes");
     }
+    if (emit == Emit::Header) {
+      llvm::sys::fs::remove(path(".ptx"));
+      llvm::sys::fs::remove(report);
+      llvm::sys::fs::remove(cubin);
+    }
     llvm::outs() << "kernel resources (" << arch << ", ptxas -v):\n";
   } else {
     // AMDGPU: the assembly (for reading and the ISA tests) and the code
@@ -324,16 +383,18 @@ int main(int argc, char **argv) {
     // from the AMDHSA metadata (amdhsa.kernels) in the assembly: the record
     // the code object's note carries, read without ROCm's comgr.
     OwningOpRef<ModuleOp> copy = module->clone();
-    auto isa = serialise(*copy, "isa", rocmToolkit);
-    if (succeeded(isa))
+    std::string toolkit = rocmToolkitFolder();
+    auto isa = serialise(*copy, "isa", toolkit);
+    if (mlir::succeeded(isa))
       amdIsa = *isa;
-    auto bin = serialise(*module, "bin", rocmToolkit);
-    if (failed(isa) || failed(bin))
-      return fail("gpu-module-to-binary failed for " + chipOpt +
-                  " (toolkit folder: " + rocmToolkit + ")");
-    if (!writeFile(path(".s"), *isa) || !writeFile(path(".hsaco"), *bin))
-      return fail("cannot write into " + outDir);
-    manifest["binary"] = name + ".hsaco";
+    auto bin = serialise(*module, "bin", toolkit);
+    if (mlir::failed(isa) || mlir::failed(bin))
+      return failed("gpu-module-to-binary failed for " + chip.name +
+                    " (toolkit folder: " + toolkit + ")");
+    if (keepIsa && !writeFile(path(".s"), *isa))
+      return failed("cannot write into " + outDir);
+    result.binary = *bin;
+    result.binaryExt = ".hsaco";
     // amdhsa.kernels is a YAML list: a record starts at "- " and its keys
     // come in alphabetical order, .name among them.
     std::string recordName;
@@ -381,6 +442,7 @@ int main(int argc, char **argv) {
     flush();
     llvm::outs() << "kernel resources (" << arch << ", AMDHSA metadata):\n";
   }
+  manifest["binary"] = stem.str() + result.binaryExt;
 
   for (llvm::json::Value &kv : kernels) {
     llvm::json::Object &k = *kv.getAsObject();
@@ -397,12 +459,12 @@ int main(int argc, char **argv) {
       if (shared[kname])
         perSm = std::min<int64_t>(perSm, 228 * 1024 / (shared[kname] + 1024));
       r["programs_per_sm"] = perSm;
+      r["programs_per_cu"] = perSm;
       llvm::outs() << "  " << kname << ": " << r.getInteger("registers").value_or(-1)
                    << " registers, " << r.getInteger("spill_store_bytes").value_or(-1)
                    << " B spilled, " << r.getInteger("stack_bytes").value_or(-1)
                    << " B stack, " << shared[kname] << " B shared, " << threads
-                   << " threads, " << r.getInteger("programs_per_sm").value_or(0)
-                   << " programs/SM\n";
+                   << " threads, " << perSm << " programs/SM\n";
     } else {
       // Waves per SIMD: 512 registers per lane per SIMD (VGPRs and AGPRs
       // share them on CDNA3/4) in granules of 8, at most 8 waves; a
@@ -410,10 +472,11 @@ int main(int argc, char **argv) {
       // workgroups per CU.
       int64_t regs = r.getInteger("vgprs").value_or(0) + r.getInteger("agprs").value_or(0);
       int64_t byRegs = std::min<int64_t>(8, 512 / std::max<int64_t>(8, (regs + 7) / 8 * 8));
-      int64_t wavesPerGroup = std::max<int64_t>(1, threads / chip->waveSize);
-      int64_t groupsByLds = shared[kname] ? chip->sharedMemBytes / shared[kname] : 64;
+      int64_t wavesPerGroup = std::max<int64_t>(1, threads / chip.waveSize);
+      int64_t groupsByLds = shared[kname] ? chip.sharedMemBytes / shared[kname] : 64;
       int64_t groups = std::min<int64_t>(byRegs * 4 / wavesPerGroup, groupsByLds);
       r["waves_per_simd"] = std::min<int64_t>(byRegs, (groups * wavesPerGroup + 3) / 4);
+      r["programs_per_cu"] = std::max<int64_t>(1, groups);
       llvm::outs() << "  " << kname << ": " << r.getInteger("vgprs").value_or(-1)
                    << " VGPRs, " << r.getInteger("agprs").value_or(-1) << " AGPRs, "
                    << r.getInteger("sgprs").value_or(-1) << " SGPRs, "
@@ -422,9 +485,9 @@ int main(int argc, char **argv) {
                    << r.getInteger("scratch_bytes").value_or(-1) << " B scratch, "
                    << r.getInteger("waves_per_simd").value_or(0) << " waves/SIMD, "
                    << threads << " threads\n";
-      if (shared[kname] > chip->sharedMemBytes)
-        return fail(kname + " needs " + Twine(shared[kname]) + " B of LDS; " +
-                    chipOpt + " has " + Twine(chip->sharedMemBytes));
+      if (shared[kname] > chip.sharedMemBytes)
+        return failed(kname + " needs " + Twine(shared[kname]) + " B of LDS; " +
+                      chip.name + " has " + Twine(chip.sharedMemBytes));
       if (k.getInteger("stage").value_or(0) == 1) {
         auto [n, mfma] = kvLoopInstructions(amdIsa, kname);
         int64_t blockN = manifest.getInteger("block_n").value_or(1);
@@ -445,12 +508,106 @@ int main(int argc, char **argv) {
   }
   manifest["kernels"] = std::move(kernels);
 
+  if (emit == Emit::All) {
+    if (!nvidia && !writeFile(path(result.binaryExt), result.binary))
+      return failed("cannot write " + path(result.binaryExt));
+    std::error_code ec;
+    llvm::raw_fd_ostream json(path(".json"), ec);
+    if (ec)
+      return failed("cannot write " + path(".json"));
+    json << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object(manifest))) << "\n";
+    llvm::outs() << "wrote " << path(result.binaryExt) << ", " << path(".json") << "\n";
+  } else if (emit == Emit::Isa) {
+    llvm::outs() << "wrote " << path(nvidia ? ".ptx" : ".s") << "\n";
+  }
+  return result;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "compile an MLA decode spec for GPUs\n");
+
+  Emit emit = emitOpt == "all"      ? Emit::All
+              : emitOpt == "isa"    ? Emit::Isa
+              : emitOpt == "header" ? Emit::Header
+                                    : static_cast<Emit>(-1);
+  if (static_cast<int>(emit) < 0)
+    return fail("--emit must be all, isa or header (got '" + emitOpt + "')");
+  if (embedOpt != "yes" && embedOpt != "no")
+    return fail("--embed must be yes or no (got '" + embedOpt + "')");
+  SmallVector<StringRef> chipNames;
+  StringRef(chipOpt).split(chipNames, ',', -1, /*KeepEmpty=*/false);
+  if (chipNames.empty())
+    return fail("--chip names no chip");
+  if (chipNames.size() > 1 && emit != Emit::Header)
+    return fail("several chips (" + chipOpt + ") need --emit=header; "
+                "otherwise compile one chip per call");
+  std::vector<const mla::ChipInfo *> chips;
+  for (StringRef c : chipNames) {
+    const mla::ChipInfo *chip = mla::lookupChip(c);
+    if (!chip)
+      return fail("unknown chip '" + c + "' (known: " + mla::knownChipNames() + ")");
+    if (chip->waveSize < 32)
+      return fail("'" + c + "' is not a GPU chip");
+    if (llvm::any_of(chips, [&](const mla::ChipInfo *o) { return o == chip; }))
+      return fail("chip '" + c + "' is named twice");
+    chips.push_back(chip);
+  }
+
+  DialectRegistry registry;
+  mla::registerCompilerDialects(registry);
+  MLIRContext ctx(registry);
+  llvm::SourceMgr sm;
+  SourceMgrDiagnosticHandler diag(sm, &ctx);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(inputFile, sm, &ctx);
+  if (!module)
+    return 1;
+  mla::DecodeOp spec = mla::lookupDecodeSpec(*module);
+  if (!spec)
+    return fail("no mla.decode in " + inputFile);
+  std::string name = spec.getSymName().str();
+
+  std::vector<ChipOutput> outputs;
+  for (const mla::ChipInfo *chip : chips) {
+    // One chip keeps the plain file names (python/mla_torch.py reads
+    // <spec>.json); a header's files carry the chip in their names.
+    std::string stem = emit == Emit::Header ? name + "." + chip->name.str() : name;
+    auto out = compileForChip(ctx, *module, *chip, outDir, stem, emit);
+    if (failed(out))
+      return 1;
+    outputs.push_back(std::move(*out));
+  }
+  if (emit != Emit::Header)
+    return 0;
+
+  llvm::SmallString<256> dir(outDir.getValue());
+  llvm::sys::fs::make_absolute(dir);
+  bool embed = embedOpt == "yes";
+  std::vector<mla_compile::HeaderTarget> targets;
+  for (ChipOutput &o : outputs) {
+    mla_compile::HeaderTarget t{o.chip, &o.manifest, o.binary, ""};
+    if (!embed) {
+      t.codeFile = name + "." + o.chip + o.binaryExt;
+      llvm::SmallString<256> p(dir);
+      llvm::sys::path::append(p, t.codeFile);
+      std::error_code ec;
+      llvm::raw_fd_ostream os(p, ec);
+      if (ec)
+        return fail("cannot write " + p);
+      os << o.binary;
+    }
+    targets.push_back(std::move(t));
+  }
+  std::string headerName = headerNameOpt.empty() ? name + ".h" : headerNameOpt.getValue();
+  llvm::SmallString<256> header(dir);
+  llvm::sys::path::append(header, headerName);
   std::error_code ec;
-  llvm::raw_fd_ostream json(path(".json"), ec);
+  llvm::raw_fd_ostream os(header, ec);
   if (ec)
-    return fail("cannot write " + path(".json"));
-  json << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
-  llvm::outs() << "wrote " << path(nvidia ? ".cubin" : ".hsaco") << ", "
-               << path(".json") << "\n";
+    return fail("cannot write " + header);
+  mla_compile::emitLauncherHeader(os, name, inputFile, dir, targets, embed);
+  llvm::outs() << "wrote " << header << " (" << outputs.size() << " chip"
+               << (outputs.size() > 1 ? "s" : "") << ", code "
+               << (embed ? "embedded" : "beside it") << ")\n";
   return 0;
 }

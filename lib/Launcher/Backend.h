@@ -1,0 +1,40 @@
+//===- Backend.h - what the launcher asks of a GPU driver -------*- C++ -*-===//
+//
+// The launcher core (Launcher.cpp) validates, plans and packs arguments; a
+// backend only opens a device, loads a code object, resolves kernels and
+// launches them. HipBackend.cpp and CudaBackend.cpp implement it over the
+// HIP module API and the CUDA driver API; the unit tests implement it with a
+// recording fake.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLA_LAUNCHER_BACKEND_H
+#define MLA_LAUNCHER_BACKEND_H
+
+#include "mla/launcher.h"
+
+#include <cstddef>
+#include <string>
+
+struct mla_backend {
+  virtual ~mla_backend() = default;
+  /// "HIP", "CUDA".
+  virtual const char *name() const = 0;
+  /// Whether this backend runs code for `chip` ("gfx950", "sm_90", ...).
+  virtual bool serves(const char *chip) const = 0;
+  /// Opens `device`, checks that it is `chip` and loads the code object.
+  /// On failure returns the status and sets `msg`.
+  virtual mla_status load(int device, const char *chip, const void *code,
+                          size_t size, void **module, std::string &msg) const = 0;
+  /// Resolves a kernel and allows it `sharedBytes` of dynamic shared memory.
+  virtual mla_status function(void *module, const char *name,
+                              int sharedBytes, void **fn,
+                              std::string &msg) const = 0;
+  /// Launches with the packed argument buffer `args` of `size` bytes.
+  virtual mla_status launch(void *module, void *fn, unsigned gridX,
+                            unsigned gridY, unsigned blockX, unsigned shared,
+                            void *stream, void *args, size_t size,
+                            std::string &msg) const = 0;
+  virtual void unload(void *module) const = 0;
+};
+
+#endif // MLA_LAUNCHER_BACKEND_H

@@ -1,0 +1,139 @@
+//===- CudaBackend.cpp - the launcher over the CUDA driver API ------------===//
+//
+// Code for sm_* chips: the device's primary context, cuModuleLoadData /
+// cuModuleGetFunction / cuLaunchKernel, with the packed argument buffer
+// passed through `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER), the same buffer
+// the HIP backend passes. Kernels above 48 KiB of dynamic shared memory get
+// their limit raised once, when resolved.
+//
+//===----------------------------------------------------------------------===//
+#include "Backend.h"
+
+#include <cuda.h>
+
+#include <cstring>
+
+namespace {
+
+struct Module {
+  CUdevice device;
+  CUcontext context;
+  CUmodule module;
+};
+
+std::string cuMessage(const char *what, CUresult r) {
+  const char *name = nullptr, *text = nullptr;
+  cuGetErrorName(r, &name);
+  cuGetErrorString(r, &text);
+  return std::string(what) + " failed: " + (name ? name : "?") + " (" + (text ? text : "") + ")";
+}
+
+struct ContextScope {
+  explicit ContextScope(CUcontext c) { cuCtxPushCurrent(c); }
+  ~ContextScope() {
+    CUcontext popped;
+    cuCtxPopCurrent(&popped);
+  }
+};
+
+struct CudaBackend final : mla_backend {
+  const char *name() const override { return "CUDA"; }
+  bool serves(const char *chip) const override { return std::strncmp(chip, "sm_", 3) == 0; }
+
+  mla_status load(int device, const char *chip, const void *code, size_t,
+                  void **out, std::string &msg) const override {
+    CUresult r = cuInit(0);
+    int count = 0;
+    if (r == CUDA_SUCCESS)
+      r = cuDeviceGetCount(&count);
+    if (r != CUDA_SUCCESS || count == 0) {
+      msg = r == CUDA_SUCCESS ? "no CUDA device is present" : cuMessage("cuInit", r);
+      return MLA_ERROR_NO_DEVICE;
+    }
+    if (device >= count) {
+      msg = "CUDA device " + std::to_string(device) + " is absent (" + std::to_string(count) +
+            " present)";
+      return MLA_ERROR_NO_DEVICE;
+    }
+    CUdevice dev;
+    int major = 0, minor = 0;
+    if ((r = cuDeviceGet(&dev, device)) != CUDA_SUCCESS ||
+        (r = cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)) ||
+        (r = cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev))) {
+      msg = cuMessage("cuDeviceGet", r);
+      return MLA_ERROR_DRIVER;
+    }
+    // A cubin runs on its own major version; sm_90 code on sm_90 parts.
+    std::string arch = "sm_" + std::to_string(major * 10 + minor);
+    if (arch != chip) {
+      msg = "CUDA device " + std::to_string(device) + " is " + arch + ", the code is for " + chip;
+      return MLA_ERROR_CHIP_MISMATCH;
+    }
+    auto *m = new Module{dev, nullptr, nullptr};
+    if ((r = cuDevicePrimaryCtxRetain(&m->context, dev)) != CUDA_SUCCESS) {
+      delete m;
+      msg = cuMessage("cuDevicePrimaryCtxRetain", r);
+      return MLA_ERROR_DRIVER;
+    }
+    {
+      ContextScope scope(m->context);
+      r = cuModuleLoadData(&m->module, code);
+    }
+    if (r != CUDA_SUCCESS) {
+      cuDevicePrimaryCtxRelease(dev);
+      delete m;
+      msg = cuMessage("cuModuleLoadData", r);
+      return MLA_ERROR_DRIVER;
+    }
+    *out = m;
+    return MLA_SUCCESS;
+  }
+
+  mla_status function(void *module, const char *kernel, int shared, void **fn,
+                      std::string &msg) const override {
+    auto *m = static_cast<Module *>(module);
+    ContextScope scope(m->context);
+    CUfunction f;
+    CUresult r = cuModuleGetFunction(&f, m->module, kernel);
+    if (r == CUDA_SUCCESS && shared > 48 * 1024)
+      r = cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared);
+    if (r != CUDA_SUCCESS) {
+      msg = cuMessage(("resolving " + std::string(kernel)).c_str(), r);
+      return MLA_ERROR_DRIVER;
+    }
+    *fn = reinterpret_cast<void *>(f);
+    return MLA_SUCCESS;
+  }
+
+  mla_status launch(void *module, void *fn, unsigned gx, unsigned gy, unsigned block,
+                    unsigned shared, void *stream, void *args, size_t size,
+                    std::string &msg) const override {
+    ContextScope scope(static_cast<Module *>(module)->context);
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, args, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                     CU_LAUNCH_PARAM_END};
+    CUresult r = cuLaunchKernel(reinterpret_cast<CUfunction>(fn), gx, gy, 1, block, 1, 1, shared,
+                                static_cast<CUstream>(stream), nullptr, extra);
+    if (r != CUDA_SUCCESS) {
+      msg = cuMessage("cuLaunchKernel", r);
+      return MLA_ERROR_DRIVER;
+    }
+    return MLA_SUCCESS;
+  }
+
+  void unload(void *module) const override {
+    auto *m = static_cast<Module *>(module);
+    {
+      ContextScope scope(m->context);
+      cuModuleUnload(m->module);
+    }
+    cuDevicePrimaryCtxRelease(m->device);
+    delete m;
+  }
+};
+
+} // namespace
+
+extern "C" const mla_backend *mla_backend_cuda(void) {
+  static const CudaBackend backend;
+  return &backend;
+}

@@ -1,0 +1,466 @@
+//===- Launcher.cpp - validation, planning and argument packing -----------===//
+//
+// The backend-independent half of the C API in mla/launcher.h. Nothing here
+// touches a device: a call either fails with a status and a message before
+// any backend call, or hands the backend finished launches.
+//
+//===----------------------------------------------------------------------===//
+#include "Backend.h"
+#include "mla/SplitCostModel.h"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <vector>
+
+namespace {
+
+thread_local std::string lastError;
+
+mla_status fail(mla_status s, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  lastError = std::string(mla_status_name(s)) + ": " + buf;
+  return s;
+}
+
+mla_status failWith(mla_status s, const std::string &msg) {
+  lastError = std::string(mla_status_name(s)) + ": " + msg;
+  return s;
+}
+
+constexpr size_t kWorkspaceAlign = 256;
+size_t alignUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+bool isKnownArg(const char *name) {
+  static const char *const known[] = {"q",         "kv",        "kv_scale",
+                                      "qo_indptr", "kv_indptr", "num_splits",
+                                      "partial",   "lse",       "out"};
+  for (const char *k : known)
+    if (std::strcmp(k, name) == 0)
+      return true;
+  return false;
+}
+
+/// Number of sizes an argument takes from the launch (its dynamic dims).
+int dynamicDims(const mla_arg_desc &a) {
+  int n = 0;
+  for (int d = 0; d < a.rank; ++d)
+    n += a.shape[d] < 0;
+  return n;
+}
+
+int expectedDynamicDims(const char *name) {
+  if (!std::strcmp(name, "partial") || !std::strcmp(name, "lse"))
+    return 2; // batch, splits
+  if (!std::strcmp(name, "kv_scale"))
+    return 0;
+  return 1; // rows of q / out / kv, batch + 1 of the indptrs
+}
+
+struct Kernel {
+  const mla_kernel_desc *desc;
+  void *fn;
+};
+
+} // namespace
+
+struct mla_context {
+  const mla_spec_desc *spec;
+  const mla_target_desc *target;
+  const mla_backend *backend;
+  void *module = nullptr;
+  std::vector<Kernel> stage1Masked, stage1MaskFree, stage2;
+  int64_t concurrent = 1; // programs resident at once (split model)
+};
+
+extern "C" const char *mla_status_name(mla_status s) {
+  switch (s) {
+  case MLA_SUCCESS: return "MLA_SUCCESS";
+  case MLA_ERROR_INVALID_ARGUMENT: return "MLA_ERROR_INVALID_ARGUMENT";
+  case MLA_ERROR_MISALIGNED: return "MLA_ERROR_MISALIGNED";
+  case MLA_ERROR_WORKSPACE_TOO_SMALL: return "MLA_ERROR_WORKSPACE_TOO_SMALL";
+  case MLA_ERROR_NO_CODE_FOR_CHIP: return "MLA_ERROR_NO_CODE_FOR_CHIP";
+  case MLA_ERROR_NO_BACKEND: return "MLA_ERROR_NO_BACKEND";
+  case MLA_ERROR_NO_DEVICE: return "MLA_ERROR_NO_DEVICE";
+  case MLA_ERROR_CHIP_MISMATCH: return "MLA_ERROR_CHIP_MISMATCH";
+  case MLA_ERROR_INVALID_SPEC: return "MLA_ERROR_INVALID_SPEC";
+  case MLA_ERROR_DRIVER: return "MLA_ERROR_DRIVER";
+  }
+  return "MLA_ERROR_UNKNOWN";
+}
+
+extern "C" const char *mla_last_error(void) { return lastError.c_str(); }
+
+/// Checks that the launcher knows how to bind every argument of `k`.
+static mla_status checkKernel(const mla_kernel_desc &k) {
+  if (!k.name || k.num_args < 0 || (k.num_args && !k.args) ||
+      k.block_threads <= 0 || k.shared_bytes < 0 || (k.stage != 1 && k.stage != 2))
+    return fail(MLA_ERROR_INVALID_SPEC, "kernel descriptor '%s' is malformed",
+                k.name ? k.name : "(null)");
+  for (int i = 0; i < k.num_args; ++i) {
+    const mla_arg_desc &a = k.args[i];
+    if (!a.name || !isKnownArg(a.name))
+      return fail(MLA_ERROR_INVALID_SPEC, "kernel '%s' argument %d ('%s') is not one the launcher binds",
+                  k.name, i, a.name ? a.name : "(null)");
+    if (a.kind == MLA_ARG_MEMREF &&
+        (a.rank < 1 || a.rank > MLA_MAX_RANK || dynamicDims(a) != expectedDynamicDims(a.name)))
+      return fail(MLA_ERROR_INVALID_SPEC, "kernel '%s' argument '%s' has an unexpected shape",
+                  k.name, a.name);
+    if (a.kind != MLA_ARG_MEMREF && (a.kind != MLA_ARG_I64 || std::strcmp(a.name, "num_splits")))
+      return fail(MLA_ERROR_INVALID_SPEC, "kernel '%s' scalar argument '%s' is not num_splits : i64",
+                  k.name, a.name);
+  }
+  for (int g : k.grid)
+    if (g < MLA_GRID_ONE || g > MLA_GRID_HEADS)
+      return fail(MLA_ERROR_INVALID_SPEC, "kernel '%s' has an unknown grid dimension", k.name);
+  return MLA_SUCCESS;
+}
+
+static bool readFile(const std::string &path, std::vector<unsigned char> &out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return !out.empty();
+}
+
+extern "C" mla_status mla_context_create(const mla_spec_desc *spec, const char *chip,
+                                         int device, const mla_backend *const *backends,
+                                         mla_context **out) {
+  if (!out)
+    return fail(MLA_ERROR_INVALID_ARGUMENT, "the context out-pointer is NULL");
+  *out = nullptr;
+  if (!spec || !chip)
+    return fail(MLA_ERROR_INVALID_ARGUMENT, "spec and chip must not be NULL");
+  if (spec->abi_version != MLA_LAUNCHER_ABI_VERSION)
+    return fail(MLA_ERROR_INVALID_SPEC,
+                "spec '%s' was generated for launcher ABI %d; this launcher is ABI %d "
+                "(regenerate the header with this mla-compile)",
+                spec->name ? spec->name : "?", spec->abi_version, MLA_LAUNCHER_ABI_VERSION);
+  if (device < 0)
+    return fail(MLA_ERROR_INVALID_ARGUMENT, "device index %d is negative", device);
+  if (spec->num_heads <= 0 || spec->v_dim <= 0 || spec->block_n <= 0 ||
+      spec->q_seq_len <= 0 || spec->num_split_candidates <= 0 || !spec->split_candidates)
+    return fail(MLA_ERROR_INVALID_SPEC, "spec '%s' is malformed", spec->name);
+  for (int i = 0; i < spec->num_split_candidates; ++i)
+    if (spec->split_candidates[i] < 1 || spec->split_candidates[i] > 65535)
+      return fail(MLA_ERROR_INVALID_SPEC, "spec '%s' has split candidate %lld",
+                  spec->name, (long long)spec->split_candidates[i]);
+
+  const mla_target_desc *target = nullptr;
+  std::string have;
+  for (int i = 0; i < spec->num_targets; ++i) {
+    have += (i ? ", " : "") + std::string(spec->targets[i].chip);
+    if (!std::strcmp(spec->targets[i].chip, chip))
+      target = &spec->targets[i];
+  }
+  if (!target)
+    return fail(MLA_ERROR_NO_CODE_FOR_CHIP, "spec '%s' has no code for '%s' (it has: %s)",
+                spec->name, chip, have.empty() ? "none" : have.c_str());
+
+  const mla_backend *backend = nullptr;
+  for (const mla_backend *const *b = backends; b && *b; ++b)
+    if ((*b)->serves(chip)) {
+      backend = *b;
+      break;
+    }
+  if (!backend)
+    return fail(MLA_ERROR_NO_BACKEND,
+                "no backend for '%s' was linked in (link MLACompiler::launcher_%s)", chip,
+                std::strncmp(chip, "sm_", 3) ? "hip" : "cuda");
+
+  auto ctx = std::make_unique<mla_context>();
+  ctx->spec = spec;
+  ctx->target = target;
+  ctx->backend = backend;
+  int perCu = 0;
+  for (int i = 0; i < target->num_kernels; ++i) {
+    const mla_kernel_desc &k = target->kernels[i];
+    if (mla_status s = checkKernel(k))
+      return s;
+    Kernel entry{&k, nullptr};
+    if (k.stage == 2) {
+      ctx->stage2.push_back(entry);
+      continue;
+    }
+    (k.mask_free ? ctx->stage1MaskFree : ctx->stage1Masked).push_back(entry);
+    perCu = perCu ? std::min(perCu, k.programs_per_cu) : k.programs_per_cu;
+  }
+  if (ctx->stage1Masked.size() + ctx->stage1MaskFree.size() == 0)
+    return fail(MLA_ERROR_INVALID_SPEC, "spec '%s' has no stage-1 kernel for '%s'", spec->name, chip);
+  for (int i = 0; i < spec->num_split_candidates; ++i)
+    if (spec->split_candidates[i] > 1 && ctx->stage2.empty())
+      return fail(MLA_ERROR_INVALID_SPEC, "spec '%s' may split but has no stage-2 kernel", spec->name);
+  ctx->concurrent = std::max<int64_t>(1, int64_t(target->compute_units) * std::max(1, perCu));
+
+  // The code: embedded, or the file beside the header ($MLA_CODE_DIR first).
+  std::vector<unsigned char> file;
+  const void *code = target->code;
+  size_t size = target->code_size;
+  if (!code) {
+    std::string tried;
+    const char *dirs[] = {std::getenv("MLA_CODE_DIR"), target->code_dir};
+    for (const char *dir : dirs) {
+      if (!dir || !target->code_file)
+        continue;
+      std::string path = std::string(dir) + "/" + target->code_file;
+      tried += (tried.empty() ? "" : ", ") + path;
+      if (readFile(path, file))
+        break;
+    }
+    if (file.empty())
+      return fail(MLA_ERROR_NO_CODE_FOR_CHIP, "the code object for '%s' could not be read (tried: %s)",
+                  chip, tried.empty() ? "no path" : tried.c_str());
+    code = file.data();
+    size = file.size();
+  }
+  std::string msg;
+  if (mla_status s = backend->load(device, chip, code, size, &ctx->module, msg))
+    return failWith(s, msg);
+  for (auto *list : {&ctx->stage1Masked, &ctx->stage1MaskFree, &ctx->stage2})
+    for (Kernel &k : *list)
+      if (mla_status s = backend->function(ctx->module, k.desc->name, k.desc->shared_bytes, &k.fn, msg)) {
+        backend->unload(ctx->module);
+        return failWith(s, msg);
+      }
+  *out = ctx.release();
+  return MLA_SUCCESS;
+}
+
+extern "C" void mla_context_destroy(mla_context *ctx) {
+  if (!ctx)
+    return;
+  if (ctx->module)
+    ctx->backend->unload(ctx->module);
+  delete ctx;
+}
+
+static int64_t chooseSplits(const mla_context &ctx, int64_t batch, int64_t maxKvLen) {
+  const mla_spec_desc &s = *ctx.spec;
+  mlir::mla::SplitProblem p;
+  p.batch = batch;
+  p.kvLen = maxKvLen;
+  p.blockN = s.block_n;
+  p.computeUnits = ctx.concurrent;
+  p.candidates = llvm::ArrayRef<int64_t>(s.split_candidates, s.num_split_candidates);
+  mlir::mla::SplitCostParams params;
+  params.programOverhead = s.program_overhead;
+  params.combineLaunch = s.combine_launch;
+  params.combinePerPartial = s.combine_per_partial;
+  return mlir::mla::chooseSplits(p, params);
+}
+
+static size_t workspaceBytes(const mla_spec_desc &s, int64_t batch, int64_t splits) {
+  if (splits <= 1)
+    return 0; // one split: stage 1 writes the output directly
+  size_t rows = size_t(batch) * size_t(splits) * size_t(s.num_heads);
+  return alignUp(rows * size_t(s.v_dim) * sizeof(float), kWorkspaceAlign) +
+         alignUp(rows * sizeof(float), kWorkspaceAlign);
+}
+
+static mla_status checkSizes(int64_t batch, int64_t maxKvLen) {
+  if (batch <= 0)
+    return fail(MLA_ERROR_INVALID_ARGUMENT, "batch is %lld; it must be positive", (long long)batch);
+  if (batch > (int64_t(1) << 31) - 1)
+    return fail(MLA_ERROR_INVALID_ARGUMENT, "batch %lld exceeds the grid limit", (long long)batch);
+  if (maxKvLen < 0)
+    return fail(MLA_ERROR_INVALID_ARGUMENT, "max_kv_len is %lld; it must not be negative",
+                (long long)maxKvLen);
+  if (maxKvLen > (int64_t(1) << 31) - 1)
+    return fail(MLA_ERROR_INVALID_ARGUMENT, "max_kv_len %lld exceeds int32 indptr range",
+                (long long)maxKvLen);
+  return MLA_SUCCESS;
+}
+
+extern "C" mla_status mla_workspace_size(const mla_context *ctx, int64_t batch,
+                                         int64_t maxKvLen, size_t *bytes) {
+  if (!ctx || !bytes)
+    return fail(MLA_ERROR_INVALID_ARGUMENT, "context and bytes must not be NULL");
+  if (mla_status s = checkSizes(batch, maxKvLen))
+    return s;
+  *bytes = workspaceBytes(*ctx->spec, batch, chooseSplits(*ctx, batch, maxKvLen));
+  return MLA_SUCCESS;
+}
+
+static bool aligned(const void *p, size_t a) {
+  return reinterpret_cast<uintptr_t>(p) % a == 0;
+}
+
+extern "C" mla_status mla_plan_decode(const mla_context *ctx, const mla_decode_args *a,
+                                      mla_decode_plan *plan) {
+  if (!ctx || !a || !plan)
+    return fail(MLA_ERROR_INVALID_ARGUMENT, "context, arguments and plan must not be NULL");
+  const mla_spec_desc &s = *ctx->spec;
+  struct {
+    const char *name;
+    const void *ptr;
+    size_t align;
+  } ptrs[] = {{"q", a->q, 16},
+              {"kv", a->kv, 16},
+              {"kv_scale", s.has_kv_scale ? static_cast<const void *>(a->kv_scale) : &s, 4},
+              {"qo_indptr", a->qo_indptr, 4},
+              {"kv_indptr", a->kv_indptr, 4},
+              {"out", a->out, 16}};
+  for (auto &p : ptrs)
+    if (!p.ptr)
+      return fail(MLA_ERROR_INVALID_ARGUMENT, "%s is NULL", p.name);
+  if (mla_status st = checkSizes(a->batch, a->max_kv_len))
+    return st;
+  for (auto &p : ptrs)
+    if (!aligned(p.ptr, p.align))
+      return fail(MLA_ERROR_MISALIGNED, "%s (%p) is not %zu-byte aligned", p.name, p.ptr, p.align);
+
+  int64_t splits = chooseSplits(*ctx, a->batch, a->max_kv_len);
+  size_t need = workspaceBytes(s, a->batch, splits);
+  if (need) {
+    if (!a->workspace)
+      return fail(MLA_ERROR_INVALID_ARGUMENT, "workspace is NULL; %zu bytes are needed", need);
+    if (!aligned(a->workspace, 16))
+      return fail(MLA_ERROR_MISALIGNED, "workspace (%p) is not 16-byte aligned", a->workspace);
+    if (a->workspace_bytes < need)
+      return fail(MLA_ERROR_WORKSPACE_TOO_SMALL,
+                  "workspace has %zu bytes; batch %lld with %lld splits needs %zu",
+                  a->workspace_bytes, (long long)a->batch, (long long)splits, need);
+  }
+
+  // The mask-free stage 1 needs every length to be a multiple of
+  // splits * dispatch_kv_multiple; the launcher only believes a host copy.
+  const Kernel *stage1 = nullptr;
+  if (!ctx->stage1MaskFree.empty()) {
+    const Kernel &mf = ctx->stage1MaskFree.front();
+    int64_t multiple = splits * std::max<int64_t>(1, mf.desc->dispatch_kv_multiple);
+    bool divides = false;
+    if (const int32_t *h = a->kv_indptr_host) {
+      divides = true;
+      for (int64_t b = 0; b < a->batch; ++b) {
+        int64_t len = int64_t(h[b + 1]) - int64_t(h[b]);
+        if (len < 0 || len > a->max_kv_len)
+          return fail(MLA_ERROR_INVALID_ARGUMENT,
+                      "kv_indptr_host gives sequence %lld length %lld, outside [0, max_kv_len = %lld]",
+                      (long long)b, (long long)len, (long long)a->max_kv_len);
+        divides = divides && len % multiple == 0;
+      }
+    }
+    if (divides || ctx->stage1Masked.empty())
+      stage1 = &mf;
+    if (!divides && ctx->stage1Masked.empty() && a->kv_indptr_host)
+      return fail(MLA_ERROR_INVALID_ARGUMENT,
+                  "spec '%s' has only a mask-free stage 1, and a length is not a multiple of %lld",
+                  s.name, (long long)multiple);
+  }
+  if (!stage1)
+    stage1 = &ctx->stage1Masked.front();
+  plan->splits = splits;
+  plan->stage1 = stage1->desc->name;
+  plan->stage2 = splits > 1 ? ctx->stage2.front().desc->name : nullptr;
+  plan->workspace_bytes = need;
+  lastError.clear();
+  return MLA_SUCCESS;
+}
+
+namespace {
+/// Packs kernel arguments the way the lowered kernels take them: every
+/// memref as (allocated ptr, aligned ptr, offset, sizes..., strides...),
+/// all 8-byte fields.
+struct ArgPacker {
+  std::vector<unsigned char> bytes;
+  void put64(uint64_t v) {
+    size_t at = alignUp(bytes.size(), 8);
+    bytes.resize(at + 8);
+    std::memcpy(bytes.data() + at, &v, 8);
+  }
+  void memref(const void *p, const int64_t *sizes, int rank) {
+    put64(reinterpret_cast<uintptr_t>(p));
+    put64(reinterpret_cast<uintptr_t>(p));
+    put64(0);
+    for (int d = 0; d < rank; ++d)
+      put64(uint64_t(sizes[d]));
+    int64_t stride = 1;
+    int64_t strides[MLA_MAX_RANK];
+    for (int d = rank - 1; d >= 0; --d) {
+      strides[d] = stride;
+      stride *= sizes[d];
+    }
+    for (int d = 0; d < rank; ++d)
+      put64(uint64_t(strides[d]));
+  }
+};
+} // namespace
+
+static mla_status launchKernel(mla_context &ctx, const Kernel &k, const mla_decode_args &a,
+                               int64_t splits, void *stream) {
+  const mla_spec_desc &s = *ctx.spec;
+  size_t partialBytes = alignUp(size_t(a.batch) * splits * s.num_heads * s.v_dim * 4, kWorkspaceAlign);
+  void *partial = splits > 1 ? a.workspace : a.out; // unused with one split
+  void *lse = splits > 1 ? static_cast<char *>(a.workspace) + partialBytes : a.out;
+  int64_t rows = a.batch * s.q_seq_len;
+  ArgPacker pack;
+  for (int i = 0; i < k.desc->num_args; ++i) {
+    const mla_arg_desc &d = k.desc->args[i];
+    std::string n = d.name;
+    if (d.kind == MLA_ARG_I64) { // num_splits (checked at create)
+      pack.put64(uint64_t(splits));
+      continue;
+    }
+    // The launch-time sizes, in order of the dynamic dims.
+    int64_t dyn[2] = {0, 0};
+    const void *p = nullptr;
+    if (n == "q") p = a.q, dyn[0] = rows;
+    else if (n == "out") p = a.out, dyn[0] = rows;
+    else if (n == "kv") p = a.kv, dyn[0] = std::max<int64_t>(1, a.batch * a.max_kv_len);
+    else if (n == "kv_scale") p = a.kv_scale;
+    else if (n == "qo_indptr") p = a.qo_indptr, dyn[0] = a.batch + 1;
+    else if (n == "kv_indptr") p = a.kv_indptr, dyn[0] = a.batch + 1;
+    else if (n == "partial") p = partial, dyn[0] = a.batch, dyn[1] = splits;
+    else if (n == "lse") p = lse, dyn[0] = a.batch, dyn[1] = splits;
+    int64_t sizes[MLA_MAX_RANK];
+    int next = 0;
+    for (int dim = 0; dim < d.rank; ++dim)
+      sizes[dim] = d.shape[dim] >= 0 ? d.shape[dim] : dyn[next++];
+    pack.memref(p, sizes, d.rank);
+  }
+  auto dim = [&](int g) -> int64_t {
+    switch (g) {
+    case MLA_GRID_BATCH: return a.batch;
+    case MLA_GRID_SPLITS: return splits;
+    case MLA_GRID_HEADS: return s.num_heads;
+    default: return 1;
+    }
+  };
+  std::string msg;
+  if (mla_status st = ctx.backend->launch(ctx.module, k.fn, unsigned(dim(k.desc->grid[0])),
+                                          unsigned(dim(k.desc->grid[1])),
+                                          unsigned(k.desc->block_threads),
+                                          unsigned(k.desc->shared_bytes), stream,
+                                          pack.bytes.data(), pack.bytes.size(), msg))
+    return failWith(st, "launching " + std::string(k.desc->name) + ": " + msg);
+  return MLA_SUCCESS;
+}
+
+extern "C" mla_status mla_decode(mla_context *ctx, const mla_decode_args *a, void *stream) {
+  mla_decode_plan plan;
+  if (mla_status s = mla_plan_decode(ctx, a, &plan))
+    return s;
+  auto find = [&](const char *name) {
+    for (auto *list : {&ctx->stage1Masked, &ctx->stage1MaskFree, &ctx->stage2})
+      for (const Kernel &k : *list)
+        if (k.desc->name == name)
+          return &k;
+    return static_cast<const Kernel *>(nullptr);
+  };
+  if (mla_status s = launchKernel(*ctx, *find(plan.stage1), *a, plan.splits, stream))
+    return s;
+  if (plan.stage2)
+    if (mla_status s = launchKernel(*ctx, *find(plan.stage2), *a, plan.splits, stream))
+      return s;
+  return MLA_SUCCESS;
+}

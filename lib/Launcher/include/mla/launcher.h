@@ -1,0 +1,174 @@
+/*===- mla/launcher.h - run mla-compile's decode kernels from C ----------===*
+ *
+ * The C API a project calls to run the code objects that
+ * `mla-compile --emit=header` embeds, without knowing MLIR:
+ *
+ *   #include "deepseek_r1_decode_fp8.h"     // generated; includes this file
+ *   mla_context *ctx;
+ *   mla_status s = deepseek_r1_decode_fp8_create("gfx950", 0, &ctx);
+ *   size_t ws;  mla_workspace_size(ctx, batch, max_kv_len, &ws);
+ *   mla_decode_args a = {q, kv, kv_scale, qo_indptr, kv_indptr, out,
+ *                        workspace, ws, batch, max_kv_len, NULL};
+ *   s = mla_decode(ctx, &a, stream);        // hipStream_t or CUstream
+ *   mla_context_destroy(ctx);
+ *
+ * Every call returns a status; on failure nothing was launched and
+ * mla_last_error() holds a sentence saying why (per thread). The launcher
+ * applies the manifest's rules: the split count from the split cost model
+ * (docs/Design.md), the mask-free stage 1 only when it can see that every
+ * length is a multiple of splits x the kernel's dispatch multiple (pass a
+ * host copy of kv_indptr for that; it never reads device memory), stage 2
+ * only with several splits. docs/Embedding.md walks through it.
+ *===----------------------------------------------------------------------===*/
+#ifndef MLA_LAUNCHER_H
+#define MLA_LAUNCHER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever the descriptor structs below change layout; generated
+ * headers record the version they were written for. */
+#define MLA_LAUNCHER_ABI_VERSION 1
+
+typedef enum mla_status {
+  MLA_SUCCESS = 0,
+  MLA_ERROR_INVALID_ARGUMENT = 1,   /* null pointer, zero/negative size */
+  MLA_ERROR_MISALIGNED = 2,         /* a pointer below its required alignment */
+  MLA_ERROR_WORKSPACE_TOO_SMALL = 3,
+  MLA_ERROR_NO_CODE_FOR_CHIP = 4,   /* the header holds no code for the chip */
+  MLA_ERROR_NO_BACKEND = 5,         /* HIP / CUDA backend not linked in */
+  MLA_ERROR_NO_DEVICE = 6,          /* no such device (or no driver) */
+  MLA_ERROR_CHIP_MISMATCH = 7,      /* the device is another chip */
+  MLA_ERROR_INVALID_SPEC = 8,       /* descriptor this launcher cannot run */
+  MLA_ERROR_DRIVER = 9              /* the HIP / CUDA driver refused */
+} mla_status;
+
+/* "MLA_SUCCESS", "MLA_ERROR_MISALIGNED", ... */
+const char *mla_status_name(mla_status status);
+/* Why the calling thread's latest failing call failed ("" if none). */
+const char *mla_last_error(void);
+
+/* ---- Descriptors, written by mla-compile --emit=header ----------------- */
+
+typedef enum mla_arg_kind {
+  MLA_ARG_MEMREF = 0, /* memref descriptor: 2 pointers, offset, sizes, strides */
+  MLA_ARG_I64 = 1,
+  MLA_ARG_F32 = 2
+} mla_arg_kind;
+
+/* Grid dimensions of a kernel, in the manifest's words. */
+typedef enum mla_grid_dim {
+  MLA_GRID_ONE = 0,
+  MLA_GRID_BATCH = 1,
+  MLA_GRID_SPLITS = 2,
+  MLA_GRID_HEADS = 3
+} mla_grid_dim;
+
+#define MLA_MAX_RANK 4
+
+typedef struct mla_arg_desc {
+  const char *name;   /* q, kv, kv_scale, qo_indptr, kv_indptr, num_splits,
+                         partial, lse, out */
+  int kind;           /* mla_arg_kind */
+  int rank;
+  int64_t shape[MLA_MAX_RANK]; /* -1: given at launch */
+} mla_arg_desc;
+
+typedef struct mla_kernel_desc {
+  const char *name;
+  int stage;                    /* 1 or 2 */
+  int mask_free;                /* stage 1: no per-token masks */
+  int64_t dispatch_kv_multiple; /* mask-free: lengths % (splits * this) == 0 */
+  int grid[2];                  /* mla_grid_dim of x and y */
+  int block_threads;
+  int shared_bytes;             /* dynamic shared memory / LDS per block */
+  int programs_per_cu;          /* resident programs per CU / SM */
+  int num_args;
+  const mla_arg_desc *args;
+} mla_kernel_desc;
+
+typedef struct mla_target_desc {
+  const char *chip;                /* "gfx950", "gfx942", "sm_90" */
+  const unsigned char *code;       /* embedded code object, or NULL ... */
+  size_t code_size;
+  const char *code_file;           /* ... its file name (--embed=no) */
+  const char *code_dir;            /* where mla-compile wrote it */
+  int compute_units;
+  int num_kernels;
+  const mla_kernel_desc *kernels;
+} mla_target_desc;
+
+typedef struct mla_spec_desc {
+  int abi_version;                 /* MLA_LAUNCHER_ABI_VERSION */
+  const char *name;
+  int num_heads, qk_dim, v_dim, block_n, q_seq_len;
+  double softmax_scale;            /* applied to Q.K^T (before exp) */
+  const char *q_type, *kv_type, *out_type; /* MLIR names: bf16, f8E4M3FN, ... */
+  int has_kv_scale;                /* one f32 per-tensor KV scale */
+  int num_split_candidates;
+  const int64_t *split_candidates;
+  double program_overhead, combine_launch, combine_per_partial;
+  int num_targets;
+  const mla_target_desc *targets;
+} mla_spec_desc;
+
+/* ---- Running ----------------------------------------------------------- */
+
+typedef struct mla_backend mla_backend;
+typedef struct mla_context mla_context;
+
+/* Backends: HIP (module API, gfx*) and CUDA (driver API, sm_*). Each lives
+ * in its own library (MLACompiler::launcher_hip / launcher_cuda), which
+ * defines MLA_WITH_HIP / MLA_WITH_CUDA for generated headers. */
+const mla_backend *mla_backend_hip(void);
+const mla_backend *mla_backend_cuda(void);
+
+/* Loads the spec's code for `chip` on `device` through the first of the
+ * NULL-terminated `backends` that serves the chip. */
+mla_status mla_context_create(const mla_spec_desc *spec, const char *chip,
+                              int device, const mla_backend *const *backends,
+                              mla_context **out);
+void mla_context_destroy(mla_context *ctx);
+
+typedef struct mla_decode_args {
+  const void *q;            /* [batch * q_seq_len, heads, qk_dim], 16-B aligned */
+  const void *kv;           /* [tokens, qk_dim]; sequence b is rows
+                               kv_indptr[b] .. kv_indptr[b+1]; 16-B aligned */
+  const float *kv_scale;    /* one float (specs with a KV scale), else NULL */
+  const int32_t *qo_indptr; /* [batch + 1] */
+  const int32_t *kv_indptr; /* [batch + 1] */
+  void *out;                /* [batch * q_seq_len, heads, v_dim], 16-B aligned */
+  void *workspace;          /* mla_workspace_size() bytes, 16-B aligned */
+  size_t workspace_bytes;
+  int64_t batch;            /* > 0 */
+  int64_t max_kv_len;       /* >= every sequence's length (0 allowed) */
+  const int32_t *kv_indptr_host; /* optional host copy of kv_indptr */
+} mla_decode_args;
+
+/* What mla_decode will launch for these arguments. */
+typedef struct mla_decode_plan {
+  int64_t splits;
+  const char *stage1;       /* kernel name */
+  const char *stage2;       /* NULL when splits == 1 */
+  size_t workspace_bytes;   /* needed */
+} mla_decode_plan;
+
+/* Workspace for a batch whose longest sequence has max_kv_len tokens. */
+mla_status mla_workspace_size(const mla_context *ctx, int64_t batch,
+                              int64_t max_kv_len, size_t *bytes);
+/* Validates the arguments and fills `plan`; launches nothing. */
+mla_status mla_plan_decode(const mla_context *ctx, const mla_decode_args *args,
+                           mla_decode_plan *plan);
+/* Validates, plans and launches stage 1 (and stage 2) on `stream`. */
+mla_status mla_decode(mla_context *ctx, const mla_decode_args *args,
+                      void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MLA_LAUNCHER_H */

@@ -1,0 +1,360 @@
+//===- LauncherTest.cpp - the C launcher against a recording backend ------===//
+//
+// The launcher's validation, planning and argument packing, through the
+// descriptors mla-compile generated for gfx950 (deepseek_r1_decode_fp8.h,
+// built by this test's CMake rule) and a fake backend that records what
+// would have been launched. Every error path must return its status with a
+// message and launch nothing.
+//
+//===----------------------------------------------------------------------===//
+#include "../../lib/Launcher/Backend.h"
+#include "deepseek_r1_decode_fp8.h"
+#include "mla/SplitCostModel.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern "C" int mla_c_header_target_count(void); // GeneratedHeaderC.c
+
+namespace {
+
+struct Launch {
+  std::string kernel;
+  unsigned gx, gy, block, shared;
+  void *stream;
+  std::vector<uint64_t> words;
+};
+
+struct FakeBackend final : mla_backend {
+  std::string prefix = "gfx";
+  mla_status loadStatus = MLA_SUCCESS;
+  mla_status launchStatus = MLA_SUCCESS;
+  mutable std::vector<Launch> launches;
+  mutable size_t loadedBytes = 0;
+  mutable std::vector<std::string> functions;
+  mutable int unloads = 0;
+
+  const char *name() const override { return "fake"; }
+  bool serves(const char *chip) const override {
+    return std::strncmp(chip, prefix.c_str(), prefix.size()) == 0;
+  }
+  mla_status load(int, const char *, const void *code, size_t size, void **module,
+                  std::string &msg) const override {
+    if (loadStatus != MLA_SUCCESS) {
+      msg = "fake load refused";
+      return loadStatus;
+    }
+    // A code object is an ELF file.
+    EXPECT_EQ(0, std::memcmp(code, "\x7f" "ELF", 4));
+    loadedBytes = size;
+    *module = const_cast<FakeBackend *>(this);
+    return MLA_SUCCESS;
+  }
+  mla_status function(void *, const char *kernel, int, void **fn, std::string &) const override {
+    functions.push_back(kernel);
+    *fn = reinterpret_cast<void *>(functions.size()); // 1-based index
+    return MLA_SUCCESS;
+  }
+  mla_status launch(void *, void *fn, unsigned gx, unsigned gy, unsigned block, unsigned shared,
+                    void *stream, void *args, size_t size, std::string &msg) const override {
+    if (launchStatus != MLA_SUCCESS) {
+      msg = "fake launch refused";
+      return launchStatus;
+    }
+    EXPECT_EQ(size % 8, 0u);
+    std::vector<uint64_t> words(size / 8);
+    std::memcpy(words.data(), args, size);
+    launches.push_back({functions[reinterpret_cast<uintptr_t>(fn) - 1], gx, gy, block, shared,
+                        stream, words});
+    return MLA_SUCCESS;
+  }
+  void unload(void *) const override { ++unloads; }
+};
+
+/// 16-byte aligned fake device pointers (never dereferenced).
+template <int N> struct alignas(256) Arena {
+  unsigned char bytes[N];
+};
+
+class LauncherTest : public ::testing::Test {
+protected:
+  FakeBackend backend;
+  mla_context *ctx = nullptr;
+  Arena<4096> q, kv, out, scale, qo, kvp;
+  std::vector<unsigned char> ws = std::vector<unsigned char>(64 << 20);
+  int32_t hostIndptr[5] = {0, 4096, 8192, 12288, 16384};
+
+  void SetUp() override {
+    const mla_backend *backends[] = {&backend, nullptr};
+    ASSERT_EQ(MLA_SUCCESS, mla_context_create(&deepseek_r1_decode_fp8_spec, "gfx950", 0,
+                                              backends, &ctx))
+        << mla_last_error();
+  }
+  void TearDown() override { mla_context_destroy(ctx); }
+
+  void *wsAligned() {
+    auto p = reinterpret_cast<uintptr_t>(ws.data());
+    return reinterpret_cast<void *>((p + 255) / 256 * 256);
+  }
+  mla_decode_args args(int64_t batch = 4, int64_t maxKv = 1024) {
+    mla_decode_args a{};
+    a.q = q.bytes;
+    a.kv = kv.bytes;
+    a.kv_scale = reinterpret_cast<const float *>(scale.bytes);
+    a.qo_indptr = reinterpret_cast<const int32_t *>(qo.bytes);
+    a.kv_indptr = reinterpret_cast<const int32_t *>(kvp.bytes);
+    a.out = out.bytes;
+    a.workspace = wsAligned();
+    a.workspace_bytes = ws.size() - 256;
+    a.batch = batch;
+    a.max_kv_len = maxKv;
+    return a;
+  }
+  /// Asserts `s` failed with `want`, said why, and launched nothing.
+  void expectRefused(mla_status s, mla_status want, const char *phrase) {
+    EXPECT_EQ(want, s) << mla_status_name(s);
+    EXPECT_NE(std::string(mla_last_error()).find(phrase), std::string::npos)
+        << mla_last_error();
+    EXPECT_NE(std::string(mla_last_error()).find(mla_status_name(want)), std::string::npos);
+    EXPECT_TRUE(backend.launches.empty());
+  }
+  int64_t modelSplits(int64_t batch, int64_t kv) {
+    const mla_target_desc &t = deepseek_r1_decode_fp8_spec.targets[0];
+    int perCu = 1 << 30;
+    for (int i = 0; i < t.num_kernels; ++i)
+      if (t.kernels[i].stage == 1)
+        perCu = std::min(perCu, t.kernels[i].programs_per_cu);
+    mlir::mla::SplitProblem p;
+    p.batch = batch;
+    p.kvLen = kv;
+    p.blockN = deepseek_r1_decode_fp8_spec.block_n;
+    p.computeUnits = int64_t(t.compute_units) * perCu;
+    return mlir::mla::chooseSplits(p);
+  }
+};
+
+TEST_F(LauncherTest, GeneratedHeaderDescribesTheCompiledKernels) {
+  const mla_spec_desc &s = deepseek_r1_decode_fp8_spec;
+  EXPECT_STREQ("deepseek_r1_decode_fp8", s.name);
+  EXPECT_EQ(16, s.num_heads);
+  EXPECT_EQ(576, s.qk_dim);
+  EXPECT_EQ(512, s.v_dim);
+  EXPECT_EQ(1, s.has_kv_scale);
+  ASSERT_EQ(1, s.num_targets);
+  EXPECT_STREQ("gfx950", s.targets[0].chip);
+  EXPECT_EQ(256, s.targets[0].compute_units);
+  EXPECT_EQ(s.targets[0].code_size, backend.loadedBytes);
+  // Stage 1 masked + mask-free, stage 2; all resolved at create.
+  ASSERT_EQ(3, s.targets[0].num_kernels);
+  EXPECT_EQ(3u, backend.functions.size());
+  EXPECT_EQ(1, mla_c_header_target_count()); // the header also compiles as C99
+}
+
+TEST_F(LauncherTest, PlansSplitsByTheCostModelAndMasksByTheRule) {
+  for (auto [batch, kv] : {std::pair<int64_t, int64_t>{4, 1024}, {64, 1024}, {256, 8192},
+                           {1, 65536}, {128, 0}}) {
+    mla_decode_args a = args(batch, kv);
+    mla_decode_plan plan;
+    ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan)) << mla_last_error();
+    EXPECT_EQ(modelSplits(batch, kv), plan.splits) << batch << "x" << kv;
+    // Without a host copy of kv_indptr the launcher cannot see divisibility.
+    EXPECT_STREQ("deepseek_r1_decode_fp8_stage1_masked", plan.stage1);
+    EXPECT_EQ(plan.splits > 1, plan.stage2 != nullptr);
+    size_t bytes = 0;
+    ASSERT_EQ(MLA_SUCCESS, mla_workspace_size(ctx, batch, kv, &bytes));
+    EXPECT_EQ(bytes, plan.workspace_bytes);
+    EXPECT_EQ(plan.splits > 1, bytes > 0);
+  }
+  // Lengths that divide splits * 64 -> mask-free; one that does not -> masked.
+  mla_decode_args a = args(4, 4096);
+  mla_decode_plan plan;
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan));
+  a.kv_indptr_host = hostIndptr;
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan));
+  ASSERT_EQ(0, 4096 % (plan.splits * 64)) << plan.splits;
+  EXPECT_STREQ("deepseek_r1_decode_fp8_stage1_mask_free", plan.stage1);
+  int32_t ragged[5] = {0, 4096, 8191, 12287, 16383};
+  a.kv_indptr_host = ragged;
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan));
+  EXPECT_STREQ("deepseek_r1_decode_fp8_stage1_masked", plan.stage1);
+}
+
+TEST_F(LauncherTest, LaunchesBothStagesWithPackedMemrefDescriptors) {
+  mla_decode_args a = args(4, 1024);
+  int stream = 0;
+  ASSERT_EQ(MLA_SUCCESS, mla_decode(ctx, &a, &stream)) << mla_last_error();
+  mla_decode_plan plan;
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan));
+  ASSERT_GT(plan.splits, 1);
+  ASSERT_EQ(2u, backend.launches.size());
+  const Launch &s1 = backend.launches[0], &s2 = backend.launches[1];
+  EXPECT_EQ(plan.stage1, s1.kernel);
+  EXPECT_EQ(4u, s1.gx);
+  EXPECT_EQ(unsigned(plan.splits), s1.gy);
+  EXPECT_EQ(256u, s1.block); // 4 waves of 64
+  EXPECT_GT(s1.shared, 0u);
+  EXPECT_EQ(&stream, s1.stream);
+  EXPECT_EQ(plan.stage2, s2.kernel);
+  EXPECT_EQ(4u, s2.gx);
+  EXPECT_EQ(16u, s2.gy);
+  EXPECT_EQ(0u, s2.shared);
+
+  // Stage 1: q (rank 3), kv (2), kv_scale (1), qo_indptr (1), kv_indptr (1),
+  // num_splits, partial (4), lse (3), out (3); a memref of rank r is 3 + 2r
+  // words.
+  const std::vector<uint64_t> &w = s1.words;
+  ASSERT_EQ(size_t(9 + 7 + 5 + 5 + 5 + 1 + 11 + 9 + 9), w.size());
+  auto ptr = [](const void *p) { return uint64_t(reinterpret_cast<uintptr_t>(p)); };
+  // q: [4, 16, 576], strides [9216, 576, 1]
+  EXPECT_EQ((std::vector<uint64_t>{ptr(q.bytes), ptr(q.bytes), 0, 4, 16, 576, 9216, 576, 1}),
+            std::vector<uint64_t>(w.begin(), w.begin() + 9));
+  // kv: [4 * 1024, 576], strides [576, 1]
+  EXPECT_EQ((std::vector<uint64_t>{ptr(kv.bytes), ptr(kv.bytes), 0, 4096, 576, 576, 1}),
+            std::vector<uint64_t>(w.begin() + 9, w.begin() + 16));
+  EXPECT_EQ(uint64_t(plan.splits), w[31]); // num_splits
+  // partial: the workspace, [4, S, 16, 512]; lse after it, 256-B aligned.
+  EXPECT_EQ(ptr(a.workspace), w[32]);
+  EXPECT_EQ(uint64_t(plan.splits), w[32 + 4]);
+  uint64_t partialBytes = 4 * plan.splits * 16 * 512 * 4;
+  EXPECT_EQ(ptr(a.workspace) + (partialBytes + 255) / 256 * 256, w[43]);
+  EXPECT_EQ(ptr(out.bytes), w[52]);
+}
+
+TEST_F(LauncherTest, OneSplitLaunchesStageOneOnly) {
+  mla_decode_args a = args(512, 64);
+  mla_decode_plan plan;
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan));
+  ASSERT_EQ(1, plan.splits);
+  EXPECT_EQ(0u, plan.workspace_bytes);
+  a.workspace = nullptr; // not needed with one split
+  a.workspace_bytes = 0;
+  ASSERT_EQ(MLA_SUCCESS, mla_decode(ctx, &a, nullptr)) << mla_last_error();
+  ASSERT_EQ(1u, backend.launches.size());
+}
+
+TEST_F(LauncherTest, NullAndNonPositiveArgumentsAreRefused) {
+  mla_decode_args a = args();
+  a.q = nullptr;
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT, "q is NULL");
+  a = args();
+  a.kv_scale = nullptr; // the fp8 spec has a KV scale
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT, "kv_scale is NULL");
+  a = args();
+  a.kv_indptr = nullptr;
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT, "kv_indptr is NULL");
+  a = args(0);
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT, "batch is 0");
+  a = args(-3);
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT, "batch is -3");
+  a = args(4, -1);
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT, "max_kv_len is -1");
+  expectRefused(mla_decode(nullptr, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT, "NULL");
+  expectRefused(mla_decode(ctx, nullptr, nullptr), MLA_ERROR_INVALID_ARGUMENT, "NULL");
+  size_t bytes;
+  expectRefused(mla_workspace_size(ctx, 0, 1024, &bytes), MLA_ERROR_INVALID_ARGUMENT, "batch");
+  expectRefused(mla_workspace_size(ctx, 4, 1024, nullptr), MLA_ERROR_INVALID_ARGUMENT, "NULL");
+  // A host indptr that contradicts max_kv_len.
+  a = args(4, 4000);
+  a.kv_indptr_host = hostIndptr;
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT, "kv_indptr_host");
+}
+
+TEST_F(LauncherTest, MisalignedPointersAreRefused) {
+  mla_decode_args a = args();
+  a.q = q.bytes + 8;
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_MISALIGNED, "q (");
+  a = args();
+  a.out = out.bytes + 2;
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_MISALIGNED, "out (");
+  a = args();
+  a.kv_indptr = reinterpret_cast<const int32_t *>(kvp.bytes + 2);
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_MISALIGNED, "kv_indptr (");
+  a = args();
+  a.workspace = static_cast<char *>(a.workspace) + 4;
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_MISALIGNED, "workspace (");
+}
+
+TEST_F(LauncherTest, SmallWorkspaceIsRefused) {
+  mla_decode_args a = args(4, 1024);
+  size_t need = 0;
+  ASSERT_EQ(MLA_SUCCESS, mla_workspace_size(ctx, 4, 1024, &need));
+  ASSERT_GT(need, 0u);
+  a.workspace_bytes = need - 1;
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_WORKSPACE_TOO_SMALL, "needs");
+  a.workspace = nullptr;
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT, "workspace is NULL");
+  a = args(4, 1024);
+  a.workspace_bytes = need;
+  EXPECT_EQ(MLA_SUCCESS, mla_decode(ctx, &a, nullptr)) << mla_last_error();
+}
+
+TEST_F(LauncherTest, DriverFailureIsReportedWithTheKernel) {
+  backend.launchStatus = MLA_ERROR_DRIVER;
+  mla_decode_args a = args();
+  EXPECT_EQ(MLA_ERROR_DRIVER, mla_decode(ctx, &a, nullptr));
+  EXPECT_NE(std::string(mla_last_error()).find("launching deepseek_r1_decode_fp8_stage1"),
+            std::string::npos)
+      << mla_last_error();
+}
+
+TEST(LauncherCreate, UnknownChipMissingBackendAbsentDeviceAreRefused) {
+  FakeBackend backend;
+  const mla_backend *backends[] = {&backend, nullptr};
+  mla_context *ctx = reinterpret_cast<mla_context *>(1);
+  EXPECT_EQ(MLA_ERROR_NO_CODE_FOR_CHIP,
+            mla_context_create(&deepseek_r1_decode_fp8_spec, "gfx942", 0, backends, &ctx));
+  EXPECT_EQ(nullptr, ctx);
+  EXPECT_NE(std::string(mla_last_error()).find("no code for 'gfx942' (it has: gfx950)"),
+            std::string::npos)
+      << mla_last_error();
+  const mla_backend *none[] = {nullptr};
+  EXPECT_EQ(MLA_ERROR_NO_BACKEND,
+            mla_context_create(&deepseek_r1_decode_fp8_spec, "gfx950", 0, none, &ctx));
+  EXPECT_NE(std::string(mla_last_error()).find("launcher_hip"), std::string::npos);
+  backend.loadStatus = MLA_ERROR_NO_DEVICE;
+  EXPECT_EQ(MLA_ERROR_NO_DEVICE,
+            mla_context_create(&deepseek_r1_decode_fp8_spec, "gfx950", 0, backends, &ctx));
+  EXPECT_NE(std::string(mla_last_error()).find("fake load refused"), std::string::npos);
+  EXPECT_EQ(nullptr, ctx);
+  EXPECT_EQ(MLA_ERROR_INVALID_ARGUMENT,
+            mla_context_create(&deepseek_r1_decode_fp8_spec, "gfx950", -1, backends, &ctx));
+  EXPECT_EQ(MLA_ERROR_INVALID_ARGUMENT,
+            mla_context_create(nullptr, "gfx950", 0, backends, &ctx));
+  EXPECT_EQ(MLA_ERROR_INVALID_ARGUMENT,
+            mla_context_create(&deepseek_r1_decode_fp8_spec, "gfx950", 0, backends, nullptr));
+  EXPECT_TRUE(backend.launches.empty());
+  mla_context_destroy(nullptr); // harmless
+}
+
+TEST(LauncherCreate, ForeignDescriptorsAreRefused) {
+  FakeBackend backend;
+  const mla_backend *backends[] = {&backend, nullptr};
+  mla_context *ctx = nullptr;
+  mla_spec_desc spec = deepseek_r1_decode_fp8_spec;
+  spec.abi_version = 99;
+  EXPECT_EQ(MLA_ERROR_INVALID_SPEC, mla_context_create(&spec, "gfx950", 0, backends, &ctx));
+  EXPECT_NE(std::string(mla_last_error()).find("ABI 99"), std::string::npos);
+  // A kernel argument the launcher does not know how to bind.
+  spec = deepseek_r1_decode_fp8_spec;
+  mla_target_desc target = spec.targets[0];
+  std::vector<mla_kernel_desc> kernels(target.kernels, target.kernels + target.num_kernels);
+  std::vector<mla_arg_desc> args(kernels[0].args, kernels[0].args + kernels[0].num_args);
+  args[0].name = "mystery";
+  kernels[0].args = args.data();
+  target.kernels = kernels.data();
+  spec.targets = &target;
+  EXPECT_EQ(MLA_ERROR_INVALID_SPEC, mla_context_create(&spec, "gfx950", 0, backends, &ctx));
+  EXPECT_NE(std::string(mla_last_error()).find("'mystery'"), std::string::npos);
+  EXPECT_EQ(0u, backend.loadedBytes);
+}
+
+TEST(LauncherStatus, EveryStatusHasAName) {
+  for (int s = MLA_SUCCESS; s <= MLA_ERROR_DRIVER; ++s)
+    EXPECT_EQ(0, std::strncmp("MLA_", mla_status_name(static_cast<mla_status>(s)), 4));
+  EXPECT_STREQ("MLA_ERROR_UNKNOWN", mla_status_name(static_cast<mla_status>(42)));
+}
+
+} // namespace
