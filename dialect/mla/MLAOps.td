@@ -33,6 +33,13 @@ def MLA_DecodeOp : MLA_Op<"decode", [Symbol]> {
     (`"none"` or `"per_tensor"`: one f32 scale that dequantises every KV
     element), `page_size`, `q_seq_len`, `softmax_scale`.
 
+    Numerics attribute `qp_type` (optional): the element type Q and the
+    softmax probabilities P are rounded to before the two matrix products.
+    `bf16` (the default) keeps Q's precision; the KV's fp8 type quantises Q
+    (unscaled) and P to fp8 so that chips with fp8 matrix instructions
+    (gfx950, gfx942) feed both products directly, with softmax scale, log2 e
+    and the KV scale applied to the scores as one scalar.
+
     Schedule attributes: `block_n` (KV tokens per tile), `num_warps`
     (warps / waves per workgroup), `splits` (KV splits per sequence; absent
     means *auto*: chosen at launch time by the split cost model).
@@ -73,7 +80,8 @@ def MLA_DecodeOp : MLA_Op<"decode", [Symbol]> {
     I64Attr:$num_warps,
     OptionalAttr<I64Attr>:$splits,
     OptionalAttr<I64Attr>:$kv_len,
-    OptionalAttr<I64Attr>:$kv_len_multiple_of
+    OptionalAttr<I64Attr>:$kv_len_multiple_of,
+    OptionalAttr<TypeAttr>:$qp_type
   );
   let assemblyFormat = "$sym_name attr-dict";
   let hasVerifier = 1;

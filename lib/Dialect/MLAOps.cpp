@@ -112,6 +112,15 @@ LogicalResult DecodeOp::verify() {
   if (!out.isBF16() && !out.isF32())
     return emitOpError("out_type must be bf16 or f32, got ") << out;
 
+  if (std::optional<Type> qp = getQpType()) {
+    if (!qp->isBF16() && !isa<Float8E4M3FNType, Float8E4M3FNUZType>(*qp))
+      return emitOpError("qp_type must be bf16 or the fp8 kv_type, got ") << *qp;
+    if (!qp->isBF16() && *qp != kv)
+      return emitOpError("qp_type ")
+             << *qp << " must equal kv_type (" << kv
+             << "): both operands of each matrix product share one fp8 format";
+  }
+
   if (getKvScale() != "none" && getKvScale() != "per_tensor")
     return emitOpError("kv_scale must be \"none\" or \"per_tensor\", got \"")
            << getKvScale() << "\"";
@@ -290,11 +299,12 @@ LogicalResult StoreOp::verify() {
 LogicalResult CastOp::verify() {
   Type from = getSource().getType().getElementType();
   Type to = getResult().getType().getElementType();
-  if (to.isF32() || (from.isF32() && to.isBF16()))
+  if (to.isF32() ||
+      (from.isF32() && isa<BFloat16Type, Float8E4M3FNType, Float8E4M3FNUZType>(to)))
     return success();
   return emitOpError("unsupported conversion from ")
          << from << " to " << to
-         << " (supported: any float to f32, f32 to bf16)";
+         << " (supported: any float to f32, f32 to bf16, f8E4M3FN or f8E4M3FNUZ)";
 }
 
 LogicalResult SliceOp::verify() {

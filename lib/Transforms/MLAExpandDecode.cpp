@@ -34,6 +34,7 @@ struct DecodeShape {
   int64_t heads, qkDim, vDim, blockN;
   Type qType, kvType, outType;
   bool kvScale;
+  Type qpType; ///< what Q and P are rounded to for the matrix products
 };
 
 /// Types of the global buffers both stages share.
@@ -68,7 +69,7 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   MLIRContext *ctx = b.getContext();
   Location loc = spec.getLoc();
   Buffers buf(ctx, s);
-  Type f32 = b.getF32Type(), idx = b.getIndexType(), bf16 = b.getBF16Type();
+  Type f32 = b.getF32Type(), idx = b.getIndexType();
 
   SmallVector<Type> args{buf.q, buf.kv};
   if (s.kvScale)
@@ -132,7 +133,7 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
                                     static_cast<uint64_t>(s.blockN),
                                     /*exact=*/false);
 
-  // Fold softmax scale, log2(e) and the KV dequantisation scale into Q once.
+  // Softmax scale, log2(e) and the KV dequantisation scale are one factor.
   double smScaleLog2 = spec.getSoftmaxScale().convertToDouble() * kLog2E;
   Value qkScale = arith::ConstantFloatOp::create(
       b, loc, cast<FloatType>(f32), APFloat(static_cast<float>(smScaleLog2)));
@@ -145,10 +146,15 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
                                ValueRange{qRow, c0, c0}, Value());
   if (!s.qType.isF32())
     qTile = CastOp::create(b, loc, tile({s.heads, s.qkDim}, f32), qTile);
-  qTile = ScaleOp::create(b, loc, qTile.getType(), qTile, qkScale);
-  // The matrix units take bf16 operands: round the scaled Q once, here, so
-  // that every target computes the same scores.
-  Type opType = s.qType.isF32() ? f32 : bf16;
+  // The matrix units take narrow operands. bf16: fold the factor into Q and
+  // round the scaled Q once, here, so that every target computes the same
+  // scores. fp8: quantise Q as given (its values sit well inside fp8's
+  // range; scaled they would fall among the subnormals) and scale the
+  // scores instead.
+  Type opType = s.qType.isF32() ? f32 : s.qpType;
+  bool scaleScores = isa<Float8E4M3FNType, Float8E4M3FNUZType>(opType);
+  if (!scaleScores)
+    qTile = ScaleOp::create(b, loc, qTile.getType(), qTile, qkScale);
   if (!opType.isF32())
     qTile = CastOp::create(b, loc, tile({s.heads, s.qkDim}, opType), qTile);
 
@@ -178,6 +184,8 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
     auto scoresT = tile({s.heads, s.blockN}, f32);
     Value scores = DotOp::create(b, loc, scoresT, qTile, k, Value(),
                                  /*transpose_rhs=*/true);
+    if (scaleScores)
+      scores = ScaleOp::create(b, loc, scoresT, scores, qkScale);
     scores = MaskOp::create(b, loc, scoresT, scores, n, range.getHi(),
                             b.getI64IntegerAttr(1), b.getF32FloatAttr(negInf));
     auto sm = OnlineSoftmaxOp::create(b, loc, TypeRange{scoresT, rowT, rowT, accT},
@@ -254,7 +262,8 @@ struct MLAExpandDecode
     for (DecodeOp spec : llvm::make_early_inc_range(module.getOps<DecodeOp>())) {
       DecodeShape shape{spec.getNumHeads(), spec.getQkDim(),  spec.getVDim(),
                         spec.getBlockN(),   spec.getQType(),  spec.getKvType(),
-                        spec.getOutType(),  spec.hasKVScale()};
+                        spec.getOutType(),  spec.hasKVScale(),
+                        spec.getQpType().value_or(BFloat16Type::get(spec.getContext()))};
       OpBuilder b(spec);
       buildStage1(b, spec, shape);
       b.setInsertionPoint(spec);

@@ -88,6 +88,31 @@ struct GpuTarget {
     return GpuTarget{chip, best, name.starts_with("sm_")};
   }
 
+  /// The matrix instruction for a dot of `lhs` x `rhs` element types: an
+  /// fp8 instruction of the operands' own format when both are that fp8
+  /// type and the chip has one with the bf16 instruction's M, N and
+  /// accumulator layout (so the accumulator tiles keep their layout) and at
+  /// most 8 elements per lane (what amdgpu.mfma takes); else the bf16 one,
+  /// operands converted.
+  const MatrixInstr *instrFor(Type lhs, Type rhs) const {
+    if (lhs != rhs || !isFp8(lhs))
+      return mma;
+    MatrixElem want = isa<Float8E4M3FNUZType>(lhs) ? MatrixElem::F8E4M3FNUZ
+                                                   : MatrixElem::F8E4M3FN;
+    if (!isa<Float8E4M3FNType, Float8E4M3FNUZType>(lhs))
+      return mma;
+    const MatrixInstr *best = nullptr;
+    for (const MatrixInstr *mi : chip->matrixInstrs()) {
+      if (mi->abType != want || mi->m != mma->m || mi->n != mma->n ||
+          mi->a.elemsPerLane() > 8 || mi->b.elemsPerLane() > 8 ||
+          mi->c.laneBases != mma->c.laneBases || mi->c.elemBases != mma->c.elemBases)
+        continue;
+      if (!best || mi->k > best->k)
+        best = mi;
+    }
+    return best ? best : mma;
+  }
+
   Attribute moduleTarget(MLIRContext *ctx) const {
     if (nvidia)
       return NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3,
@@ -153,10 +178,12 @@ struct GpuTarget {
     return std::make_pair(f32HighHalf(b, loc, extract(f, 0)), f32HighHalf(b, loc, extract(f, 1)));
   }
 
-  /// One matrix instruction: `a`, `b` are the lane's operand elements as
-  /// stored bf16 (i16), `c` its f32 accumulator elements; returns D.
-  SmallVector<Value> matrixOp(OpBuilder &b, Location loc, ArrayRef<Value> a,
-                              ArrayRef<Value> bv, ArrayRef<Value> c) const {
+  /// One instruction `mi`: `a`, `b` are the lane's operand elements as
+  /// stored values of `elt` (bf16: i16, fp8: i8), `c` its f32 accumulator
+  /// elements; returns D.
+  SmallVector<Value> matrixOp(OpBuilder &b, Location loc, const MatrixInstr *mi,
+                              Type elt, ArrayRef<Value> a, ArrayRef<Value> bv,
+                              ArrayRef<Value> c) const {
     Type f32 = b.getF32Type();
     if (!nvidia) {
       // MFMA takes the lane's operand elements as one vector, element i in
@@ -164,15 +191,14 @@ struct GpuTarget {
       auto operand = [&](ArrayRef<Value> elems) -> Value {
         int64_t n = elems.size();
         Value v = vector::FromElementsOp::create(
-            b, loc, VectorType::get({n}, b.getI16Type()), elems);
-        return vector::BitCastOp::create(
-            b, loc, VectorType::get({n}, b.getBF16Type()), v);
+            b, loc, VectorType::get({n}, storageType(elt)), elems);
+        return vector::BitCastOp::create(b, loc, VectorType::get({n}, elt), v);
       };
       auto accT = VectorType::get({static_cast<int64_t>(c.size())}, f32);
       Value acc = vector::FromElementsOp::create(b, loc, accT, c);
       auto i32 = [&](int64_t v) { return b.getI32IntegerAttr(v); };
-      Value d = amdgpu::MFMAOp::create(b, loc, accT, i32(mma->m), i32(mma->n),
-                                       i32(mma->k), i32(1), operand(a),
+      Value d = amdgpu::MFMAOp::create(b, loc, accT, i32(mi->m), i32(mi->n),
+                                       i32(mi->k), i32(1), operand(a),
                                        operand(bv), acc);
       SmallVector<Value> out;
       for (size_t i = 0; i < c.size(); ++i)
@@ -194,8 +220,9 @@ struct GpuTarget {
     };
     auto resT = LLVM::LLVMStructType::getLiteral(
         b.getContext(), SmallVector<Type>(c.size(), f32));
+    assert(elt.isBF16() && "mma.sync takes bf16 operands here");
     auto op = NVVM::MmaOp::create(
-        b, loc, resT, pack(a), pack(bv), c, {mma->m, mma->n, mma->k},
+        b, loc, resT, pack(a), pack(bv), c, {mi->m, mi->n, mi->k},
         std::nullopt, std::nullopt,
         std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
                                       NVVM::MMATypes::bf16},
@@ -448,6 +475,60 @@ struct Lowering {
     return out;
   }
 
+  /// The lane's operand elements of one matrix instruction as stored
+  /// values (no conversion), for instructions that read the tile's own
+  /// element type. As in readOperand, `at` gives the stored (row, column)
+  /// of a layout coordinate and `transposed` says that the layout's rows run
+  /// along the stored columns. Runs of up to 8 elements that are contiguous
+  /// in a stored row are loaded as one vector when every lane's run starts
+  /// at a multiple of its length (so the load is aligned).
+  SmallVector<Value> readOperandRaw(const Tile &t, const LaneLayout &layout,
+                                    bool transposed,
+                                    function_ref<std::pair<Value, Value>(Coord)> at) {
+    Type st = storageType(t.type.getElementType());
+    int64_t bytes = std::max<int64_t>(1, st.getIntOrFloatBitWidth() / 8);
+    int64_t n = layout.elemsPerLane();
+    // The layout coordinate that runs along a stored row.
+    auto along = [&](Coord c) { return transposed ? c.row : c.col; };
+    auto next = [&](Coord c, int64_t j) {
+      return transposed ? Coord{c.row + j, c.col} : Coord{c.row, c.col + j};
+    };
+    SmallVector<Value> out;
+    for (int64_t i = 0; i < n;) {
+      Coord c = layout.map(0, i);
+      auto [row, col] = at(c);
+      if (t.kind != Kind::Smem) {
+        out.push_back(fromF32(b, loc(), readF32(t, row, col), t.type.getElementType()));
+        ++i;
+        continue;
+      }
+      int64_t w = 1;
+      for (int64_t cand = std::min<int64_t>(8, 16 / bytes); cand > 1 && w == 1; cand /= 2) {
+        bool ok = i % cand == 0 && i + cand <= n && along(c) % cand == 0 &&
+                  t.colOff % cand == 0 &&
+                  llvm::all_of(layout.laneBases,
+                               [&](Coord base) { return along(base) % cand == 0; });
+        for (int64_t j = 1; ok && j < cand; ++j)
+          ok = layout.map(0, i + j) == next(c, j);
+        if (ok)
+          w = cand;
+      }
+      Value r = addc(row, t.rowOff), cc = addc(col, t.colOff);
+      if (w == 1) {
+        out.push_back(memref::LoadOp::create(b, loc(), t.view, ValueRange{r, cc}));
+        ++i;
+        continue;
+      }
+      Value v = vector::LoadOp::create(b, loc(), VectorType::get({w}, st), t.view,
+                                       ValueRange{r, cc}, /*nontemporal=*/false,
+                                       llvm::MaybeAlign(w * bytes));
+      for (int64_t j = 0; j < w; ++j)
+        out.push_back(vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{j}));
+      i += w;
+    }
+    return out;
+  }
+
   /// The shared tile an elementwise chain ending in `v` reads, if nothing
   /// else reads it or any link of the chain: then the chain can be evaluated
   /// in place.
@@ -468,9 +549,10 @@ struct Lowering {
 
   /// Evaluates a lazy Smem/Expr tile `v` into shared memory (cooperative,
   /// one element per thread per step): into its root's region when the
-  /// root is dead afterwards and holds the same element type (each thread
-  /// reads and writes the same element, so no barrier is needed between),
-  /// else into a new region.
+  /// root is dead afterwards, else into a new region. With the root's
+  /// element type each thread reads and writes the same element, so no
+  /// barrier is needed between; with a narrower one (Q rounded to fp8) the
+  /// elements move, so every thread reads all of its elements first.
   std::shared_ptr<Tile> materialize(Value v, const std::shared_ptr<Tile> &t) {
     int64_t rows = t->type.getDimSize(0), cols = t->type.getDimSize(1);
     Type elt = t->type.getElementType();
@@ -478,17 +560,58 @@ struct Lowering {
     out->kind = Kind::Smem;
     out->type = t->type;
     auto root = soleRoot(v);
-    if (root && root->type == t->type)
+    auto bits = [](Type e) { return storageType(e).getIntOrFloatBitWidth(); };
+    bool inPlace = root && root->type == t->type;
+    bool narrowing = root && !inPlace && root->view.getDefiningOp<memref::ViewOp>() &&
+                     root->type.getShape() == t->type.getShape() &&
+                     bits(elt) < bits(root->type.getElementType()) &&
+                     (rows * cols) % threads == 0;
+    if (inPlace) {
       out->view = root->view;
-    else
+    } else if (narrowing) {
+      // The same bytes of shared memory, read as the narrower type.
+      auto def = root->view.getDefiningOp<memref::ViewOp>();
+      auto memT = cast<MemRefType>(root->view.getType());
+      out->view = memref::ViewOp::create(
+          b, loc(), MemRefType::get(memT.getShape(), storageType(elt), nullptr,
+                                    memT.getMemorySpace()),
+          def.getSource(), def.getByteShift(), ValueRange{});
+    } else {
       out->view = allocSmem(rows, cols, elt);
+    }
+    auto coord = [&](Value e) {
+      return std::pair(arith::DivUIOp::create(b, loc(), e, idx(cols)).getResult(),
+                       arith::RemUIOp::create(b, loc(), e, idx(cols)).getResult());
+    };
+    if (narrowing) {
+      // Rounds of `group` elements per thread in increasing element order:
+      // the narrow bytes a round writes overlap only wide elements of this
+      // or earlier rounds, which were read before the round's barrier.
+      int64_t perThread = rows * cols / threads;
+      int64_t group = perThread % 4 == 0 ? 4 : 1;
+      auto rounds = scf::ForOp::create(b, loc(), idx(0), idx(perThread / group), idx(1));
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(rounds.getBody());
+      Value first = mul(rounds.getInductionVar(), group * threads);
+      SmallVector<std::pair<Value, Value>> at;
+      SmallVector<Value> vals;
+      for (int64_t j = 0; j < group; ++j) {
+        auto [r, c] = coord(add(first, addc(tid, j * threads)));
+        at.push_back({r, c});
+        vals.push_back(fromF32(b, loc(), readF32(*t, r, c), elt));
+      }
+      barrier();
+      for (auto [rc, val] : llvm::zip(at, vals))
+        memref::StoreOp::create(b, loc(), val, out->view, ValueRange{rc.first, rc.second});
+      b.setInsertionPointAfter(rounds);
+      barrier();
+      return out;
+    }
     auto loop = scf::ForOp::create(b, loc(), tid, idx(rows * cols), idx(threads));
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(loop.getBody());
-      Value e = loop.getInductionVar();
-      Value r = arith::DivUIOp::create(b, loc(), e, idx(cols));
-      Value c = arith::RemUIOp::create(b, loc(), e, idx(cols));
+      auto [r, c] = coord(loop.getInductionVar());
       memref::StoreOp::create(b, loc(), fromF32(b, loc(), readF32(*t, r, c), elt),
                               out->view, ValueRange{r, c});
     }
@@ -748,8 +871,15 @@ struct Lowering {
   }
 
   LogicalResult lowerDot(DotOp op) {
-    const MatrixInstr *mi = target.mma;
     auto resT = op.getResult().getType();
+    // fp8 x fp8 on a chip with an fp8 instruction of that format: the
+    // operands go in as stored; else as bf16 (the accumulator layout is the
+    // bf16 instruction's either way, see instrFor).
+    Type lhsElt = op.getLhs().getType().getElementType();
+    const MatrixInstr *mi =
+        target.instrFor(lhsElt, op.getRhs().getType().getElementType());
+    bool raw = mi != target.mma;
+    Type operandElt = raw ? lhsElt : b.getBF16Type();
     auto l = accLayout(resT);
     if (failed(l))
       return failure();
@@ -769,30 +899,44 @@ struct Lowering {
       init.assign(l->size(), cstF32(b, loc(), 0.0f));
 
     Value warpCol = mul(warp, l->colsPerWarp);
+    // Lane offsets of this instruction's operand layouts (init() computed
+    // those of the bf16 instruction).
+    Value aRowI = aRow, aColI = aCol, bRowI = bRow, bColI = bCol;
+    if (raw) {
+      aRowI = laneOffset(lane, mi->a.laneBases, true);
+      aColI = laneOffset(lane, mi->a.laneBases, false);
+      bRowI = laneOffset(lane, mi->b.laneBases, true);
+      bColI = laneOffset(lane, mi->b.laneBases, false);
+    }
+    auto read = [&](const Tile &t, const LaneLayout &layout, bool transposed,
+                    function_ref<std::pair<Value, Value>(Coord)> at) {
+      return raw ? readOperandRaw(t, layout, transposed, at)
+                 : readOperand(t, layout, transposed, at);
+    };
     auto loop = scf::ForOp::create(b, loc(), idx(0), idx(k), idx(mi->k), init);
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(loop.getBody());
       Value kk = loop.getInductionVar();
       // A (m, k) is row m, column kk + k of lhs.
-      SmallVector<Value> a = readOperand(**lhs, mi->a, /*transposed=*/false,
-                                         [&](Coord c) -> std::pair<Value, Value> {
-                                           return {addc(aRow, c.row),
-                                                   add(kk, addc(aCol, c.col))};
-                                         });
+      SmallVector<Value> a = read(**lhs, mi->a, /*transposed=*/false,
+                                  [&](Coord c) -> std::pair<Value, Value> {
+                                    return {addc(aRowI, c.row),
+                                            add(kk, addc(aColI, c.col))};
+                                  });
       SmallVector<Value> acc(loop.getRegionIterArgs());
       SmallVector<Value> next;
       for (int64_t j = 0; j < l->tiles; ++j) {
         // B (k, n) is rhs[kk + k][col] or, transposed, rhs[col][kk + k]: then
         // consecutive k are adjacent in a row.
-        SmallVector<Value> bv = readOperand(
+        SmallVector<Value> bv = read(
             **rhs, mi->b, /*transposed=*/trans,
             [&](Coord c) -> std::pair<Value, Value> {
-              Value kr = add(kk, addc(bRow, c.row));
-              Value col = add(warpCol, addc(bCol, j * mi->n + c.col));
+              Value kr = add(kk, addc(bRowI, c.row));
+              Value col = add(warpCol, addc(bColI, j * mi->n + c.col));
               return trans ? std::pair(col, kr) : std::pair(kr, col);
             });
-        auto d = target.matrixOp(b, loc(), a, bv,
+        auto d = target.matrixOp(b, loc(), mi, operandElt, a, bv,
                                  ArrayRef<Value>(acc).slice(j * l->elems, l->elems));
         next.append(d.begin(), d.end());
       }

@@ -71,10 +71,55 @@ Value mlir::mla::toF32(OpBuilder &b, Location loc, Value v, Type t) {
       b, loc, isNan, cstF32(b, loc, std::numeric_limits<float>::quiet_NaN()), f);
 }
 
+/// f32 -> e4m3 (FN or FNUZ) code as i8: round to nearest even, saturating
+/// to the largest finite value (as mla_ref::encodeFp8, the reference).
+static Value f32ToFp8(OpBuilder &b, Location loc, Value v, bool fnuz) {
+  auto i32 = [&](int64_t x) { return cstI32(b, loc, x); };
+  int bias = fnuz ? 8 : 7;
+  Type i32T = b.getI32Type();
+  Value bits = arith::BitcastOp::create(b, loc, i32T, v);
+  Value magBits = arith::AndIOp::create(b, loc, bits, i32(0x7FFFFFFF));
+  Value a = arith::BitcastOp::create(b, loc, b.getF32Type(), magBits);
+  // Normal range: round the 23-bit mantissa to 3 bits (the carry may step
+  // the exponent), then rebias.
+  Value lsb = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, magBits, i32(20)), i32(1));
+  Value rounded = arith::AddIOp::create(
+      b, loc, magBits, arith::AddIOp::create(b, loc, lsb, i32(0x7FFFF)));
+  Value normal = arith::SubIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, rounded, i32(20)), i32((127 - bias) << 3));
+  // Subnormal range: adding 2^(23 + 1 - bias - 3) rounds a to a multiple of
+  // the subnormal step 2^(1 - bias - 3) (f32 addition rounds to nearest
+  // even); the multiple is the code (8 = the smallest normal).
+  float magic = std::ldexp(1.0f, 23 + 1 - bias - 3);
+  Value r = arith::SubFOp::create(
+      b, loc, arith::AddFOp::create(b, loc, a, cstF32(b, loc, magic)), cstF32(b, loc, magic));
+  Value sub = arith::FPToUIOp::create(
+      b, loc, i32T, arith::MulFOp::create(b, loc, r, cstF32(b, loc, std::ldexp(1.0f, bias + 2))));
+  Value isSub = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, a,
+                                      cstF32(b, loc, std::ldexp(1.0f, 1 - bias)));
+  Value code = arith::SelectOp::create(b, loc, isSub, sub, normal);
+  // Saturate (also infinity), then the sign: FNUZ has no negative zero.
+  float maxVal = fnuz ? 240.0f : 448.0f;
+  Value big = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, a, cstF32(b, loc, maxVal));
+  code = arith::SelectOp::create(b, loc, big, i32(fnuz ? 0x7F : 0x7E), code);
+  Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                    arith::AndIOp::create(b, loc, bits, i32(0x80000000)), i32(0));
+  if (fnuz)
+    neg = arith::AndIOp::create(
+        b, loc, neg, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, code, i32(0)));
+  code = arith::SelectOp::create(b, loc, neg, arith::OrIOp::create(b, loc, code, i32(0x80)), code);
+  Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, v, v);
+  code = arith::SelectOp::create(b, loc, isNan, i32(fnuz ? 0x80 : 0x7F), code);
+  return arith::TruncIOp::create(b, loc, b.getI8Type(), code);
+}
+
 Value mlir::mla::fromF32(OpBuilder &b, Location loc, Value v, Type t) {
   if (t.isF32())
     return v;
-  assert(t.isBF16() && "the verifiers only allow rounding f32 to bf16");
+  if (isa<Float8E4M3FNType, Float8E4M3FNUZType>(t))
+    return f32ToFp8(b, loc, v, isa<Float8E4M3FNUZType>(t));
+  assert(t.isBF16() && "the verifiers only allow rounding f32 to bf16 or e4m3");
   Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), v);
   Value lsb = arith::AndIOp::create(
       b, loc, arith::ShRUIOp::create(b, loc, bits, cstI32(b, loc, 16)),

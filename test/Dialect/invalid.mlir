@@ -61,6 +61,21 @@ mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, ro
 
 // -----
 
+// expected-error @+1 {{qp_type must be bf16 or the fp8 kv_type, got 'f16'}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, qp_type = f16}
+
+// -----
+
+// expected-error @+1 {{qp_type 'f8E4M3FNUZ' must equal kv_type ('f8E4M3FN'): both operands of each matrix product share one fp8 format}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, qp_type = f8E4M3FNUZ}
+
+// -----
+
+// expected-error @+1 {{qp_type 'f8E4M3FN' must equal kv_type ('bf16'): both operands of each matrix product share one fp8 format}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = bf16, out_type = bf16, kv_scale = "none", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, qp_type = f8E4M3FN}
+
+// -----
+
 // expected-error @+1 {{out_type must be bf16 or f32, got 'f16'}}
 mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = f16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
 
@@ -234,8 +249,8 @@ mla.kernel @k(%m: memref<?x16xf32>, %i: index) attributes {grid = ["batch"], num
 // -----
 
 func.func @f(%t: tensor<16x64xf32>) {
-  // expected-error @+1 {{unsupported conversion from 'f32' to 'f8E4M3FN' (supported: any float to f32, f32 to bf16)}}
-  %0 = mla.cast %t : tensor<16x64xf32> -> tensor<16x64xf8E4M3FN>
+  // expected-error @+1 {{unsupported conversion from 'f32' to 'f8E5M2' (supported: any float to f32, f32 to bf16, f8E4M3FN or f8E4M3FNUZ)}}
+  %0 = mla.cast %t : tensor<16x64xf32> -> tensor<16x64xf8E5M2>
   return
 }
 

@@ -4,6 +4,8 @@
 // RUN: FileCheck %s < %t/deepseek_r1_decode_fp8_mi300x.s
 // RUN: FileCheck %s --check-prefix=CVTPK < %t/deepseek_r1_decode_fp8_mi300x.s
 // RUN: FileCheck %s --check-prefix=CVT < %t/deepseek_r1_decode_fp8_mi300x.s
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp8_mi300x.mlir --chip=gfx942 -o %t/qp8 | FileCheck %s --check-prefix=QP8-REPORT
+// RUN: FileCheck %s --check-prefix=QP8 --implicit-check-not=v_mfma_f32_16x16x16_bf16 --implicit-check-not=v_cvt_pk_f32_fp8 --implicit-check-not=v_cvt_f32_fp8 --implicit-check-not=scratch_ < %t/qp8/deepseek_r1_decode_fp8_qp8_mi300x.s
 // RUN: mla-compile %kernels/deepseek_r1_decode_bf16_mi300x.mlir --chip=gfx942 -o %t | FileCheck %s --check-prefix=BF16
 // RUN: not mla-compile %kernels/deepseek_r1_decode_fp8.mlir --chip=gfx942 -o %t 2>&1 | FileCheck %s --check-prefix=FLAVOUR
 // RUN: not mla-compile %kernels/deepseek_r1_decode_bf16.mlir --chip=gfx942 -o %t 2>&1 | FileCheck %s --check-prefix=LDS
@@ -39,6 +41,17 @@
 // CVT-COUNT-128: v_cvt_f32_fp8
 // CVT-NOT: v_cvt_f32_fp8
 // CVT-LABEL: deepseek_r1_decode_fp8_mi300x_stage2:
+
+// qp_type = f8E4M3FNUZ: CDNA3's fp8 MFMA has K = 32, so the fp8 products
+// take half the instructions of the bf16 16x16x16 ones: 18 + 16. Q is
+// rounded to fp8 in the bytes of its bf16 copy, so LDS stays under 64 KiB.
+// QP8-REPORT: deepseek_r1_decode_fp8_qp8_mi300x_stage1_masked: {{.*}} 0 VGPR spills, 56832 B LDS, 0 B scratch
+// QP8-REPORT-NEXT: KV loop: {{[0-9]+}} instructions (34 MFMA) per 64 tokens x 4 waves
+// QP8-LABEL: deepseek_r1_decode_fp8_qp8_mi300x_stage1_masked:
+// QP8-COUNT-34: v_mfma_f32_16x16x32_fp8_fp8
+// QP8-LABEL: deepseek_r1_decode_fp8_qp8_mi300x_stage1_mask_free:
+// QP8-COUNT-34: v_mfma_f32_16x16x32_fp8_fp8
+// QP8-LABEL: deepseek_r1_decode_fp8_qp8_mi300x_stage2:
 
 // BF16: deepseek_r1_decode_bf16_mi300x_stage1_masked: {{.*}} 0 VGPR spills, 56576 B LDS, 0 B scratch, {{[1-8]}} waves/SIMD, 128 threads
 

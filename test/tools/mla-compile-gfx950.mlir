@@ -4,6 +4,8 @@
 // RUN: FileCheck %s < %t/deepseek_r1_decode_fp8.s
 // RUN: FileCheck %s --check-prefix=CVTPK < %t/deepseek_r1_decode_fp8.s
 // RUN: FileCheck %s --check-prefix=CVT < %t/deepseek_r1_decode_fp8.s
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp8.mlir --chip=gfx950 -o %t/qp8 | FileCheck %s --check-prefix=QP8-REPORT
+// RUN: FileCheck %s --check-prefix=QP8 --implicit-check-not=v_mfma_f32_16x16x32_bf16 --implicit-check-not=v_cvt_scalef32_pk_bf16_fp8 --implicit-check-not=v_cvt_f32_fp8 --implicit-check-not=scratch_ < %t/qp8/deepseek_r1_decode_fp8_qp8.s
 // RUN: llvm-readelf --notes %t/deepseek_r1_decode_fp8.hsaco | FileCheck %s --check-prefix=ELF
 // RUN: FileCheck %s --check-prefix=JSON < %t/deepseek_r1_decode_fp8.json
 
@@ -66,6 +68,18 @@
 // CVT-COUNT-128: v_cvt_f32_fp8
 // CVT-NOT: v_cvt_f32_fp8
 // CVT-LABEL: deepseek_r1_decode_fp8_stage2:
+
+// qp_type = f8E4M3FN: Q and P are fp8 too, so both products run on the fp8
+// MFMA with the operands as stored (no conversion instruction anywhere):
+// the same 18 + 16 instructions per KV tile.
+// QP8-REPORT: deepseek_r1_decode_fp8_qp8_stage1_masked: {{.*}} 0 VGPR spills, {{[0-9]+}} B LDS, 0 B scratch
+// QP8-REPORT-NEXT: KV loop: {{[0-9]+}} instructions (34 MFMA) per 64 tokens x 4 waves
+// QP8-LABEL: deepseek_r1_decode_fp8_qp8_stage1_masked:
+// QP8-COUNT-34: v_mfma_f32_16x16x32_fp8_fp8
+// QP8-LABEL: deepseek_r1_decode_fp8_qp8_stage1_mask_free:
+// QP8-COUNT-34: v_mfma_f32_16x16x32_fp8_fp8
+// QP8-LABEL: deepseek_r1_decode_fp8_qp8_stage2:
+// QP8: .private_segment_fixed_size: 0
 
 // ELF: AMDGPU Metadata
 // ELF: deepseek_r1_decode_fp8_stage1_masked

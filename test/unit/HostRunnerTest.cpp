@@ -1,6 +1,7 @@
 //===- HostRunnerTest.cpp - launch argument checks ------------------------===//
 #include "mla/HostRunner.h"
 #include "mla/MLAOps.h"
+#include "mla/Reference.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Parser/Parser.h"
@@ -8,6 +9,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <random>
 
 using namespace mlir;
 
@@ -132,6 +134,75 @@ mla.kernel @decode(%in: memref<1x256xT>, %out: memref<1x256xf32>) attributes {gr
 TEST(LoweredConversions, Fp8DecodeEveryCode) {
   checkAllCodes<Float8E4M3FNType, 0>(llvm::APFloat::Float8E4M3FN(), "f8E4M3FN");
   checkAllCodes<Float8E4M3FNUZType, 1>(llvm::APFloat::Float8E4M3FNUZ(), "f8E4M3FNUZ");
+}
+
+/// The lowering's f32 -> fp8 encoder (mla.cast, shared with the GPU
+/// lowering) against the reference encoder: every code's value, every
+/// midpoint between neighbours (ties round to even) and just beside it,
+/// values past the largest finite one, infinities, NaN, zeros, subnormals
+/// and random values.
+void checkEncoder(const char *typeName, mla_ref::Fp8Format format) {
+  std::string src = std::string(R"mlir(
+mla.kernel @encode(%in: memref<1x4096xf32>, %out: memref<1x4096xT>) attributes {grid = ["batch"], num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %t = mla.load %in[%c0, %c0] : memref<1x4096xf32> -> tensor<1x4096xf32>
+  %f = mla.cast %t : tensor<1x4096xf32> -> tensor<1x4096xT>
+  mla.store %f, %out[%c0, %c0] : tensor<1x4096xT> -> memref<1x4096xT>
+  mla.return
+}
+)mlir");
+  for (size_t at; (at = src.find("xT>")) != std::string::npos;)
+    src.replace(at, 3, std::string("x") + typeName + ">");
+  DialectRegistry registry;
+  registry.insert<mla::MLADialect, arith::ArithDialect, memref::MemRefDialect>();
+  MLIRContext ctx(registry);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(src, &ctx);
+  ASSERT_TRUE(module);
+  auto host = mla::HostModule::compile(*module);
+  ASSERT_TRUE(static_cast<bool>(host)) << llvm::toString(host.takeError());
+
+  std::vector<float> in;
+  std::vector<double> finite;
+  for (int c = 0; c < 256; ++c) {
+    double v = mla_ref::decodeFp8(static_cast<uint8_t>(c), format);
+    if (!std::isnan(v))
+      finite.push_back(v);
+  }
+  std::sort(finite.begin(), finite.end());
+  for (size_t i = 0; i < finite.size(); ++i) {
+    in.push_back(static_cast<float>(finite[i]));
+    if (i + 1 < finite.size()) {
+      float mid = static_cast<float>((finite[i] + finite[i + 1]) / 2);
+      in.push_back(mid);
+      in.push_back(std::nextafter(mid, 1e9f));
+      in.push_back(std::nextafter(mid, -1e9f));
+    }
+  }
+  for (float v : {0.0f, -0.0f, 449.0f, 463.99f, 464.0f, 500.0f, 241.0f, 1e30f, -1e30f,
+                  INFINITY, -INFINITY, NAN, 1e-30f, -1e-30f, 1e-3f, 2e-3f})
+    in.push_back(v);
+  std::mt19937 rng(1234);
+  std::normal_distribution<float> normal(0.f, 4.f);
+  while (in.size() < 4096)
+    in.push_back(in.size() % 2 ? normal(rng) : normal(rng) * 1e-2f);
+
+  std::vector<uint8_t> out(4096, 0x55);
+  ASSERT_FALSE(static_cast<bool>((*host)->launch(
+      "encode", {1},
+      {mla::HostArg::buffer(in.data(), {1, 4096}), mla::HostArg::buffer(out.data(), {1, 4096})})));
+  int mismatches = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    uint8_t want = mla_ref::encodeFp8(in[i], format);
+    if (out[i] != want && ++mismatches <= 10)
+      ADD_FAILURE() << typeName << ": " << in[i] << " -> 0x" << std::hex << int(out[i])
+                    << ", reference 0x" << int(want);
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+TEST(LoweredConversions, Fp8EncodeMatchesReference) {
+  checkEncoder("f8E4M3FN", mla_ref::Fp8Format::E4M3FN);
+  checkEncoder("f8E4M3FNUZ", mla_ref::Fp8Format::E4M3FNUZ);
 }
 
 } // namespace

@@ -1,0 +1,20 @@
+// DeepSeek-R1 MLA decode, fp8 KV, with Q and P quantised to fp8 as well
+// (qp_type): both matrix products run on fp8 operands where the chip has
+// fp8 matrix instructions (gfx950: v_mfma_f32_16x16x32_fp8_fp8), with
+// softmax scale, log2 e and the KV scale applied to the scores as one
+// scalar. Opt-in: it trades accuracy for instructions. Measured on the CPU
+// against the float64 reference (docs/Performance.md): ~3e-2 relative
+// error on random inputs, against ~2.5e-3 for the bf16 default
+// (deepseek_r1_decode_fp8.mlir).
+//
+//   mla-compile kernels/deepseek_r1_decode_fp8_qp8.mlir --chip=gfx950 -o out
+mla.decode @deepseek_r1_decode_fp8_qp8 {
+  num_heads = 16, num_kv_heads = 1,
+  qk_dim = 576, v_dim = 512, rope_dim = 64,
+  q_type = bf16, kv_type = f8E4M3FN, out_type = bf16,
+  kv_scale = "per_tensor",
+  page_size = 1, q_seq_len = 1,
+  softmax_scale = 0.0416666679 : f32,   // 1 / sqrt(576)
+  qp_type = f8E4M3FN,
+  block_n = 64, num_warps = 4           // splits absent: auto
+}
