@@ -40,7 +40,8 @@ run: build
 # Code objects and manifests of both shipped specs, for python/mla_torch.py
 # and bench/ (MLA_ARTIFACTS=$(ARTIFACTS)).
 artifacts: build
-	for s in kernels/deepseek_r1_decode_fp8.mlir kernels/deepseek_r1_decode_bf16.mlir; do \
+	for s in kernels/deepseek_r1_decode_fp8.mlir kernels/deepseek_r1_decode_bf16.mlir \
+	         kernels/deepseek_r1_decode_fp8_qp8.mlir; do \
 	  $(BUILD)/bin/mla-compile $$s --chip=sm_90 --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
 
 test: build

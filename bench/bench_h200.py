@@ -147,6 +147,9 @@ def main():
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--json", help="write results here")
     ap.add_argument("--skip-timing", action="store_true")
+    ap.add_argument("--formats", default="fp8,bf16", help="KV formats to check")
+    ap.add_argument("--tol", type=float, default=2e-2,
+                    help="relative Frobenius error bound (an opt-in quantising spec may need more)")
     ap.add_argument("--memcheck-case", action="store_true",
                     help="run one small ragged fp8 case and exit (for compute-sanitizer)")
     args = ap.parse_args()
@@ -163,10 +166,11 @@ def main():
     results = {"date": time.strftime("%Y-%m-%d"), "device": torch.cuda.get_device_name(),
                "correctness": [], "timing": []}
     failed = 0
-    for fmt in ("fp8", "bf16"):
+    results["specs"] = dict(mla_torch._SPECS)
+    for fmt in args.formats.split(","):
         for i, (name, lengths) in enumerate(cases):
             err, nan = check(fmt, lengths, seed + i)
-            ok = err <= 2e-2 and not nan
+            ok = err <= args.tol and not nan
             failed += not ok
             results["correctness"].append(dict(kv=fmt, case=name, rel_err=err, nan=nan, ok=ok))
             print(f"check {fmt:4} {name:12} rel err {err:.3e} {'NaN ' if nan else ''}{'ok' if ok else 'FAIL'}")

@@ -20,7 +20,10 @@ import weakref
 import cupy
 import torch
 
-_SPECS = {"fp8": "deepseek_r1_decode_fp8", "bf16": "deepseek_r1_decode_bf16"}
+# The spec compiled for each KV format; MLA_SPEC_FP8 / MLA_SPEC_BF16 pick
+# another one from the artifacts (e.g. deepseek_r1_decode_fp8_qp8).
+_SPECS = {"fp8": os.environ.get("MLA_SPEC_FP8", "deepseek_r1_decode_fp8"),
+          "bf16": os.environ.get("MLA_SPEC_BF16", "deepseek_r1_decode_bf16")}
 
 
 class DecodeKernels:
