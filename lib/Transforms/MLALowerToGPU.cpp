@@ -253,6 +253,9 @@ struct Tile {
   std::function<Value(OpBuilder &, Location, Value)> fn;
   // Acc / RowSlice / Blocked: f32 values (rounded to `type`'s element type).
   SmallVector<Value> regs;
+  // Acc of a narrow element type made by a cast: the stored form of each
+  // register (what ensureShared writes; saves re-rounding).
+  SmallVector<Value> stored;
 };
 
 /// The accumulator layout of a rows x cols tile over `warps` warps.
@@ -639,8 +642,8 @@ struct Lowering {
     barrier();
     for (int64_t r = 0; r < l->size(); ++r) {
       auto [row, col] = accCoord(*l, r);
-      memref::StoreOp::create(b, loc(), fromF32(b, loc(), t->regs[r], elt),
-                              out->view, ValueRange{row, col});
+      Value v = t->stored.empty() ? fromF32(b, loc(), t->regs[r], elt) : t->stored[r];
+      memref::StoreOp::create(b, loc(), v, out->view, ValueRange{row, col});
     }
     barrier();
     return out;
@@ -823,6 +826,20 @@ struct Lowering {
 
   LogicalResult lowerCast(CastOp op) {
     Type to = op.getResult().getType().getElementType();
+    auto src = get(op.getSource());
+    if (src && src->kind == Kind::Acc && !to.isF32()) {
+      // Keep the rounded stored values beside their f32 reading: a dot
+      // operand (P) is written to shared memory as is.
+      SmallVector<Value> regs, stored;
+      for (Value r : src->regs) {
+        stored.push_back(fromF32(b, loc(), r, to));
+        regs.push_back(toF32(b, loc(), stored.back(), to));
+      }
+      auto t = regTile(Kind::Acc, op.getResult().getType(), std::move(regs));
+      t->stored = std::move(stored);
+      tiles[op] = t;
+      return success();
+    }
     return lowerElementwise(op.getResult(), op.getSource(),
                             [to](OpBuilder &nb, Location l, Value v) {
                               // Registers hold f32 rounded to the type.
