@@ -73,13 +73,19 @@ def check(kv_format, lengths, seed):
         for t in ws:
             t.fill_(float("nan"))
     torch.cuda.synchronize()
-    out = mla_torch.custom_kernel(data)
-    torch.cuda.synchronize()
     ref = reference(data, deq)
-    got = out.float()
-    nan = bool(torch.isnan(got).any())
     den = ref.norm().item()
-    err = (got - ref).norm().item() / den if den > 0 else (got - ref).norm().item()
+    err, nan = 0.0, False
+    # Twice: the second call on the same buffers takes the launcher's cached
+    # plan; its output is poisoned in between.
+    for _ in range(2):
+        out = mla_torch.custom_kernel(data)
+        torch.cuda.synchronize()
+        got = out.float()
+        nan = nan or bool(torch.isnan(got).any())
+        e = (got - ref).norm().item()
+        err = max(err, e / den if den > 0 else e)
+        out.fill_(float("nan"))
     return err, nan
 
 
