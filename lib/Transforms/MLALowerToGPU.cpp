@@ -54,6 +54,8 @@ using namespace mlir::mla;
 namespace {
 
 constexpr float kLog2E = 1.44269504088896340736f;
+/// Bytes added to every shared-memory tile row (see Lowering::allocSmem).
+constexpr int64_t kRowPadBytes = 16;
 
 //===----------------------------------------------------------------------===//
 // Target hooks: the only target-specific instructions.
@@ -328,16 +330,24 @@ struct Lowering {
         b, l, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, wg));
   }
 
-  /// A fresh shared-memory region holding a rows x cols tile of `elt`.
+  /// A fresh shared-memory region holding a rows x cols tile of `elt`,
+  /// row-major with every row padded by 16 bytes: tile rows are mostly a
+  /// multiple of 128 bytes long (576 fp8, 1 152 bf16), so without it the
+  /// same column of consecutive rows falls into the same bank, and operand
+  /// reads that walk rows (K's tokens, Q's and P's heads) conflict 4- to
+  /// 8-way. 16 bytes keep every row start 16-byte aligned for the chunked
+  /// copies. The view's shape is the padded one; tiles index it in range.
   Value allocSmem(int64_t rows, int64_t cols, Type elt) {
     Type st = storageType(elt);
-    int64_t bytes = rows * cols * std::max<int64_t>(1, st.getIntOrFloatBitWidth() / 8);
+    int64_t eltBytes = std::max<int64_t>(1, st.getIntOrFloatBitWidth() / 8);
+    int64_t padded = cols + kRowPadBytes / eltBytes;
+    int64_t bytes = rows * padded * eltBytes;
     int64_t offset = (smemBytes + 15) / 16 * 16;
     smemBytes = offset + bytes;
     auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
                                          gpu::AddressSpace::Workgroup);
     return memref::ViewOp::create(b, loc(),
-                                  MemRefType::get({rows, cols}, st, nullptr, wg),
+                                  MemRefType::get({rows, padded}, st, nullptr, wg),
                                   smemBase, idx(offset), ValueRange{});
   }
 

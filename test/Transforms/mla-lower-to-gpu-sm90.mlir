@@ -9,8 +9,13 @@
 // CHECK-SAME: kernel
 // 4 warps of 32 lanes:
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
-// CHECK-SAME: mla.shared_bytes = 57856
+// Shared memory, every row padded by 16 bytes (a 576- or 1152-byte row
+// would put one column of consecutive rows into one bank): Q 16 x (576 + 8)
+// bf16, the KV tile 64 x (576 + 16) fp8, P 16 x (64 + 8) bf16 and two
+// 4 x (16 + 4) f32 reduction arrays: 18688 + 37888 + 2304 + 640 = 59520.
+// CHECK-SAME: mla.shared_bytes = 59520
 // CHECK: gpu.dynamic_shared_memory
+// CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x584xi16, #gpu.address_space<workgroup>>
 // Q: 16 x 576 bf16 in 16-byte chunks (1152 of them), then evaluated once
 // (scaled, rounded) in place before the loop.
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x16x576xi16>, vector<8xi16>
@@ -19,6 +24,7 @@
 // and the row max and sum (2 rows per lane each).
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32,
 // KV tile: 64 x 576 fp8 = 2304 chunks of 16 bytes, rows past the end zeroed.
+// CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x592xi8, #gpu.address_space<workgroup>>
 // CHECK: scf.if
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x576xi8>, vector<16xi8>
 // CHECK: vector.broadcast %{{.*}} : i8 to vector<16xi8>

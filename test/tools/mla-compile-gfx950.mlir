@@ -10,9 +10,9 @@
 // RUN: FileCheck %s --check-prefix=JSON < %t/deepseek_r1_decode_fp8.json
 
 // REPORT: kernel resources (gfx950, AMDHSA metadata):
-// REPORT-NEXT: deepseek_r1_decode_fp8_stage1_masked: {{[0-9]+}} VGPRs, 0 AGPRs, {{[0-9]+}} SGPRs, 0 VGPR spills, 57856 B LDS, 0 B scratch, {{[1-8]}} waves/SIMD, 256 threads
+// REPORT-NEXT: deepseek_r1_decode_fp8_stage1_masked: {{[0-9]+}} VGPRs, 0 AGPRs, {{[0-9]+}} SGPRs, 0 VGPR spills, 59520 B LDS, 0 B scratch, {{[1-8]}} waves/SIMD, 256 threads
 // REPORT-NEXT: KV loop: {{[0-9]+}} instructions (34 MFMA) per 64 tokens x 4 waves = {{[0-9.]+}} wave-instructions per KV token
-// REPORT-NEXT: deepseek_r1_decode_fp8_stage1_mask_free: {{.*}} 0 VGPR spills, 57856 B LDS, 0 B scratch
+// REPORT-NEXT: deepseek_r1_decode_fp8_stage1_mask_free: {{.*}} 0 VGPR spills, 59520 B LDS, 0 B scratch
 // REPORT-NEXT: KV loop: {{[0-9]+}} instructions (34 MFMA)
 // REPORT-NEXT: deepseek_r1_decode_fp8_stage2: {{.*}} 0 B scratch
 // REPORT: wrote {{.*}}deepseek_r1_decode_fp8.hsaco
