@@ -433,57 +433,102 @@ struct Lowering {
     return storedToBf16(v, t.type.getElementType());
   }
 
-  /// Elements (r, c) and (r, c + 1) as stored bf16, with one 2-element
-  /// shared-memory load when the tile is stored (not lazy). `c` must be even
-  /// (the descriptors' operand pairs start at even columns).
-  std::pair<Value, Value> readBf16Pair(const Tile &t, Value r, Value c) {
-    Type elt = t.type.getElementType();
-    if (t.kind != Kind::Smem || (!elt.isBF16() && !isFp8(elt)) || t.colOff % 2)
-      return {readBf16(t, r, c), readBf16(t, r, addc(c, 1))};
-    Type st = storageType(elt);
-    int64_t bytes = st.getIntOrFloatBitWidth() / 8;
-    Value pair = vector::LoadOp::create(
-        b, loc(), VectorType::get({2}, st), t.view,
-        ValueRange{addc(r, t.rowOff), addc(c, t.colOff)}, /*nontemporal=*/false,
-        llvm::MaybeAlign(2 * bytes));
-    if (isFp8(elt))
-      if (auto hw = target.fp8PairToBf16(b, loc(), pair, elt))
-        return *hw;
-    Value e0 = vector::ExtractOp::create(b, loc(), pair, ArrayRef<int64_t>{0});
-    Value e1 = vector::ExtractOp::create(b, loc(), pair, ArrayRef<int64_t>{1});
-    return {storedToBf16(e0, elt), storedToBf16(e1, elt)};
+  /// Bytes between consecutive rows of a stored tile's view.
+  static int64_t rowStrideBytes(const Tile &t) {
+    auto mt = cast<MemRefType>(t.view.getType());
+    return mt.getDimSize(1) *
+           std::max<int64_t>(1, mt.getElementType().getIntOrFloatBitWidth() / 8);
   }
 
-  /// The lane's operand elements of one matrix instruction: element i at
-  /// `at(i)` (row, column) of `t`; pairs (i, i + 1) that are adjacent along
-  /// a row are read together.
-  SmallVector<Value> readOperand(const Tile &t, const LaneLayout &layout,
-                                 bool transposed,
-                                 function_ref<std::pair<Value, Value>(Coord)> at) {
+  /// Elements (r, c) … (r, c + w - 1) of a stored tile as stored bf16, with
+  /// one w-element shared-memory load (fp8 pairs through the chip's pair
+  /// conversion where it has one). The caller makes sure the load is
+  /// aligned: `c` + the tile's column offset a multiple of w, row starts a
+  /// multiple of w elements apart.
+  SmallVector<Value> readBf16Run(const Tile &t, Value r, Value c, int64_t w) {
+    Type elt = t.type.getElementType();
+    Type st = storageType(elt);
+    int64_t bytes = st.getIntOrFloatBitWidth() / 8;
+    Value run = vector::LoadOp::create(
+        b, loc(), VectorType::get({w}, st), t.view,
+        ValueRange{addc(r, t.rowOff), addc(c, t.colOff)}, /*nontemporal=*/false,
+        llvm::MaybeAlign(w * bytes));
     SmallVector<Value> out;
-    int64_t n = layout.elemsPerLane();
-    // A paired load needs the pair to start at an even column: every lane
-    // offset along the read direction must be even.
-    bool evenLanes = llvm::all_of(layout.laneBases, [&](Coord base) {
-      return (transposed ? base.row : base.col) % 2 == 0;
-    });
-    for (int64_t i = 0; i < n; ++i) {
-      Coord c = layout.map(0, i);
-      auto [row, col] = at(c);
-      if (evenLanes && (transposed ? c.row : c.col) % 2 == 0 && i % 2 == 0 &&
-          i + 1 < n) {
-        Coord d = layout.map(0, i + 1);
-        bool adjacent = transposed ? (d.row == c.row + 1 && d.col == c.col)
-                                   : (d.row == c.row && d.col == c.col + 1);
-        if (adjacent) {
-          auto [e0, e1] = readBf16Pair(t, row, col);
-          out.push_back(e0);
-          out.push_back(e1);
-          ++i;
+    for (int64_t j = 0; j < w; j += 2) {
+      if (isFp8(elt)) {
+        Value pair = w == 2 ? run
+                            : vector::ShuffleOp::create(b, loc(), run, run,
+                                                        ArrayRef<int64_t>{j, j + 1})
+                                  .getResult();
+        if (auto hw = target.fp8PairToBf16(b, loc(), pair, elt)) {
+          out.push_back(hw->first);
+          out.push_back(hw->second);
           continue;
         }
       }
-      out.push_back(readBf16(t, row, col));
+      for (int64_t e = j; e < j + 2; ++e)
+        out.push_back(storedToBf16(
+            vector::ExtractOp::create(b, loc(), run, ArrayRef<int64_t>{e}), elt));
+    }
+    return out;
+  }
+
+  /// The lane's operand elements of one matrix instruction: element i at
+  /// `at(i)` (row, column) of `t`. Elements that lie next to each other in a
+  /// stored row — runs of 4 or 2, whichever element indices hold them — are
+  /// read with one load.
+  SmallVector<Value> readOperand(const Tile &t, const LaneLayout &layout,
+                                 bool transposed,
+                                 function_ref<std::pair<Value, Value>(Coord)> at) {
+    int64_t n = layout.elemsPerLane();
+    Type elt = t.type.getElementType();
+    int64_t bytes = std::max<int64_t>(1, storageType(elt).getIntOrFloatBitWidth() / 8);
+    bool stored = t.kind == Kind::Smem && (elt.isBF16() || isFp8(elt));
+    // The layout coordinate that runs along a stored row.
+    auto along = [&](Coord c) { return transposed ? c.row : c.col; };
+    auto step = [&](Coord c, int64_t j) {
+      return transposed ? Coord{c.row + j, c.col} : Coord{c.row, c.col + j};
+    };
+    auto indexOf = [&](Coord c) -> int64_t {
+      for (int64_t i = 0; i < n; ++i)
+        if (layout.map(0, i) == c)
+          return i;
+      return -1;
+    };
+    SmallVector<Value> out(n);
+    SmallVector<bool> done(n, false);
+    for (int64_t i = 0; i < n; ++i) {
+      if (done[i])
+        continue;
+      Coord c = layout.map(0, i);
+      auto [row, col] = at(c);
+      SmallVector<int64_t> ids{i};
+      for (int64_t w : {4, 2}) {
+        if (!stored || along(c) % w || t.colOff % w || rowStrideBytes(t) % (w * bytes) ||
+            !llvm::all_of(layout.laneBases, [&](Coord base) { return along(base) % w == 0; }))
+          continue;
+        SmallVector<int64_t> run{i};
+        for (int64_t j = 1; j < w; ++j) {
+          int64_t e = indexOf(step(c, j));
+          if (e < 0 || done[e])
+            break;
+          run.push_back(e);
+        }
+        if (static_cast<int64_t>(run.size()) == w) {
+          ids = run;
+          break;
+        }
+      }
+      if (ids.size() == 1) {
+        out[i] = readBf16(t, row, col);
+        done[i] = true;
+        continue;
+      }
+      SmallVector<Value> vals = readBf16Run(t, row, col, ids.size());
+      for (auto [e, v] : llvm::zip(ids, vals)) {
+        out[e] = v;
+        done[e] = true;
+      }
     }
     return out;
   }
@@ -518,7 +563,7 @@ struct Lowering {
       int64_t w = 1;
       for (int64_t cand = std::min<int64_t>(8, 16 / bytes); cand > 1 && w == 1; cand /= 2) {
         bool ok = i % cand == 0 && i + cand <= n && along(c) % cand == 0 &&
-                  t.colOff % cand == 0 &&
+                  t.colOff % cand == 0 && rowStrideBytes(t) % (cand * bytes) == 0 &&
                   llvm::all_of(layout.laneBases,
                                [&](Coord base) { return along(base) % cand == 0; });
         for (int64_t j = 1; ok && j < cand; ++j)
