@@ -8,6 +8,7 @@
 #include "mla/launcher.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -118,6 +119,31 @@ struct Problem {
   }
 };
 
+/// Device buffers of one Problem (addresses as the GPU API returned them).
+struct DeviceBuffers {
+  const void *q, *kv, *kvScale, *qoIndptr, *kvIndptr;
+  void *out, *workspace;
+  size_t workspaceBytes;
+};
+
+/// The launcher's arguments for `p` on `d`; with `hostIndptr` the launcher
+/// may pick the mask-free stage 1.
+inline mla_decode_args decodeArgs(const Problem &p, const DeviceBuffers &d, bool hostIndptr) {
+  mla_decode_args a = {};
+  a.q = d.q;
+  a.kv = d.kv;
+  a.kv_scale = static_cast<const float *>(d.kvScale);
+  a.qo_indptr = static_cast<const int32_t *>(d.qoIndptr);
+  a.kv_indptr = static_cast<const int32_t *>(d.kvIndptr);
+  a.out = d.out;
+  a.workspace = d.workspace;
+  a.workspace_bytes = d.workspaceBytes;
+  a.batch = p.batch;
+  a.max_kv_len = p.kvLen;
+  a.kv_indptr_host = hostIndptr ? p.kvIndptr.data() : nullptr;
+  return a;
+}
+
 /// Relative Frobenius error of a bf16 output; NaN if any value is NaN.
 inline double relativeError(const std::vector<uint16_t> &got, const std::vector<double> &want) {
   double num = 0, den = 0;
@@ -129,6 +155,17 @@ inline double relativeError(const std::vector<uint16_t> &got, const std::vector<
     den += want[i] * want[i];
   }
   return std::sqrt(num / (den > 0 ? den : 1));
+}
+
+/// Prints one run's line; true when the error is within 2e-2 (false for NaN).
+inline bool report(const char *tool, const mla_spec_desc &spec, const Problem &p,
+                   const mla_decode_plan &plan, double err) {
+  bool ok = err <= 2e-2;
+  std::printf("%s: %s bs=%lld kv=%lld splits=%lld %s: relative error %.3e vs float64 "
+              "reference %s\n",
+              tool, spec.name, (long long)p.batch, (long long)p.kvLen, (long long)plan.splits,
+              plan.stage1, err, ok ? "(ok)" : "(FAILED)");
+  return ok;
 }
 
 } // namespace decode_check

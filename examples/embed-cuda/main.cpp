@@ -75,18 +75,14 @@ int main(int argc, char **argv) {
   // (the mask-free stage 1 where lengths divide). Output poisoned with NaN.
   for (bool hostIndptr : {false, true}) {
     CU(cuMemsetD8(out, 0xff, outElems * 2));
-    mla_decode_args a = {};
-    a.q = reinterpret_cast<const void *>(q);
-    a.kv = reinterpret_cast<const void *>(kv);
-    a.kv_scale = reinterpret_cast<const float *>(scale);
-    a.qo_indptr = reinterpret_cast<const int32_t *>(qo);
-    a.kv_indptr = reinterpret_cast<const int32_t *>(kvp);
-    a.out = reinterpret_cast<void *>(out);
-    a.workspace = reinterpret_cast<void *>(ws);
-    a.workspace_bytes = wsBytes;
-    a.batch = batch;
-    a.max_kv_len = kvLen;
-    a.kv_indptr_host = hostIndptr ? p.kvIndptr.data() : nullptr;
+    decode_check::DeviceBuffers d{reinterpret_cast<const void *>(q),
+                                  reinterpret_cast<const void *>(kv),
+                                  reinterpret_cast<const void *>(scale),
+                                  reinterpret_cast<const void *>(qo),
+                                  reinterpret_cast<const void *>(kvp),
+                                  reinterpret_cast<void *>(out),
+                                  reinterpret_cast<void *>(ws), wsBytes};
+    mla_decode_args a = decode_check::decodeArgs(p, d, hostIndptr);
     mla_decode_plan plan;
     if (mla_plan_decode(ctx, &a, &plan) != MLA_SUCCESS ||
         mla_decode(ctx, &a, /*stream=*/nullptr) != MLA_SUCCESS) {
@@ -96,13 +92,8 @@ int main(int argc, char **argv) {
     CU(cuCtxSynchronize());
     std::vector<uint16_t> got(outElems);
     CU(cuMemcpyDtoH(got.data(), out, outElems * 2));
-    double err = decode_check::relativeError(got, want);
-    bool ok = err <= 2e-2; // false for NaN
-    failures += !ok;
-    std::printf("embed-cuda: %s bs=%lld kv=%lld splits=%lld %s: relative error %.3e vs float64 "
-                "reference %s\n",
-                spec.name, (long long)batch, (long long)kvLen, (long long)plan.splits,
-                plan.stage1, err, ok ? "(ok)" : "(FAILED)");
+    failures += !decode_check::report("embed-cuda", spec, p, plan,
+                                      decode_check::relativeError(got, want));
   }
   for (CUdeviceptr d : {q, kv, scale, qo, kvp, out, ws})
     if (d)

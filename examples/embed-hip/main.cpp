@@ -75,18 +75,8 @@ int main(int argc, char **argv) {
   int failures = 0;
   for (bool hostIndptr : {false, true}) {
     HIP(hipMemset(out, 0xff, outElems * 2)); // poison: bf16 NaN
-    mla_decode_args a = {};
-    a.q = q;
-    a.kv = kv;
-    a.kv_scale = static_cast<const float *>(scale);
-    a.qo_indptr = static_cast<const int32_t *>(qo);
-    a.kv_indptr = static_cast<const int32_t *>(kvp);
-    a.out = out;
-    a.workspace = ws;
-    a.workspace_bytes = wsBytes;
-    a.batch = batch;
-    a.max_kv_len = kvLen;
-    a.kv_indptr_host = hostIndptr ? p.kvIndptr.data() : nullptr;
+    decode_check::DeviceBuffers d{q, kv, scale, qo, kvp, out, ws, wsBytes};
+    mla_decode_args a = decode_check::decodeArgs(p, d, hostIndptr);
     mla_decode_plan plan;
     if (mla_plan_decode(ctx, &a, &plan) != MLA_SUCCESS ||
         mla_decode(ctx, &a, /*stream=*/nullptr) != MLA_SUCCESS) {
@@ -96,13 +86,8 @@ int main(int argc, char **argv) {
     HIP(hipDeviceSynchronize());
     std::vector<uint16_t> got(outElems);
     HIP(hipMemcpy(got.data(), out, outElems * 2, hipMemcpyDeviceToHost));
-    double err = decode_check::relativeError(got, want);
-    bool ok = err <= 2e-2;
-    failures += !ok;
-    std::printf("embed-hip: %s bs=%lld kv=%lld splits=%lld %s: relative error %.3e vs float64 "
-                "reference %s\n",
-                spec->name, (long long)batch, (long long)kvLen, (long long)plan.splits,
-                plan.stage1, err, ok ? "(ok)" : "(FAILED)");
+    failures += !decode_check::report("embed-hip", *spec, p, plan,
+                                      decode_check::relativeError(got, want));
   }
   for (void *d : {q, kv, scale, qo, kvp, out, ws})
     if (d)

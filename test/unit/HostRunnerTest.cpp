@@ -86,6 +86,22 @@ TEST_F(HostRunner, NeedsKernels) {
 
 namespace {
 
+/// Compiles `src` (a one-kernel module whose element type is spelled `xT>`)
+/// for element type `typeName` and hands the JIT-compiled module to `run`.
+void withConversionKernel(std::string src, const char *typeName,
+                          llvm::function_ref<void(mla::HostModule &)> run) {
+  for (size_t at; (at = src.find("xT>")) != std::string::npos;)
+    src.replace(at, 3, std::string("x") + typeName + ">");
+  DialectRegistry registry;
+  registry.insert<mla::MLADialect, arith::ArithDialect, memref::MemRefDialect>();
+  MLIRContext ctx(registry);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(src, &ctx);
+  ASSERT_TRUE(module);
+  auto host = mla::HostModule::compile(*module);
+  ASSERT_TRUE(static_cast<bool>(host)) << llvm::toString(host.takeError());
+  run(**host);
+}
+
 /// The lowering's fp8 decoder (shared with the GPU lowering) on all 256
 /// codes of both formats, against LLVM's APFloat.
 template <typename Fp8, int Format>
@@ -99,23 +115,16 @@ mla.kernel @decode(%in: memref<1x256xT>, %out: memref<1x256xf32>) attributes {gr
   mla.return
 }
 )mlir");
-  for (size_t at; (at = src.find("xT>")) != std::string::npos;)
-    src.replace(at, 3, std::string("x") + typeName + ">");
-  DialectRegistry registry;
-  registry.insert<mla::MLADialect, arith::ArithDialect, memref::MemRefDialect>();
-  MLIRContext ctx(registry);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(src, &ctx);
-  ASSERT_TRUE(module);
-  auto host = mla::HostModule::compile(*module);
-  ASSERT_TRUE(static_cast<bool>(host)) << llvm::toString(host.takeError());
   std::vector<uint8_t> codes(256);
   for (int i = 0; i < 256; ++i)
     codes[i] = static_cast<uint8_t>(i);
   std::vector<float> out(256, 12345.0f);
-  ASSERT_FALSE(static_cast<bool>((*host)->launch(
-      "decode", {1},
-      {mla::HostArg::buffer(codes.data(), {1, 256}),
-       mla::HostArg::buffer(out.data(), {1, 256})})));
+  withConversionKernel(src, typeName, [&](mla::HostModule &host) {
+    ASSERT_FALSE(static_cast<bool>(host.launch(
+        "decode", {1},
+        {mla::HostArg::buffer(codes.data(), {1, 256}),
+         mla::HostArg::buffer(out.data(), {1, 256})})));
+  });
   for (int code = 0; code < 256; ++code) {
     llvm::APFloat v(sem, llvm::APInt(8, code));
     bool lost;
@@ -151,16 +160,6 @@ mla.kernel @encode(%in: memref<1x4096xf32>, %out: memref<1x4096xT>) attributes {
   mla.return
 }
 )mlir");
-  for (size_t at; (at = src.find("xT>")) != std::string::npos;)
-    src.replace(at, 3, std::string("x") + typeName + ">");
-  DialectRegistry registry;
-  registry.insert<mla::MLADialect, arith::ArithDialect, memref::MemRefDialect>();
-  MLIRContext ctx(registry);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(src, &ctx);
-  ASSERT_TRUE(module);
-  auto host = mla::HostModule::compile(*module);
-  ASSERT_TRUE(static_cast<bool>(host)) << llvm::toString(host.takeError());
-
   std::vector<float> in;
   std::vector<double> finite;
   for (int c = 0; c < 256; ++c) {
@@ -187,9 +186,11 @@ mla.kernel @encode(%in: memref<1x4096xf32>, %out: memref<1x4096xT>) attributes {
     in.push_back(in.size() % 2 ? normal(rng) : normal(rng) * 1e-2f);
 
   std::vector<uint8_t> out(4096, 0x55);
-  ASSERT_FALSE(static_cast<bool>((*host)->launch(
-      "encode", {1},
-      {mla::HostArg::buffer(in.data(), {1, 4096}), mla::HostArg::buffer(out.data(), {1, 4096})})));
+  withConversionKernel(src, typeName, [&](mla::HostModule &host) {
+    ASSERT_FALSE(static_cast<bool>(host.launch(
+        "encode", {1},
+        {mla::HostArg::buffer(in.data(), {1, 4096}), mla::HostArg::buffer(out.data(), {1, 4096})})));
+  });
   int mismatches = 0;
   for (size_t i = 0; i < in.size(); ++i) {
     uint8_t want = mla_ref::encodeFp8(in[i], format);

@@ -557,6 +557,9 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   mla::registerCompilerDialects(registry);
   MLIRContext ctx(registry);
+  // A diagnostic points at the spec line; the lowered op it fired on, printed
+  // in generic form, would bury it.
+  ctx.printOpOnDiagnostic(false);
   llvm::SourceMgr sm;
   SourceMgrDiagnosticHandler diag(sm, &ctx);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(inputFile, sm, &ctx);
