@@ -29,6 +29,9 @@ enum class Fp8Decode {
   PackedToF32,
   /// v_cvt_scalef32_pk_bf16_fp8 (CDNA4: amdgpu.scaled_ext_packed, scale 1).
   PackedToBf16,
+  /// cvt.rn.f16x2.e4m3x2 (sm_89+), widened to f32, then the high half
+  /// (exact: every e4m3 value is an f16 and a bf16 value).
+  PackedToF16,
 };
 
 struct ChipInfo {

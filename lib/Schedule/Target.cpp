@@ -22,10 +22,11 @@ static const ChipInfo kChips[] = {
     {"gfx942", "AMD Instinct MI300X (CDNA3)", 304, 64, 64 * 1024,
      Fp8Flavor::E4M3FNUZ, Fp8Decode::PackedToF32, /*unrollTileLoops=*/true,
      kGfx942Instrs},
-    // sm_90 has no fp8 -> bf16 conversion (cvt.rn.f16x2.e4m3x2 gives f16);
-    // the integer decode measured as fast as an f16-pair route on the H200.
+    // sm_90 has no fp8 -> bf16 conversion: cvt.rn.f16x2.e4m3x2, widened,
+    // is exact and, once shared-memory bank conflicts were gone, measured
+    // 1.6x faster than the integer decode at 256 x 8192 on the H200.
     {"sm_90", "NVIDIA H200 (Hopper)", 132, 32, 227 * 1024, Fp8Flavor::E4M3FN,
-     Fp8Decode::Software, /*unrollTileLoops=*/false, kSm90Instrs},
+     Fp8Decode::PackedToF16, /*unrollTileLoops=*/false, kSm90Instrs},
     {"host", "host CPU (reference execution)", 1, 1, 1 << 30,
      Fp8Flavor::None, Fp8Decode::Software, /*unrollTileLoops=*/false, {}},
 };

@@ -152,9 +152,26 @@ struct GpuTarget {
   std::optional<Value> fp8ToBf16(OpBuilder &b, Location loc, Value stored, Type elt) const {
     if (chip->fp8Decode == Fp8Decode::Software)
       return std::nullopt;
+    if (chip->fp8Decode == Fp8Decode::PackedToF16)
+      return f16PairToBf16(b, loc, arith::ExtUIOp::create(b, loc, b.getI16Type(), stored))
+          .first;
     Value f8 = arith::BitcastOp::create(b, loc, elt, stored);
     Value f = amdgpu::ExtPackedFp8Op::create(b, loc, b.getF32Type(), f8, /*index=*/0);
     return f32HighHalf(b, loc, f);
+  }
+
+  /// Two e4m3 codes packed in an i16 (low byte first) as stored bf16 through
+  /// cvt.rn.f16x2.e4m3x2.
+  static std::pair<Value, Value> f16PairToBf16(OpBuilder &b, Location loc, Value packed) {
+    Value h2 = LLVM::CallIntrinsicOp::create(b, loc, VectorType::get({2}, b.getF16Type()),
+                                             b.getStringAttr("llvm.nvvm.e4m3x2.to.f16x2.rn"),
+                                             ValueRange{packed})
+                   .getResult(0);
+    auto half = [&](int64_t i) {
+      Value h = vector::ExtractOp::create(b, loc, h2, ArrayRef<int64_t>{i});
+      return f32HighHalf(b, loc, arith::ExtFOp::create(b, loc, b.getF32Type(), h));
+    };
+    return {half(0), half(1)};
   }
 
   /// A pair of stored fp8 elements (vector<2 x i8> of float type `elt`) as
@@ -164,6 +181,10 @@ struct GpuTarget {
                                                        Value pair, Type elt) const {
     if (chip->fp8Decode == Fp8Decode::Software)
       return std::nullopt;
+    if (chip->fp8Decode == Fp8Decode::PackedToF16) {
+      Value w = vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getI16Type()), pair);
+      return f16PairToBf16(b, loc, vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0}));
+    }
     Value f8 = vector::BitCastOp::create(b, loc, VectorType::get({2}, elt), pair);
     auto extract = [&](Value v, int64_t i) {
       return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i}).getResult();

@@ -3,6 +3,7 @@
 // RUN: rm -rf %t && mla-compile %s --chip=sm_90 -o %t | FileCheck %s
 // RUN: FileCheck %s --check-prefix=JSON < %t/small.json
 // RUN: test -s %t/small.cubin && test -s %t/small.ptx
+// RUN: FileCheck %s --check-prefix=PTX < %t/small.ptx
 // RUN: not mla-compile %s --chip=host -o %t 2>&1 | FileCheck %s --check-prefix=HOST
 
 mla.decode @small {
@@ -28,5 +29,16 @@ mla.decode @small {
 // JSON: "dispatch_kv_multiple": 32
 // JSON: "variant": "mask_free"
 // JSON: "split_candidates": [
+
+// fp8 K and V become bf16 through the hardware conversion to f16 pairs
+// (exact), widened: K's pairs one per instruction, V's single elements with
+// a zero partner. No other way in: the stage-1 kernels use it.
+// PTX-LABEL: .entry small_stage1_masked(
+// PTX: cvt.rn.f16x2.e4m3x2
+// PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// PTX-LABEL: .entry small_stage1_mask_free(
+// PTX: cvt.rn.f16x2.e4m3x2
+// PTX-LABEL: .entry small_stage2(
+// PTX-NOT: cvt.rn.f16x2.e4m3x2
 
 // HOST: mla-compile: error: 'host' is not a GPU chip

@@ -25,7 +25,7 @@ TEST(Target, KnownChips) {
   ASSERT_NE(h200, nullptr);
   EXPECT_EQ(h200->computeUnits, 132);
   EXPECT_EQ(h200->waveSize, 32);
-  EXPECT_EQ(h200->fp8Decode, Fp8Decode::Software);
+  EXPECT_EQ(h200->fp8Decode, Fp8Decode::PackedToF16);
   EXPECT_EQ(lookupChip("host")->fp8Decode, Fp8Decode::Software);
 }
 
