@@ -295,8 +295,10 @@ static bool aligned(const void *p, size_t a) {
   return reinterpret_cast<uintptr_t>(p) % a == 0;
 }
 
-extern "C" mla_status mla_plan_decode(const mla_context *ctx, const mla_decode_args *a,
-                                      mla_decode_plan *plan) {
+/// mla_plan_decode, also handing back the kernels it chose.
+static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
+                             mla_decode_plan *plan, const Kernel **stage1Out,
+                             const Kernel **stage2Out) {
   if (!ctx || !a || !plan)
     return fail(MLA_ERROR_INVALID_ARGUMENT, "context, arguments and plan must not be NULL");
   const mla_spec_desc &s = *ctx->spec;
@@ -360,8 +362,11 @@ extern "C" mla_status mla_plan_decode(const mla_context *ctx, const mla_decode_a
   if (!stage1)
     stage1 = &ctx->stage1Masked.front();
   plan->splits = splits;
+  const Kernel *stage2 = splits > 1 ? &ctx->stage2.front() : nullptr;
   plan->stage1 = stage1->desc->name;
-  plan->stage2 = splits > 1 ? ctx->stage2.front().desc->name : nullptr;
+  plan->stage2 = stage2 ? stage2->desc->name : nullptr;
+  *stage1Out = stage1;
+  *stage2Out = stage2;
   plan->workspace_bytes = need;
   lastError.clear();
   return MLA_SUCCESS;
@@ -446,21 +451,21 @@ static mla_status launchKernel(mla_context &ctx, const Kernel &k, const mla_deco
   return MLA_SUCCESS;
 }
 
+extern "C" mla_status mla_plan_decode(const mla_context *ctx, const mla_decode_args *a,
+                                      mla_decode_plan *plan) {
+  const Kernel *stage1, *stage2;
+  return planDecode(ctx, a, plan, &stage1, &stage2);
+}
+
 extern "C" mla_status mla_decode(mla_context *ctx, const mla_decode_args *a, void *stream) {
   mla_decode_plan plan;
-  if (mla_status s = mla_plan_decode(ctx, a, &plan))
+  const Kernel *stage1, *stage2;
+  if (mla_status s = planDecode(ctx, a, &plan, &stage1, &stage2))
     return s;
-  auto find = [&](const char *name) {
-    for (auto *list : {&ctx->stage1Masked, &ctx->stage1MaskFree, &ctx->stage2})
-      for (const Kernel &k : *list)
-        if (k.desc->name == name)
-          return &k;
-    return static_cast<const Kernel *>(nullptr);
-  };
-  if (mla_status s = launchKernel(*ctx, *find(plan.stage1), *a, plan.splits, stream))
+  if (mla_status s = launchKernel(*ctx, *stage1, *a, plan.splits, stream))
     return s;
-  if (plan.stage2)
-    if (mla_status s = launchKernel(*ctx, *find(plan.stage2), *a, plan.splits, stream))
+  if (stage2)
+    if (mla_status s = launchKernel(*ctx, *stage2, *a, plan.splits, stream))
       return s;
   return MLA_SUCCESS;
 }

@@ -494,18 +494,18 @@ struct Lowering {
     return out;
   }
 
-  /// The lane's operand elements of one matrix instruction: element i at
-  /// `at(i)` (row, column) of `t`. Elements that lie next to each other in a
-  /// stored row — runs of 4 or 2, whichever element indices hold them — are
-  /// read with one load.
-  SmallVector<Value> readOperand(const Tile &t, const LaneLayout &layout,
-                                 bool transposed,
-                                 function_ref<std::pair<Value, Value>(Coord)> at) {
+  /// The lane's operand elements of one matrix instruction grouped into
+  /// runs that one aligned load fetches: element indices whose coordinates
+  /// lie next to each other in a stored row (whichever indices hold them),
+  /// in row order, of the first of `widths` that fits (else single
+  /// elements). `transposed` says that the layout's rows run along the
+  /// stored columns. A run needs every lane's start (lane bases, tile
+  /// offset, row stride) to be a multiple of its length.
+  SmallVector<SmallVector<int64_t>> operandRuns(const Tile &t, const LaneLayout &layout,
+                                                bool transposed, ArrayRef<int64_t> widths) {
     int64_t n = layout.elemsPerLane();
-    Type elt = t.type.getElementType();
-    int64_t bytes = std::max<int64_t>(1, storageType(elt).getIntOrFloatBitWidth() / 8);
-    bool stored = t.kind == Kind::Smem && (elt.isBF16() || isFp8(elt));
-    // The layout coordinate that runs along a stored row.
+    int64_t bytes =
+        std::max<int64_t>(1, storageType(t.type.getElementType()).getIntOrFloatBitWidth() / 8);
     auto along = [&](Coord c) { return transposed ? c.row : c.col; };
     auto step = [&](Coord c, int64_t j) {
       return transposed ? Coord{c.row + j, c.col} : Coord{c.row, c.col + j};
@@ -516,16 +516,16 @@ struct Lowering {
           return i;
       return -1;
     };
-    SmallVector<Value> out(n);
+    SmallVector<SmallVector<int64_t>> runs;
     SmallVector<bool> done(n, false);
     for (int64_t i = 0; i < n; ++i) {
       if (done[i])
         continue;
       Coord c = layout.map(0, i);
-      auto [row, col] = at(c);
       SmallVector<int64_t> ids{i};
-      for (int64_t w : {4, 2}) {
-        if (!stored || along(c) % w || t.colOff % w || rowStrideBytes(t) % (w * bytes) ||
+      for (int64_t w : widths) {
+        if (t.kind != Kind::Smem || along(c) % w || t.colOff % w ||
+            rowStrideBytes(t) % (w * bytes) ||
             !llvm::all_of(layout.laneBases, [&](Coord base) { return along(base) % w == 0; }))
           continue;
         SmallVector<int64_t> run{i};
@@ -540,70 +540,67 @@ struct Lowering {
           break;
         }
       }
-      if (ids.size() == 1) {
-        out[i] = readBf16(t, row, col);
-        done[i] = true;
+      for (int64_t e : ids)
+        done[e] = true;
+      runs.push_back(ids);
+    }
+    return runs;
+  }
+
+  /// The lane's operand elements of one matrix instruction as stored bf16:
+  /// element i at `at(i)` (row, column) of `t`, runs of 4 or 2 contiguous
+  /// stored elements read with one load.
+  SmallVector<Value> readOperand(const Tile &t, const LaneLayout &layout,
+                                 bool transposed,
+                                 function_ref<std::pair<Value, Value>(Coord)> at) {
+    Type elt = t.type.getElementType();
+    SmallVector<int64_t> widths;
+    if (elt.isBF16() || isFp8(elt))
+      widths = {4, 2};
+    SmallVector<Value> out(layout.elemsPerLane());
+    for (const SmallVector<int64_t> &run : operandRuns(t, layout, transposed, widths)) {
+      auto [row, col] = at(layout.map(0, run.front()));
+      if (run.size() == 1) {
+        out[run.front()] = readBf16(t, row, col);
         continue;
       }
-      SmallVector<Value> vals = readBf16Run(t, row, col, ids.size());
-      for (auto [e, v] : llvm::zip(ids, vals)) {
+      for (auto [e, v] : llvm::zip(run, readBf16Run(t, row, col, run.size())))
         out[e] = v;
-        done[e] = true;
-      }
     }
     return out;
   }
 
   /// The lane's operand elements of one matrix instruction as stored
   /// values (no conversion), for instructions that read the tile's own
-  /// element type. As in readOperand, `at` gives the stored (row, column)
-  /// of a layout coordinate and `transposed` says that the layout's rows run
-  /// along the stored columns. Runs of up to 8 elements that are contiguous
-  /// in a stored row are loaded as one vector when every lane's run starts
-  /// at a multiple of its length (so the load is aligned).
+  /// element type; runs of up to 8 (16 bytes) contiguous stored elements
+  /// read with one load.
   SmallVector<Value> readOperandRaw(const Tile &t, const LaneLayout &layout,
                                     bool transposed,
                                     function_ref<std::pair<Value, Value>(Coord)> at) {
-    Type st = storageType(t.type.getElementType());
+    Type elt = t.type.getElementType();
+    Type st = storageType(elt);
     int64_t bytes = std::max<int64_t>(1, st.getIntOrFloatBitWidth() / 8);
-    int64_t n = layout.elemsPerLane();
-    // The layout coordinate that runs along a stored row.
-    auto along = [&](Coord c) { return transposed ? c.row : c.col; };
-    auto next = [&](Coord c, int64_t j) {
-      return transposed ? Coord{c.row + j, c.col} : Coord{c.row, c.col + j};
-    };
-    SmallVector<Value> out;
-    for (int64_t i = 0; i < n;) {
-      Coord c = layout.map(0, i);
-      auto [row, col] = at(c);
+    SmallVector<int64_t> widths;
+    for (int64_t w = std::min<int64_t>(8, 16 / bytes); w > 1; w /= 2)
+      widths.push_back(w);
+    SmallVector<Value> out(layout.elemsPerLane());
+    for (const SmallVector<int64_t> &run : operandRuns(t, layout, transposed, widths)) {
+      auto [row, col] = at(layout.map(0, run.front()));
       if (t.kind != Kind::Smem) {
-        out.push_back(fromF32(b, loc(), readF32(t, row, col), t.type.getElementType()));
-        ++i;
+        out[run.front()] = fromF32(b, loc(), readF32(t, row, col), elt);
         continue;
       }
-      int64_t w = 1;
-      for (int64_t cand = std::min<int64_t>(8, 16 / bytes); cand > 1 && w == 1; cand /= 2) {
-        bool ok = i % cand == 0 && i + cand <= n && along(c) % cand == 0 &&
-                  t.colOff % cand == 0 && rowStrideBytes(t) % (cand * bytes) == 0 &&
-                  llvm::all_of(layout.laneBases,
-                               [&](Coord base) { return along(base) % cand == 0; });
-        for (int64_t j = 1; ok && j < cand; ++j)
-          ok = layout.map(0, i + j) == next(c, j);
-        if (ok)
-          w = cand;
-      }
-      Value r = addc(row, t.rowOff), cc = addc(col, t.colOff);
-      if (w == 1) {
-        out.push_back(memref::LoadOp::create(b, loc(), t.view, ValueRange{r, cc}));
-        ++i;
+      Value r = addc(row, t.rowOff), c = addc(col, t.colOff);
+      if (run.size() == 1) {
+        out[run.front()] = memref::LoadOp::create(b, loc(), t.view, ValueRange{r, c});
         continue;
       }
+      int64_t w = run.size();
       Value v = vector::LoadOp::create(b, loc(), VectorType::get({w}, st), t.view,
-                                       ValueRange{r, cc}, /*nontemporal=*/false,
+                                       ValueRange{r, c}, /*nontemporal=*/false,
                                        llvm::MaybeAlign(w * bytes));
-      for (int64_t j = 0; j < w; ++j)
-        out.push_back(vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{j}));
-      i += w;
+      for (auto [j, e] : llvm::enumerate(run))
+        out[e] = vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{(int64_t)j});
     }
     return out;
   }
