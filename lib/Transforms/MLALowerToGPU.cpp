@@ -33,6 +33,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -317,6 +318,8 @@ struct Lowering {
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc(), x, y); }
   Value addc(Value x, int64_t c) { return c ? add(x, idx(c)) : x; }
   Value mul(Value x, int64_t c) {
+    if (c == 1)
+      return x;
     return arith::MulIOp::create(b, loc(), x, idx(c));
   }
 
@@ -407,11 +410,19 @@ struct Lowering {
   }
 
   /// Row and column of register r of an Acc tile in this lane.
+  ///
+  /// Columns are interleaved across a warp's instruction tiles: column n of
+  /// the instruction in tile j is the tile's column warpCol + n * tiles + j
+  /// (not warpCol + j * N + n). A lane then holds the same instruction
+  /// column of every tile in adjacent tile columns, so the B operand of a
+  /// dot that produces this tile, read along its columns (V in O += P V),
+  /// comes in one wide load per row for all tiles instead of one element
+  /// per tile (see lowerDot). Rows and row reductions are unaffected.
   std::pair<Value, Value> accCoord(const AccLayout &l, int64_t r) {
     int64_t j = r / l.elems, i = r % l.elems;
     Value row = addc(cRow, l.elemRow(i));
     Value col = add(mul(warp, l.colsPerWarp),
-                    addc(cCol, j * l.mi->n + l.elemCol(i)));
+                    addc(mul(addc(cCol, l.elemCol(i)), l.tiles), j));
     return {row, col};
   }
 
@@ -601,6 +612,125 @@ struct Lowering {
                                        llvm::MaybeAlign(w * bytes));
       for (auto [j, e] : llvm::enumerate(run))
         out[e] = vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{(int64_t)j});
+    }
+    return out;
+  }
+
+  /// readAcrossTiles for 1-byte elements: the byte transpose from "one
+  /// vector per element, one byte per tile" to "per tile its elements",
+  /// with 4-byte shuffles (one prmt / v_perm_b32 each): rows e, e + 1 of
+  /// tiles j .. j + 3 interleave into the pairs of tiles j, j + 1 and
+  /// j + 2, j + 3; a second level joins pairs of rows e .. e + 3. Pairs go
+  /// through the chip's fp8 pair conversion unless `raw`.
+  SmallVector<SmallVector<Value>> transposeBytes(ArrayRef<SmallVector<Value>> loads,
+                                                 int64_t n, int64_t tiles, int64_t w,
+                                                 bool raw, Type elt) {
+    auto shuf = [&](Value x, Value y, ArrayRef<int64_t> mask) -> Value {
+      return vector::ShuffleOp::create(b, loc(), x, y, mask);
+    };
+    auto extract = [&](Value v, int64_t i) -> Value {
+      return vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{i});
+    };
+    SmallVector<SmallVector<Value>> out(tiles);
+    for (int64_t j0 = 0; j0 < tiles; j0 += 4) {
+      int64_t s = j0 / w, q = j0 % w;
+      auto quad = [&](int64_t e) {
+        return shuf(loads[e][s], loads[e][s], {q, q + 1, q + 2, q + 3});
+      };
+      // pairs[e / 2][t]: rows e, e + 1 of tile j0 + t as vector<2 x i8>,
+      // or (level 2) quads[e / 4][t] as vector<4 x i8>.
+      SmallVector<std::array<Value, 2>> lo(n / 2); // tiles j0, j0+1 | j0+2, j0+3
+      for (int64_t e = 0; e < n; e += 2) {
+        Value x = quad(e), y = quad(e + 1);
+        lo[e / 2] = {shuf(x, y, {0, 4, 1, 5}), shuf(x, y, {2, 6, 3, 7})};
+      }
+      for (int64_t t = 0; t < 4; ++t) {
+        SmallVector<Value> &dst = out[j0 + t];
+        if (raw && n % 4 == 0) {
+          for (int64_t e = 0; e < n; e += 4) {
+            Value x = lo[e / 2][t / 2], y = lo[e / 2 + 1][t / 2];
+            Value v = t % 2 ? shuf(x, y, {2, 3, 6, 7}) : shuf(x, y, {0, 1, 4, 5});
+            for (int64_t i = 0; i < 4; ++i)
+              dst.push_back(extract(v, i));
+          }
+          continue;
+        }
+        for (int64_t e = 0; e < n; e += 2) {
+          Value x = lo[e / 2][t / 2];
+          Value pair = t % 2 ? shuf(x, x, {2, 3}) : shuf(x, x, {0, 1});
+          if (!raw)
+            if (auto hw = target.fp8PairToBf16(b, loc(), pair, elt)) {
+              dst.push_back(hw->first);
+              dst.push_back(hw->second);
+              continue;
+            }
+          for (int64_t i = 0; i < 2; ++i)
+            dst.push_back(raw ? extract(pair, i) : storedToBf16(extract(pair, i), elt));
+        }
+      }
+    }
+    return out;
+  }
+
+  /// The lane's B operand elements of one K step for all `tiles`
+  /// instruction tiles of a dot, read along the tile's rows: element e of
+  /// tile j sits at `at(coord of e)` + (0, j), so each element is one
+  /// w-element load per w tiles (w up to 16 bytes). Returns per tile the
+  /// elements as stored (`raw`) or as stored bf16, fp8 pairs of
+  /// consecutive elements through the chip's pair conversion; empty when
+  /// the tile is not in shared memory or the loads would be misaligned
+  /// (the caller then reads tile by tile).
+  SmallVector<SmallVector<Value>>
+  readAcrossTiles(const Tile &t, const LaneLayout &layout, int64_t tiles, bool raw,
+                  function_ref<std::pair<Value, Value>(Coord)> at) {
+    if (t.kind != Kind::Smem || tiles < 2)
+      return {};
+    Type elt = t.type.getElementType();
+    Type st = storageType(elt);
+    int64_t bytes = std::max<int64_t>(1, st.getIntOrFloatBitWidth() / 8);
+    int64_t w = 1;
+    while (tiles % (2 * w) == 0 && 2 * w * bytes <= 16 && t.colOff % (2 * w) == 0 &&
+           rowStrideBytes(t) % (2 * w * bytes) == 0)
+      w *= 2;
+    if (w == 1)
+      return {};
+    int64_t n = layout.elemsPerLane();
+    // loads[e][s]: element e of tiles s * w ... s * w + w - 1.
+    SmallVector<SmallVector<Value>> loads(n);
+    for (int64_t e = 0; e < n; ++e) {
+      auto [row, col] = at(layout.map(0, e));
+      for (int64_t s = 0; s < tiles; s += w)
+        loads[e].push_back(vector::LoadOp::create(
+            b, loc(), VectorType::get({w}, st), t.view,
+            ValueRange{addc(row, t.rowOff), addc(col, t.colOff + s)},
+            /*nontemporal=*/false, llvm::MaybeAlign(w * bytes)));
+    }
+    SmallVector<SmallVector<Value>> out(tiles);
+    if (bytes == 1 && w % 4 == 0 && n % 2 == 0 && (raw || isFp8(elt)))
+      return transposeBytes(loads, n, tiles, w, raw, elt);
+    SmallVector<SmallVector<Value>> stored(n);
+    for (int64_t e = 0; e < n; ++e)
+      for (Value v : loads[e])
+        for (int64_t j = 0; j < w; ++j)
+          stored[e].push_back(vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{j}));
+    for (int64_t j = 0; j < tiles; ++j) {
+      for (int64_t e = 0; e < n; ++e) {
+        if (raw || elt.isBF16()) {
+          out[j].push_back(stored[e][j]);
+          continue;
+        }
+        if (isFp8(elt) && e + 1 < n) {
+          Value pair = vector::FromElementsOp::create(
+              b, loc(), VectorType::get({2}, st), ValueRange{stored[e][j], stored[e + 1][j]});
+          if (auto hw = target.fp8PairToBf16(b, loc(), pair, elt)) {
+            out[j].push_back(hw->first);
+            out[j].push_back(hw->second);
+            ++e;
+            continue;
+          }
+        }
+        out[j].push_back(storedToBf16(stored[e][j], elt));
+      }
     }
     return out;
   }
@@ -1016,16 +1146,26 @@ struct Lowering {
                                   });
       SmallVector<Value> acc(loop.getRegionIterArgs());
       SmallVector<Value> next;
+      // B (k, n) of tile j is rhs[kk + k][col] or, transposed,
+      // rhs[col][kk + k] (then consecutive k are adjacent in a row), with
+      // col = warpCol + n * tiles + j (interleaved, see accCoord).
+      SmallVector<SmallVector<Value>> bAll;
+      if (!trans)
+        bAll = readAcrossTiles(**rhs, mi->b, l->tiles, raw, [&](Coord c) {
+          return std::pair(add(kk, addc(bRowI, c.row)),
+                           add(warpCol, mul(addc(bColI, c.col), l->tiles)));
+        });
       for (int64_t j = 0; j < l->tiles; ++j) {
-        // B (k, n) is rhs[kk + k][col] or, transposed, rhs[col][kk + k]: then
-        // consecutive k are adjacent in a row.
-        SmallVector<Value> bv = read(
-            **rhs, mi->b, /*transposed=*/trans,
-            [&](Coord c) -> std::pair<Value, Value> {
-              Value kr = add(kk, addc(bRowI, c.row));
-              Value col = add(warpCol, addc(bColI, j * mi->n + c.col));
-              return trans ? std::pair(col, kr) : std::pair(kr, col);
-            });
+        SmallVector<Value> bv =
+            !bAll.empty() ? bAll[j]
+                          : read(**rhs, mi->b, /*transposed=*/trans,
+                                 [&](Coord c) -> std::pair<Value, Value> {
+                                   Value kr = add(kk, addc(bRowI, c.row));
+                                   Value col = add(warpCol, addc(mul(addc(bColI, c.col),
+                                                                     l->tiles),
+                                                                 j));
+                                   return trans ? std::pair(col, kr) : std::pair(kr, col);
+                                 });
         auto d = target.matrixOp(b, loc(), mi, operandElt, a, bv,
                                  ArrayRef<Value>(acc).slice(j * l->elems, l->elems));
         next.append(d.begin(), d.end());
@@ -1205,9 +1345,50 @@ struct Lowering {
       auto l = accLayout(t->type);
       if (failed(l))
         return failure();
+      // The interleaved columns (accCoord) put a lane's registers of one
+      // instruction element in adjacent columns, tile after tile: store
+      // them w at a time (up to 16 bytes) where the destination row and the
+      // column base allow it, so a warp writes whole sectors.
+      auto dstT = cast<MemRefType>(op.getDest().getType());
+      int64_t bytes = std::max<int64_t>(1, storageType(dstElt).getIntOrFloatBitWidth() / 8);
+      std::optional<int64_t> colBase = getConstantIntValue(op.getIndices()[lead + 1]);
+      int64_t w = 1;
+      while (l->tiles % (2 * w) == 0 && 2 * w * bytes <= 16 && colBase &&
+             *colBase % (2 * w) == 0 && !dstT.isDynamicDim(dstT.getRank() - 1) &&
+             dstT.getDimSize(dstT.getRank() - 1) % (2 * w) == 0 &&
+             dstT.getLayout().isIdentity())
+        w *= 2;
       for (int64_t r = 0; r < l->size(); ++r) {
+        int64_t j = r / l->elems;
+        if (w == 1) {
+          auto [row, col] = accCoord(*l, r);
+          emit({row, col}, t->regs[r], Value());
+          continue;
+        }
+        if (j % w)
+          continue;
         auto [row, col] = accCoord(*l, r);
-        emit({row, col}, t->regs[r], Value());
+        SmallVector<Value> vals;
+        for (int64_t jj = 0; jj < w; ++jj)
+          vals.push_back(fromF32(b, loc(), t->regs[r + jj * l->elems], dstElt));
+        Value vec = vector::FromElementsOp::create(
+            b, loc(), VectorType::get({w}, storageType(dstElt)), vals);
+        SmallVector<Value> at = base;
+        at[lead] = add(base[lead], row);
+        at[lead + 1] = add(base[lead + 1], col);
+        auto store = [&](OpBuilder &nb, Location lc) {
+          vector::StoreOp::create(nb, lc, vec, dst, at, /*nontemporal=*/false,
+                                  llvm::MaybeAlign(w * bytes));
+        };
+        if (!bound) {
+          store(b, loc());
+          continue;
+        }
+        Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, at[lead], bound);
+        scf::IfOp::create(b, loc(), in, [&](OpBuilder &nb, Location lc) {
+          store(nb, lc);
+          scf::YieldOp::create(nb, lc);
+        });
       }
       return success();
     }

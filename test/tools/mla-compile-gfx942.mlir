@@ -23,22 +23,21 @@
 // CHECK-LABEL: deepseek_r1_decode_fp8_mi300x_stage2:
 // CHECK: amdhsa.target: amdgcn-amd-amdhsa--gfx942
 
-// FNUZ fp8 through CDNA3's conversions: K pairs with v_cvt_pk_f32_fp8 (4
-// per 16x16x32 of K = 2 MFMAs of 16x16x16; 576 / 32 x 4 = 72 per tile), V
-// elements one at a time with v_cvt_f32_fp8 (8 per lane per 32 tokens x 8
-// columns blocks: 128 per tile).
+// FNUZ fp8 through CDNA3's pair conversion v_cvt_pk_f32_fp8: K pairs (4
+// per 16x16x32 of K = 2 MFMAs of 16x16x16; 576 / 32 x 4 = 72 per tile) and
+// V pairs of tokens after the byte transpose of the interleaved O tiles'
+// elements (2 pairs per 16x16x16 x 8 tiles x 4 K steps = 64): 136, no
+// single-element v_cvt_f32_fp8.
 // CVTPK-LABEL: deepseek_r1_decode_fp8_mi300x_stage1_masked:
-// CVTPK-COUNT-72: v_cvt_pk_f32_fp8
+// CVTPK-COUNT-136: v_cvt_pk_f32_fp8
 // CVTPK-NOT: v_cvt_pk_f32_fp8
 // CVTPK-LABEL: deepseek_r1_decode_fp8_mi300x_stage1_mask_free:
-// CVTPK-COUNT-72: v_cvt_pk_f32_fp8
+// CVTPK-COUNT-136: v_cvt_pk_f32_fp8
 // CVTPK-NOT: v_cvt_pk_f32_fp8
 // CVTPK-LABEL: deepseek_r1_decode_fp8_mi300x_stage2:
 // CVT-LABEL: deepseek_r1_decode_fp8_mi300x_stage1_masked:
-// CVT-COUNT-128: v_cvt_f32_fp8
 // CVT-NOT: v_cvt_f32_fp8
 // CVT-LABEL: deepseek_r1_decode_fp8_mi300x_stage1_mask_free:
-// CVT-COUNT-128: v_cvt_f32_fp8
 // CVT-NOT: v_cvt_f32_fp8
 // CVT-LABEL: deepseek_r1_decode_fp8_mi300x_stage2:
 

@@ -49,23 +49,24 @@
 // CHECK: .private_segment_fixed_size: 0
 // CHECK: amdhsa.target: amdgcn-amd-amdhsa--gfx950
 
-// fp8 K and V reach the bf16 MFMAs through the hardware conversions. A
-// lane's 8 K elements of a 16x16x32 step are adjacent along the row: 4 pairs
-// per MFMA x 18 MFMAs = 72 v_cvt_scalef32_pk_bf16_fp8 per KV tile. Its 8 V
-// elements are 8 tokens (rows) apart: one at a time, 8 x 16 MFMAs = 128
-// v_cvt_f32_fp8. No others: no integer decode of fp8 left.
+// fp8 K and V reach the bf16 MFMAs through the hardware pair conversion.
+// A lane's 8 K elements of a 16x16x32 step are adjacent along the row: 4
+// pairs per MFMA x 18 MFMAs = 72 per KV tile. Its 8 V elements of one MFMA
+// are 8 tokens (rows) apart, but with interleaved accumulator columns the
+// same element of the wave's 8 O tiles sits in 8 adjacent bytes: one
+// 8-byte LDS read per token, a byte transpose (v_perm_b32), then pairs of
+// tokens: 4 pairs x 8 tiles x 2 K steps = 64. 72 + 64 = 136, and no
+// single-element conversion (v_cvt_f32_fp8) left.
 // CVTPK-LABEL: deepseek_r1_decode_fp8_stage1_masked:
-// CVTPK-COUNT-72: v_cvt_scalef32_pk_bf16_fp8
+// CVTPK-COUNT-136: v_cvt_scalef32_pk_bf16_fp8
 // CVTPK-NOT: v_cvt_scalef32_pk_bf16_fp8
 // CVTPK-LABEL: deepseek_r1_decode_fp8_stage1_mask_free:
-// CVTPK-COUNT-72: v_cvt_scalef32_pk_bf16_fp8
+// CVTPK-COUNT-136: v_cvt_scalef32_pk_bf16_fp8
 // CVTPK-NOT: v_cvt_scalef32_pk_bf16_fp8
 // CVTPK-LABEL: deepseek_r1_decode_fp8_stage2:
 // CVT-LABEL: deepseek_r1_decode_fp8_stage1_masked:
-// CVT-COUNT-128: v_cvt_f32_fp8
 // CVT-NOT: v_cvt_f32_fp8
 // CVT-LABEL: deepseek_r1_decode_fp8_stage1_mask_free:
-// CVT-COUNT-128: v_cvt_f32_fp8
 // CVT-NOT: v_cvt_f32_fp8
 // CVT-LABEL: deepseek_r1_decode_fp8_stage2:
 
