@@ -37,11 +37,11 @@ run: build
 	@echo "== mla-compile $(SPEC) --chip=sm_90: cubin, manifest and resource report"
 	$(BUILD)/bin/mla-compile $(SPEC) --chip=sm_90 --ptxas=$(PTXAS) -o $(BUILD)/artifacts
 
-# Code objects and manifests of both shipped specs, for python/mla_torch.py
+# Code objects and manifests of the sm_90 specs python/mla_torch.py loads
 # and bench/ (MLA_ARTIFACTS=$(ARTIFACTS)).
 artifacts: build
 	for s in kernels/deepseek_r1_decode_fp8.mlir kernels/deepseek_r1_decode_bf16.mlir \
-	         kernels/deepseek_r1_decode_fp8_qp8.mlir; do \
+	         kernels/deepseek_r1_decode_fp8_qp8.mlir kernels/deepseek_r1_decode_fp8_qp16.mlir; do \
 	  $(BUILD)/bin/mla-compile $$s --chip=sm_90 --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
 
 test: build

@@ -172,7 +172,8 @@ def main():
     results = {"date": time.strftime("%Y-%m-%d"), "device": torch.cuda.get_device_name(),
                "correctness": [], "timing": []}
     failed = 0
-    results["specs"] = dict(mla_torch._SPECS)
+    results["specs"] = {f: mla_torch.kernels_for(f).spec for f in args.formats.split(",")}
+    print("specs", results["specs"])
     for fmt in args.formats.split(","):
         for i, (name, lengths) in enumerate(cases):
             err, nan = check(fmt, lengths, seed + i)

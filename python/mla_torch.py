@@ -5,7 +5,8 @@
 `custom_kernel(data)` has the task's interface (../shared/task/amd-mixed-mla.md):
 data = (q, kv_data, qo_indptr, kv_indptr, config). It loads the code objects
 and manifests that `mla-compile` wrote into $MLA_ARTIFACTS (one per spec:
-deepseek_r1_decode_fp8 and deepseek_r1_decode_bf16), launches on torch's
+deepseek_r1_decode_fp8_qp16 for fp8 KV, falling back to deepseek_r1_decode_fp8
+where only that one was compiled, and deepseek_r1_decode_bf16), launches on torch's
 current stream through CuPy, and applies the manifest's rules: split count
 from the split cost model, the mask-free stage 1 when every length divides
 evenly, stage 2 only with several splits. Workspaces are allocated once per
@@ -20,16 +21,21 @@ import weakref
 import cupy
 import torch
 
-# The spec compiled for each KV format; MLA_SPEC_FP8 / MLA_SPEC_BF16 pick
-# another one from the artifacts (e.g. deepseek_r1_decode_fp8_qp8).
-_SPECS = {"fp8": os.environ.get("MLA_SPEC_FP8", "deepseek_r1_decode_fp8"),
-          "bf16": os.environ.get("MLA_SPEC_BF16", "deepseek_r1_decode_bf16")}
+# The specs tried for each KV format, first found in the artifacts wins;
+# MLA_SPEC_FP8 / MLA_SPEC_BF16 name one (e.g. deepseek_r1_decode_fp8_qp8).
+# fp8 KV: Q and P in f16 (qp_type = f16; on sm_90 1.3x faster than bf16 Q/P
+# and more accurate; contract |q| <= 65504, see docs/Performance.md), else
+# the bf16-Q/P spec.
+_SPECS = {"fp8": [os.environ["MLA_SPEC_FP8"]] if "MLA_SPEC_FP8" in os.environ
+          else ["deepseek_r1_decode_fp8_qp16", "deepseek_r1_decode_fp8"],
+          "bf16": [os.environ.get("MLA_SPEC_BF16", "deepseek_r1_decode_bf16")]}
 
 
 class DecodeKernels:
     """One spec's manifest and loaded kernels."""
 
     def __init__(self, folder, spec):
+        self.spec = spec
         with open(os.path.join(folder, spec + ".json")) as f:
             self.manifest = json.load(f)
         m = self.manifest
@@ -171,7 +177,9 @@ _loaded = {}
 def kernels_for(kv_format):
     if kv_format not in _loaded:
         folder = os.environ.get("MLA_ARTIFACTS", "artifacts")
-        _loaded[kv_format] = DecodeKernels(folder, _SPECS[kv_format])
+        names = _SPECS[kv_format]
+        found = [n for n in names if os.path.exists(os.path.join(folder, n + ".json"))]
+        _loaded[kv_format] = DecodeKernels(folder, (found or names)[0])
     return _loaded[kv_format]
 
 

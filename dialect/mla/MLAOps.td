@@ -38,7 +38,13 @@ def MLA_DecodeOp : MLA_Op<"decode", [Symbol]> {
     `bf16` (the default) keeps Q's precision; the KV's fp8 type quantises Q
     (unscaled) and P to fp8 so that chips with fp8 matrix instructions
     (gfx950, gfx942) feed both products directly, with softmax scale, log2 e
-    and the KV scale applied to the scores as one scalar.
+    and the KV scale applied to the scores as one scalar. `f16` (fp8 KV
+    only) rounds Q (unscaled, scores scaled as for fp8) and P to f16: every
+    e4m3 value is an f16 value, so K and V reach f16 matrix instructions
+    with one conversion per pair and no bf16 repacking (sm_90's
+    `cvt.rn.f16x2.e4m3x2` gives f16 directly), and f16 keeps 3 more
+    mantissa bits than bf16. Q entries beyond f16's range (|q| > 65504)
+    become infinite: a numerics contract of this knob.
 
     Schedule attributes: `block_n` (KV tokens per tile), `num_warps`
     (warps / waves per workgroup), `splits` (KV splits per sequence; absent

@@ -21,7 +21,7 @@
 namespace mlir::mla {
 
 /// Element types of matrix operands.
-enum class MatrixElem { BF16, F8E4M3FN, F8E4M3FNUZ, F32 };
+enum class MatrixElem { BF16, F16, F8E4M3FN, F8E4M3FNUZ, F32 };
 
 /// Bits per element.
 unsigned bitWidth(MatrixElem e);

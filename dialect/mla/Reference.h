@@ -26,6 +26,12 @@ float bf16ToFloat(uint16_t bits);
 /// Round to nearest even (NaN stays NaN).
 uint16_t floatToBf16(float value);
 
+/// IEEE binary16.
+float f16ToFloat(uint16_t bits);
+/// Round to nearest even; beyond 65504 (from 65520 on) infinity;
+/// subnormals kept.
+uint16_t floatToF16(float value);
+
 /// One decode problem with q_seq_len 1, page size 1, one KV head.
 struct DecodeProblem {
   int64_t batch = 1;

@@ -113,9 +113,12 @@ LogicalResult DecodeOp::verify() {
     return emitOpError("out_type must be bf16 or f32, got ") << out;
 
   if (std::optional<Type> qp = getQpType()) {
-    if (!qp->isBF16() && !isa<Float8E4M3FNType, Float8E4M3FNUZType>(*qp))
-      return emitOpError("qp_type must be bf16 or the fp8 kv_type, got ") << *qp;
-    if (!qp->isBF16() && *qp != kv)
+    if (!qp->isBF16() && !qp->isF16() && !isa<Float8E4M3FNType, Float8E4M3FNUZType>(*qp))
+      return emitOpError("qp_type must be bf16, f16 or the fp8 kv_type, got ") << *qp;
+    if (qp->isF16() && !isa<Float8E4M3FNType, Float8E4M3FNUZType>(kv))
+      return emitOpError("qp_type f16 needs an fp8 kv_type, got ")
+             << kv << ": every e4m3 value is an f16 value, a bf16 one is not";
+    if (!qp->isBF16() && !qp->isF16() && *qp != kv)
       return emitOpError("qp_type ")
              << *qp << " must equal kv_type (" << kv
              << "): both operands of each matrix product share one fp8 format";
@@ -300,11 +303,12 @@ LogicalResult CastOp::verify() {
   Type from = getSource().getType().getElementType();
   Type to = getResult().getType().getElementType();
   if (to.isF32() ||
-      (from.isF32() && isa<BFloat16Type, Float8E4M3FNType, Float8E4M3FNUZType>(to)))
+      (from.isF32() &&
+       isa<BFloat16Type, Float16Type, Float8E4M3FNType, Float8E4M3FNUZType>(to)))
     return success();
   return emitOpError("unsupported conversion from ")
          << from << " to " << to
-         << " (supported: any float to f32, f32 to bf16, f8E4M3FN or f8E4M3FNUZ)";
+         << " (supported: any float to f32, f32 to bf16, f16, f8E4M3FN or f8E4M3FNUZ)";
 }
 
 LogicalResult SliceOp::verify() {

@@ -81,6 +81,37 @@ uint16_t mla_ref::floatToBf16(float value) {
   return static_cast<uint16_t>(u >> 16);
 }
 
+float mla_ref::f16ToFloat(uint16_t h) {
+  float sign = (h & 0x8000) ? -1.0f : 1.0f;
+  int exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
+  if (exp == 0x1F)
+    return mant ? std::numeric_limits<float>::quiet_NaN()
+                : sign * std::numeric_limits<float>::infinity();
+  if (exp == 0)
+    return sign * std::ldexp(static_cast<float>(mant), -24);
+  return sign * std::ldexp(static_cast<float>(1024 + mant), exp - 25);
+}
+
+uint16_t mla_ref::floatToF16(float value) {
+  uint32_t u;
+  std::memcpy(&u, &value, 4);
+  uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000);
+  uint32_t mag = u & 0x7FFFFFFF;
+  if (mag > 0x7F800000)
+    return sign | 0x7E00;
+  if (mag >= 0x477FF000) // 65520: rounds to infinity
+    return sign | 0x7C00;
+  if (mag >= 0x38800000) { // 2^-14: normal
+    uint32_t r = mag + 0xFFF + ((mag >> 13) & 1);
+    return sign | static_cast<uint16_t>((r >> 13) - ((127 - 15) << 10));
+  }
+  // Subnormal: the value in units of 2^-24, rounded to nearest even (1024,
+  // the carry into the smallest normal, encodes it).
+  float a;
+  std::memcpy(&a, &mag, 4);
+  return sign | static_cast<uint16_t>(std::nearbyint(std::ldexp(a, 24)));
+}
+
 std::vector<double> mla_ref::referenceDecode(const DecodeProblem &p,
                                               const std::vector<double> &q,
                                               const std::vector<double> &kv) {

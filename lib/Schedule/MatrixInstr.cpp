@@ -13,6 +13,7 @@ using namespace mlir::mla;
 unsigned mlir::mla::bitWidth(MatrixElem e) {
   switch (e) {
   case MatrixElem::BF16:
+  case MatrixElem::F16:
     return 16;
   case MatrixElem::F8E4M3FN:
   case MatrixElem::F8E4M3FNUZ:
@@ -84,6 +85,15 @@ const MatrixInstr kMfma16x16x32Bf16{
     "v_mfma_f32_16x16x32_bf16", 16, 16, 32, 64, MatrixElem::BF16, MatrixElem::F32,
     {kA16x16x32Lane, kA16x16x32Elem, 16, 32},
     {kB16x16x32Lane, kB16x16x32Elem, 32, 16}, acc16};
+// The f16 forms share their bf16 twins' lane layouts (same ISA tables).
+const MatrixInstr kMfma16x16x16F16{
+    "v_mfma_f32_16x16x16_f16", 16, 16, 16, 64, MatrixElem::F16, MatrixElem::F32,
+    {kA16x16x16Lane, kA16x16x16Elem, 16, 16},
+    {kB16x16x16Lane, kB16x16x16Elem, 16, 16}, acc16};
+const MatrixInstr kMfma16x16x32F16{
+    "v_mfma_f32_16x16x32_f16", 16, 16, 32, 64, MatrixElem::F16, MatrixElem::F32,
+    {kA16x16x32Lane, kA16x16x32Elem, 16, 32},
+    {kB16x16x32Lane, kB16x16x32Elem, 32, 16}, acc16};
 const MatrixInstr kMfma16x16x32Fp8Fn{
     "v_mfma_f32_16x16x32_fp8_fp8", 16, 16, 32, 64, MatrixElem::F8E4M3FN,
     MatrixElem::F32, {kA16x16x32Lane, kA16x16x32Elem, 16, 32},
@@ -100,10 +110,15 @@ const MatrixInstr kMmaSyncM16n8k16Bf16{
     "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 16, 8, 16, 32,
     MatrixElem::BF16, MatrixElem::F32, {kNvALane, kNvAElem, 16, 16},
     {kNvBLane, kNvBElem, 16, 8}, {kNvCLane, kNvCElem, 16, 8}};
+const MatrixInstr kMmaSyncM16n8k16F16{
+    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 16, 8, 16, 32,
+    MatrixElem::F16, MatrixElem::F32, {kNvALane, kNvAElem, 16, 16},
+    {kNvBLane, kNvBElem, 16, 8}, {kNvCLane, kNvCElem, 16, 8}};
 
 const MatrixInstr *const kAll[] = {
-    &kMfma16x16x16Bf16,    &kMfma16x16x32Bf16,    &kMfma16x16x32Fp8Fn,
-    &kMfma16x16x32Fp8Fnuz, &kMfma16x16x128F8f6f4, &kMmaSyncM16n8k16Bf16};
+    &kMfma16x16x16Bf16,    &kMfma16x16x32Bf16,    &kMfma16x16x16F16,
+    &kMfma16x16x32F16,     &kMfma16x16x32Fp8Fn,   &kMfma16x16x32Fp8Fnuz,
+    &kMfma16x16x128F8f6f4, &kMmaSyncM16n8k16Bf16, &kMmaSyncM16n8k16F16};
 
 } // namespace
 

@@ -8,12 +8,15 @@ using namespace mlir::mla;
 // Compute units and LDS: CDNA3 (MI300X) and CDNA4 (MI355X) product sheets;
 // SMs and shared memory: H200 (GH100) as lent here.
 static const llvm::StringRef kGfx950Instrs[] = {
-    "v_mfma_f32_16x16x16_bf16", "v_mfma_f32_16x16x32_bf16",
+    "v_mfma_f32_16x16x16_bf16",    "v_mfma_f32_16x16x32_bf16",
+    "v_mfma_f32_16x16x16_f16",     "v_mfma_f32_16x16x32_f16",
     "v_mfma_f32_16x16x32_fp8_fp8", "v_mfma_f32_16x16x128_f8f6f4"};
 static const llvm::StringRef kGfx942Instrs[] = {
-    "v_mfma_f32_16x16x16_bf16", "v_mfma_f32_16x16x32_fp8_fp8 (FNUZ)"};
+    "v_mfma_f32_16x16x16_bf16", "v_mfma_f32_16x16x16_f16",
+    "v_mfma_f32_16x16x32_fp8_fp8 (FNUZ)"};
 static const llvm::StringRef kSm90Instrs[] = {
-    "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"};
+    "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"};
 
 static const ChipInfo kChips[] = {
     {"gfx950", "AMD Instinct MI355X (CDNA4)", 256, 64, 160 * 1024,

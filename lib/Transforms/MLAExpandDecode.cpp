@@ -148,11 +148,12 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
     qTile = CastOp::create(b, loc, tile({s.heads, s.qkDim}, f32), qTile);
   // The matrix units take narrow operands. bf16: fold the factor into Q and
   // round the scaled Q once, here, so that every target computes the same
-  // scores. fp8: quantise Q as given (its values sit well inside fp8's
-  // range; scaled they would fall among the subnormals) and scale the
-  // scores instead.
+  // scores. fp8 and f16: round Q as given (its values sit well inside
+  // their range; scaled by a small KV scale they would fall among the
+  // subnormals: f16's smallest normal is 6.1e-5) and scale the scores
+  // instead.
   Type opType = s.qType.isF32() ? f32 : s.qpType;
-  bool scaleScores = isa<Float8E4M3FNType, Float8E4M3FNUZType>(opType);
+  bool scaleScores = isa<Float8E4M3FNType, Float8E4M3FNUZType, Float16Type>(opType);
   if (!scaleScores)
     qTile = ScaleOp::create(b, loc, qTile.getType(), qTile, qkScale);
   if (!opType.isF32())

@@ -98,6 +98,21 @@ struct GpuTarget {
   /// most 8 elements per lane (what amdgpu.mfma takes); else the bf16 one,
   /// operands converted.
   const MatrixInstr *instrFor(Type lhs, Type rhs) const {
+    auto sameShape = [&](const MatrixInstr *mi) {
+      return mi->m == mma->m && mi->n == mma->n && mi->a.elemsPerLane() <= 8 &&
+             mi->b.elemsPerLane() <= 8 && mi->c.laneBases == mma->c.laneBases &&
+             mi->c.elemBases == mma->c.elemBases;
+    };
+    // f16 Q / P against f16 or fp8 K / V (qp_type = f16): the chip's f16
+    // instruction, fp8 converted to f16.
+    if (lhs.isF16() && (rhs.isF16() || isFp8(rhs))) {
+      const MatrixInstr *best = nullptr;
+      for (const MatrixInstr *mi : chip->matrixInstrs())
+        if (mi->abType == MatrixElem::F16 && sameShape(mi) && (!best || mi->k > best->k))
+          best = mi;
+      if (best)
+        return best;
+    }
     if (lhs != rhs || !isFp8(lhs))
       return mma;
     MatrixElem want = isa<Float8E4M3FNUZType>(lhs) ? MatrixElem::F8E4M3FNUZ
@@ -106,9 +121,7 @@ struct GpuTarget {
       return mma;
     const MatrixInstr *best = nullptr;
     for (const MatrixInstr *mi : chip->matrixInstrs()) {
-      if (mi->abType != want || mi->m != mma->m || mi->n != mma->n ||
-          mi->a.elemsPerLane() > 8 || mi->b.elemsPerLane() > 8 ||
-          mi->c.laneBases != mma->c.laneBases || mi->c.elemBases != mma->c.elemBases)
+      if (mi->abType != want || !sameShape(mi))
         continue;
       if (!best || mi->k > best->k)
         best = mi;
@@ -147,27 +160,44 @@ struct GpuTarget {
     return arith::TruncIOp::create(b, loc, b.getI16Type(), bits);
   }
 
-  /// A stored fp8 element (i8 of float type `elt`) as stored bf16 (i16)
-  /// with the chip's conversion instruction (v_cvt_f32_fp8); std::nullopt
-  /// where the chip decodes in software.
-  std::optional<Value> fp8ToBf16(OpBuilder &b, Location loc, Value stored, Type elt) const {
+  /// An f32 holding an fp8 value as stored `op` (bf16 or f16; i16): exact.
+  static Value f32ToOperand(OpBuilder &b, Location loc, Value x, Type op) {
+    if (op.isF16())
+      return arith::BitcastOp::create(b, loc, b.getI16Type(),
+                                      arith::TruncFOp::create(b, loc, b.getF16Type(), x).getResult());
+    return f32HighHalf(b, loc, x);
+  }
+
+  /// A stored fp8 element (i8 of float type `elt`) as a stored operand of
+  /// type `op` (bf16 or f16; i16) with the chip's conversion instruction
+  /// (v_cvt_f32_fp8); std::nullopt where the chip decodes in software.
+  std::optional<Value> fp8ToOperand(OpBuilder &b, Location loc, Value stored, Type elt,
+                                    Type op) const {
     if (chip->fp8Decode == Fp8Decode::Software)
       return std::nullopt;
     if (chip->fp8Decode == Fp8Decode::PackedToF16)
-      return f16PairToBf16(b, loc, arith::ExtUIOp::create(b, loc, b.getI16Type(), stored))
+      return f16PairToOperand(b, loc, arith::ExtUIOp::create(b, loc, b.getI16Type(), stored),
+                              op)
           .first;
     Value f8 = arith::BitcastOp::create(b, loc, elt, stored);
     Value f = amdgpu::ExtPackedFp8Op::create(b, loc, b.getF32Type(), f8, /*index=*/0);
-    return f32HighHalf(b, loc, f);
+    return f32ToOperand(b, loc, f, op);
   }
 
-  /// Two e4m3 codes packed in an i16 (low byte first) as stored bf16 through
-  /// cvt.rn.f16x2.e4m3x2.
-  static std::pair<Value, Value> f16PairToBf16(OpBuilder &b, Location loc, Value packed) {
+  /// Two e4m3 codes packed in an i16 (low byte first) through
+  /// cvt.rn.f16x2.e4m3x2: as is for an f16 operand, else widened and cut to
+  /// bf16 (exact).
+  static std::pair<Value, Value> f16PairToOperand(OpBuilder &b, Location loc, Value packed,
+                                                  Type op) {
     Value h2 = LLVM::CallIntrinsicOp::create(b, loc, VectorType::get({2}, b.getF16Type()),
                                              b.getStringAttr("llvm.nvvm.e4m3x2.to.f16x2.rn"),
                                              ValueRange{packed})
                    .getResult(0);
+    if (op.isF16()) {
+      Value bits = vector::BitCastOp::create(b, loc, VectorType::get({2}, b.getI16Type()), h2);
+      return {vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0}),
+              vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{1})};
+    }
     auto half = [&](int64_t i) {
       Value h = vector::ExtractOp::create(b, loc, h2, ArrayRef<int64_t>{i});
       return f32HighHalf(b, loc, arith::ExtFOp::create(b, loc, b.getF32Type(), h));
@@ -176,30 +206,33 @@ struct GpuTarget {
   }
 
   /// A pair of stored fp8 elements (vector<2 x i8> of float type `elt`) as
-  /// two stored bf16 (i16) values with the chip's pair conversion;
-  /// std::nullopt where the chip decodes in software.
-  std::optional<std::pair<Value, Value>> fp8PairToBf16(OpBuilder &b, Location loc,
-                                                       Value pair, Type elt) const {
+  /// two stored operands of type `op` (bf16 or f16; i16) with the chip's
+  /// pair conversion; std::nullopt where the chip decodes in software.
+  std::optional<std::pair<Value, Value>> fp8PairToOperand(OpBuilder &b, Location loc,
+                                                          Value pair, Type elt,
+                                                          Type op) const {
     if (chip->fp8Decode == Fp8Decode::Software)
       return std::nullopt;
     if (chip->fp8Decode == Fp8Decode::PackedToF16) {
       Value w = vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getI16Type()), pair);
-      return f16PairToBf16(b, loc, vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0}));
+      return f16PairToOperand(
+          b, loc, vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0}), op);
     }
     Value f8 = vector::BitCastOp::create(b, loc, VectorType::get({2}, elt), pair);
     auto extract = [&](Value v, int64_t i) {
       return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i}).getResult();
     };
     if (chip->fp8Decode == Fp8Decode::PackedToBf16) {
-      Value bf = amdgpu::ScaledExtPackedOp::create(
-          b, loc, VectorType::get({2}, b.getBF16Type()), f8, cstF32(b, loc, 1.0f),
-          /*index=*/0);
-      Value bits = vector::BitCastOp::create(b, loc, VectorType::get({2}, b.getI16Type()), bf);
+      // v_cvt_scalef32_pk_{bf16,f16}_fp8 (scale 1).
+      Value h = amdgpu::ScaledExtPackedOp::create(b, loc, VectorType::get({2}, op), f8,
+                                                  cstF32(b, loc, 1.0f), /*index=*/0);
+      Value bits = vector::BitCastOp::create(b, loc, VectorType::get({2}, b.getI16Type()), h);
       return std::make_pair(extract(bits, 0), extract(bits, 1));
     }
     Value f = amdgpu::ExtPackedFp8Op::create(b, loc, VectorType::get({2}, b.getF32Type()), f8,
                                              /*index=*/0);
-    return std::make_pair(f32HighHalf(b, loc, extract(f, 0)), f32HighHalf(b, loc, extract(f, 1)));
+    return std::make_pair(f32ToOperand(b, loc, extract(f, 0), op),
+                          f32ToOperand(b, loc, extract(f, 1), op));
   }
 
   /// One instruction `mi`: `a`, `b` are the lane's operand elements as
@@ -230,10 +263,19 @@ struct GpuTarget {
                                                                (int64_t)i}));
       return out;
     }
-    // mma.sync takes bf16 pairs packed in 32-bit registers, element 2r in
-    // the low half of register r.
+    // mma.sync takes bf16 / f16 pairs packed in 32-bit registers, element
+    // 2r in the low half of register r.
     auto pack = [&](ArrayRef<Value> elems) {
       SmallVector<Value> regs;
+      if (elt.isF16()) { // NVVM spells f16 registers vector<2 x f16>
+        for (size_t i = 0; i + 1 < elems.size(); i += 2) {
+          Value v = vector::FromElementsOp::create(
+              b, loc, VectorType::get({2}, b.getI16Type()), ValueRange{elems[i], elems[i + 1]});
+          regs.push_back(
+              vector::BitCastOp::create(b, loc, VectorType::get({2}, b.getF16Type()), v));
+        }
+        return regs;
+      }
       for (size_t i = 0; i + 1 < elems.size(); i += 2) {
         Value lo = arith::ExtUIOp::create(b, loc, b.getI32Type(), elems[i]);
         Value hi = arith::ExtUIOp::create(b, loc, b.getI32Type(), elems[i + 1]);
@@ -244,12 +286,12 @@ struct GpuTarget {
     };
     auto resT = LLVM::LLVMStructType::getLiteral(
         b.getContext(), SmallVector<Type>(c.size(), f32));
-    assert(elt.isBF16() && "mma.sync takes bf16 operands here");
+    assert((elt.isBF16() || elt.isF16()) && "mma.sync takes bf16 or f16 operands here");
+    NVVM::MMATypes ty = elt.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
     auto op = NVVM::MmaOp::create(
         b, loc, resT, pack(a), pack(bv), c, {mi->m, mi->n, mi->k},
         std::nullopt, std::nullopt,
-        std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
-                                      NVVM::MMATypes::bf16},
+        std::array<NVVM::MMATypes, 2>{ty, ty},
         std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                        NVVM::MMALayout::col});
     SmallVector<Value> d;
@@ -439,30 +481,30 @@ struct Lowering {
     return toF32(b, loc(), v, t.type.getElementType());
   }
 
-  /// A stored element of float type `elt` as stored bf16 (i16): bf16 as
-  /// is; fp8 exactly (every e4m3 value is a bf16 value: the high half of its
-  /// f32 bits); anything else rounded.
-  Value storedToBf16(Value stored, Type elt) {
-    if (elt.isBF16())
+  /// A stored element of float type `elt` as a stored operand of type
+  /// `op` (bf16 or f16; i16): as is when the types agree; fp8 exactly
+  /// (every e4m3 value is a bf16 and an f16 value); anything else rounded.
+  Value storedToOperand(Value stored, Type elt, Type op) {
+    if (elt == op)
       return stored;
     if (isFp8(elt))
-      if (auto hw = target.fp8ToBf16(b, loc(), stored, elt))
+      if (auto hw = target.fp8ToOperand(b, loc(), stored, elt, op))
         return *hw;
     Value f = toF32(b, loc(), stored, elt);
-    if (!isFp8(elt))
-      return fromF32(b, loc(), f, b.getBF16Type());
+    if (!isFp8(elt) || op.isF16())
+      return fromF32(b, loc(), f, op);
     Value bits = arith::BitcastOp::create(b, loc(), b.getI32Type(), f);
     bits = arith::ShRUIOp::create(b, loc(), bits, cstI32(b, loc(), 16));
     return arith::TruncIOp::create(b, loc(), b.getI16Type(), bits);
   }
 
-  /// Element (r, c) as stored bf16 (i16) for a matrix operand.
-  Value readBf16(const Tile &t, Value r, Value c) {
+  /// Element (r, c) as a stored operand of type `op` (i16).
+  Value readAs(const Tile &t, Value r, Value c, Type op) {
     if (t.kind != Kind::Smem)
-      return fromF32(b, loc(), readF32(t, r, c), b.getBF16Type());
+      return fromF32(b, loc(), readF32(t, r, c), op);
     Value v = memref::LoadOp::create(
         b, loc(), t.view, ValueRange{addc(r, t.rowOff), addc(c, t.colOff)});
-    return storedToBf16(v, t.type.getElementType());
+    return storedToOperand(v, t.type.getElementType(), op);
   }
 
   /// Bytes between consecutive rows of a stored tile's view.
@@ -472,12 +514,12 @@ struct Lowering {
            std::max<int64_t>(1, mt.getElementType().getIntOrFloatBitWidth() / 8);
   }
 
-  /// Elements (r, c) … (r, c + w - 1) of a stored tile as stored bf16, with
-  /// one w-element shared-memory load (fp8 pairs through the chip's pair
-  /// conversion where it has one). The caller makes sure the load is
-  /// aligned: `c` + the tile's column offset a multiple of w, row starts a
-  /// multiple of w elements apart.
-  SmallVector<Value> readBf16Run(const Tile &t, Value r, Value c, int64_t w) {
+  /// Elements (r, c) … (r, c + w - 1) of a stored tile as stored operands
+  /// of type `op`, with one w-element shared-memory load (fp8 pairs through
+  /// the chip's pair conversion where it has one). The caller makes sure
+  /// the load is aligned: `c` + the tile's column offset a multiple of w,
+  /// row starts a multiple of w elements apart.
+  SmallVector<Value> readRun(const Tile &t, Value r, Value c, int64_t w, Type op) {
     Type elt = t.type.getElementType();
     Type st = storageType(elt);
     int64_t bytes = st.getIntOrFloatBitWidth() / 8;
@@ -492,15 +534,15 @@ struct Lowering {
                             : vector::ShuffleOp::create(b, loc(), run, run,
                                                         ArrayRef<int64_t>{j, j + 1})
                                   .getResult();
-        if (auto hw = target.fp8PairToBf16(b, loc(), pair, elt)) {
+        if (auto hw = target.fp8PairToOperand(b, loc(), pair, elt, op)) {
           out.push_back(hw->first);
           out.push_back(hw->second);
           continue;
         }
       }
       for (int64_t e = j; e < j + 2; ++e)
-        out.push_back(storedToBf16(
-            vector::ExtractOp::create(b, loc(), run, ArrayRef<int64_t>{e}), elt));
+        out.push_back(storedToOperand(
+            vector::ExtractOp::create(b, loc(), run, ArrayRef<int64_t>{e}), elt, op));
     }
     return out;
   }
@@ -558,24 +600,25 @@ struct Lowering {
     return runs;
   }
 
-  /// The lane's operand elements of one matrix instruction as stored bf16:
-  /// element i at `at(i)` (row, column) of `t`, runs of 4 or 2 contiguous
-  /// stored elements read with one load.
+  /// The lane's operand elements of one matrix instruction as stored
+  /// operands of type `op` (bf16 or f16): element i at `at(i)` (row,
+  /// column) of `t`, runs of 4 or 2 contiguous stored elements read with
+  /// one load.
   SmallVector<Value> readOperand(const Tile &t, const LaneLayout &layout,
-                                 bool transposed,
+                                 bool transposed, Type op,
                                  function_ref<std::pair<Value, Value>(Coord)> at) {
     Type elt = t.type.getElementType();
     SmallVector<int64_t> widths;
-    if (elt.isBF16() || isFp8(elt))
+    if (elt.isBF16() || elt.isF16() || isFp8(elt))
       widths = {4, 2};
     SmallVector<Value> out(layout.elemsPerLane());
     for (const SmallVector<int64_t> &run : operandRuns(t, layout, transposed, widths)) {
       auto [row, col] = at(layout.map(0, run.front()));
       if (run.size() == 1) {
-        out[run.front()] = readBf16(t, row, col);
+        out[run.front()] = readAs(t, row, col, op);
         continue;
       }
-      for (auto [e, v] : llvm::zip(run, readBf16Run(t, row, col, run.size())))
+      for (auto [e, v] : llvm::zip(run, readRun(t, row, col, run.size(), op)))
         out[e] = v;
     }
     return out;
@@ -624,7 +667,7 @@ struct Lowering {
   /// through the chip's fp8 pair conversion unless `raw`.
   SmallVector<SmallVector<Value>> transposeBytes(ArrayRef<SmallVector<Value>> loads,
                                                  int64_t n, int64_t tiles, int64_t w,
-                                                 bool raw, Type elt) {
+                                                 bool raw, Type elt, Type op) {
     auto shuf = [&](Value x, Value y, ArrayRef<int64_t> mask) -> Value {
       return vector::ShuffleOp::create(b, loc(), x, y, mask);
     };
@@ -659,13 +702,13 @@ struct Lowering {
           Value x = lo[e / 2][t / 2];
           Value pair = t % 2 ? shuf(x, x, {2, 3}) : shuf(x, x, {0, 1});
           if (!raw)
-            if (auto hw = target.fp8PairToBf16(b, loc(), pair, elt)) {
+            if (auto hw = target.fp8PairToOperand(b, loc(), pair, elt, op)) {
               dst.push_back(hw->first);
               dst.push_back(hw->second);
               continue;
             }
           for (int64_t i = 0; i < 2; ++i)
-            dst.push_back(raw ? extract(pair, i) : storedToBf16(extract(pair, i), elt));
+            dst.push_back(raw ? extract(pair, i) : storedToOperand(extract(pair, i), elt, op));
         }
       }
     }
@@ -676,12 +719,12 @@ struct Lowering {
   /// instruction tiles of a dot, read along the tile's rows: element e of
   /// tile j sits at `at(coord of e)` + (0, j), so each element is one
   /// w-element load per w tiles (w up to 16 bytes). Returns per tile the
-  /// elements as stored (`raw`) or as stored bf16, fp8 pairs of
-  /// consecutive elements through the chip's pair conversion; empty when
+  /// elements as stored (`raw`) or as stored operands of type `op`, fp8
+  /// pairs of consecutive elements through the chip's pair conversion; empty when
   /// the tile is not in shared memory or the loads would be misaligned
   /// (the caller then reads tile by tile).
   SmallVector<SmallVector<Value>>
-  readAcrossTiles(const Tile &t, const LaneLayout &layout, int64_t tiles, bool raw,
+  readAcrossTiles(const Tile &t, const LaneLayout &layout, int64_t tiles, bool raw, Type op,
                   function_ref<std::pair<Value, Value>(Coord)> at) {
     if (t.kind != Kind::Smem || tiles < 2)
       return {};
@@ -707,7 +750,7 @@ struct Lowering {
     }
     SmallVector<SmallVector<Value>> out(tiles);
     if (bytes == 1 && w % 4 == 0 && n % 2 == 0 && (raw || isFp8(elt)))
-      return transposeBytes(loads, n, tiles, w, raw, elt);
+      return transposeBytes(loads, n, tiles, w, raw, elt, op);
     SmallVector<SmallVector<Value>> stored(n);
     for (int64_t e = 0; e < n; ++e)
       for (Value v : loads[e])
@@ -715,21 +758,21 @@ struct Lowering {
           stored[e].push_back(vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{j}));
     for (int64_t j = 0; j < tiles; ++j) {
       for (int64_t e = 0; e < n; ++e) {
-        if (raw || elt.isBF16()) {
+        if (raw || elt == op) {
           out[j].push_back(stored[e][j]);
           continue;
         }
         if (isFp8(elt) && e + 1 < n) {
           Value pair = vector::FromElementsOp::create(
               b, loc(), VectorType::get({2}, st), ValueRange{stored[e][j], stored[e + 1][j]});
-          if (auto hw = target.fp8PairToBf16(b, loc(), pair, elt)) {
+          if (auto hw = target.fp8PairToOperand(b, loc(), pair, elt, op)) {
             out[j].push_back(hw->first);
             out[j].push_back(hw->second);
             ++e;
             continue;
           }
         }
-        out[j].push_back(storedToBf16(stored[e][j], elt));
+        out[j].push_back(storedToOperand(stored[e][j], elt, op));
       }
     }
     return out;
@@ -767,7 +810,10 @@ struct Lowering {
     out->type = t->type;
     auto root = soleRoot(v);
     auto bits = [](Type e) { return storageType(e).getIntOrFloatBitWidth(); };
-    bool inPlace = root && root->type == t->type;
+    // In place also when only the element type changes within one storage
+    // type (bf16 Q rounded to f16 for qp_type = f16): the same i16 view.
+    bool inPlace = root && root->type.getShape() == t->type.getShape() &&
+                   storageType(root->type.getElementType()) == storageType(elt);
     bool narrowing = root && !inPlace && root->view.getDefiningOp<memref::ViewOp>() &&
                      root->type.getShape() == t->type.getShape() &&
                      bits(elt) < bits(root->type.getElementType()) &&
@@ -1093,13 +1139,16 @@ struct Lowering {
   LogicalResult lowerDot(DotOp op) {
     auto resT = op.getResult().getType();
     // fp8 x fp8 on a chip with an fp8 instruction of that format: the
-    // operands go in as stored; else as bf16 (the accumulator layout is the
-    // bf16 instruction's either way, see instrFor).
+    // operands go in as stored; f16 x (f16 | fp8): as f16; else as bf16
+    // (the accumulator layout is the bf16 instruction's either way, see
+    // instrFor).
     Type lhsElt = op.getLhs().getType().getElementType();
     const MatrixInstr *mi =
         target.instrFor(lhsElt, op.getRhs().getType().getElementType());
-    bool raw = mi != target.mma;
-    Type operandElt = raw ? lhsElt : b.getBF16Type();
+    bool raw = bitWidth(mi->abType) == 8;
+    Type operandElt = raw                               ? lhsElt
+                      : mi->abType == MatrixElem::F16 ? Type(b.getF16Type())
+                                                      : Type(b.getBF16Type());
     auto l = accLayout(resT);
     if (failed(l))
       return failure();
@@ -1122,7 +1171,7 @@ struct Lowering {
     // Lane offsets of this instruction's operand layouts (init() computed
     // those of the bf16 instruction).
     Value aRowI = aRow, aColI = aCol, bRowI = bRow, bColI = bCol;
-    if (raw) {
+    if (mi != target.mma) {
       aRowI = laneOffset(lane, mi->a.laneBases, true);
       aColI = laneOffset(lane, mi->a.laneBases, false);
       bRowI = laneOffset(lane, mi->b.laneBases, true);
@@ -1131,7 +1180,7 @@ struct Lowering {
     auto read = [&](const Tile &t, const LaneLayout &layout, bool transposed,
                     function_ref<std::pair<Value, Value>(Coord)> at) {
       return raw ? readOperandRaw(t, layout, transposed, at)
-                 : readOperand(t, layout, transposed, at);
+                 : readOperand(t, layout, transposed, operandElt, at);
     };
     auto loop = scf::ForOp::create(b, loc(), idx(0), idx(k), idx(mi->k), init);
     {
@@ -1151,7 +1200,7 @@ struct Lowering {
       // col = warpCol + n * tiles + j (interleaved, see accCoord).
       SmallVector<SmallVector<Value>> bAll;
       if (!trans)
-        bAll = readAcrossTiles(**rhs, mi->b, l->tiles, raw, [&](Coord c) {
+        bAll = readAcrossTiles(**rhs, mi->b, l->tiles, raw, operandElt, [&](Coord c) {
           return std::pair(add(kk, addc(bRowI, c.row)),
                            add(warpCol, mul(addc(bColI, c.col), l->tiles)));
         });

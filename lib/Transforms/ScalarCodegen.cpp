@@ -16,7 +16,7 @@ bool mlir::mla::isFp8(Type t) {
 }
 
 Type mlir::mla::storageType(Type t) {
-  if (t.isBF16())
+  if (t.isBF16() || t.isF16())
     return IntegerType::get(t.getContext(), 16);
   if (isFp8(t))
     return IntegerType::get(t.getContext(), 8);
@@ -44,6 +44,9 @@ Value mlir::mla::toF32(OpBuilder &b, Location loc, Value v, Type t) {
     w = arith::ShLIOp::create(b, loc, w, cstI32(b, loc, 16));
     return arith::BitcastOp::create(b, loc, b.getF32Type(), w);
   }
+  if (t.isF16())
+    return arith::ExtFOp::create(b, loc, b.getF32Type(),
+                                 arith::BitcastOp::create(b, loc, b.getF16Type(), v).getResult());
   assert(isFp8(t) && "unsupported element type");
   // e4m3 S.EEEE.MMM placed at f32 bits 31 and 26..20 reads as
   // 1.MMM * 2^(E - 127), or MMM/8 * 2^-126 for E = 0 (an f32 subnormal);
@@ -119,7 +122,10 @@ Value mlir::mla::fromF32(OpBuilder &b, Location loc, Value v, Type t) {
     return v;
   if (isa<Float8E4M3FNType, Float8E4M3FNUZType>(t))
     return f32ToFp8(b, loc, v, isa<Float8E4M3FNUZType>(t));
-  assert(t.isBF16() && "the verifiers only allow rounding f32 to bf16 or e4m3");
+  if (t.isF16()) // round to nearest even: cvt.rn.f16.f32, v_cvt_f16_f32
+    return arith::BitcastOp::create(b, loc, b.getI16Type(),
+                                    arith::TruncFOp::create(b, loc, b.getF16Type(), v).getResult());
+  assert(t.isBF16() && "the verifiers only allow rounding f32 to bf16, f16 or e4m3");
   Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), v);
   Value lsb = arith::AndIOp::create(
       b, loc, arith::ShRUIOp::create(b, loc, bits, cstI32(b, loc, 16)),

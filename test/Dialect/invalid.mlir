@@ -61,8 +61,13 @@ mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, ro
 
 // -----
 
-// expected-error @+1 {{qp_type must be bf16 or the fp8 kv_type, got 'f16'}}
-mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, qp_type = f16}
+// expected-error @+1 {{qp_type must be bf16, f16 or the fp8 kv_type, got 'f32'}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, qp_type = f32}
+
+// -----
+
+// expected-error @+1 {{qp_type f16 needs an fp8 kv_type, got 'bf16': every e4m3 value is an f16 value, a bf16 one is not}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = bf16, out_type = bf16, kv_scale = "none", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, qp_type = f16}
 
 // -----
 
@@ -249,7 +254,7 @@ mla.kernel @k(%m: memref<?x16xf32>, %i: index) attributes {grid = ["batch"], num
 // -----
 
 func.func @f(%t: tensor<16x64xf32>) {
-  // expected-error @+1 {{unsupported conversion from 'f32' to 'f8E5M2' (supported: any float to f32, f32 to bf16, f8E4M3FN or f8E4M3FNUZ)}}
+  // expected-error @+1 {{unsupported conversion from 'f32' to 'f8E5M2' (supported: any float to f32, f32 to bf16, f16, f8E4M3FN or f8E4M3FNUZ)}}
   %0 = mla.cast %t : tensor<16x64xf32> -> tensor<16x64xf8E5M2>
   return
 }

@@ -3,6 +3,7 @@
 // RUN: mla-opt --mla-expand-decode %kernels/deepseek_r1_decode_fp8.mlir | FileCheck %s --check-prefix=FP8
 // RUN: mla-opt --mla-expand-decode %kernels/deepseek_r1_decode_bf16.mlir | FileCheck %s --check-prefix=BF16
 // RUN: mla-opt --mla-expand-decode %kernels/deepseek_r1_decode_fp8_qp8.mlir | FileCheck %s --check-prefix=QP8
+// RUN: mla-opt --mla-expand-decode %kernels/deepseek_r1_decode_fp8_qp16.mlir | FileCheck %s --check-prefix=QP16
 // RUN: mla-opt --mla-expand-decode %s | FileCheck %s
 
 // qp_type = f8E4M3FN: Q is rounded to fp8 unscaled, the scores are scaled
@@ -21,6 +22,19 @@
 // QP8: %[[P:.*]], %{{.*}}, %{{.*}}, %[[A:.*]] = mla.online_softmax %[[SM]]
 // QP8: %[[P8:.*]] = mla.cast %[[P]] : tensor<16x64xf32> -> tensor<16x64xf8E4M3FN>
 // QP8: mla.dot %[[P8]], %{{.*}} acc(%[[A]] : tensor<16x512xf32>) : tensor<16x64xf8E4M3FN>, tensor<64x512xf8E4M3FN> -> tensor<16x512xf32>
+
+// qp_type = f16: the same shape as fp8 Q / P (Q rounded unscaled: scaled
+// by a small KV scale it would fall among f16's subnormals), in f16.
+// QP16-LABEL: mla.kernel @deepseek_r1_decode_fp8_qp16_stage1_masked
+// QP16: %[[QKS:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// QP16-NOT: mla.scale
+// QP16: %[[Q16:.*]] = mla.cast %{{.*}} : tensor<16x576xf32> -> tensor<16x576xf16>
+// QP16: mla.kv_loop
+// QP16: %[[SC:.*]] = mla.dot %[[Q16]], %{{.*}} {transpose_rhs} : tensor<16x576xf16>, tensor<64x576xf8E4M3FN> -> tensor<16x64xf32>
+// QP16: %[[SS:.*]] = mla.scale %[[SC]], %[[QKS]] : tensor<16x64xf32>
+// QP16: %[[P:.*]], %{{.*}}, %{{.*}}, %[[A:.*]] = mla.online_softmax
+// QP16: %[[P16:.*]] = mla.cast %[[P]] : tensor<16x64xf32> -> tensor<16x64xf16>
+// QP16: mla.dot %[[P16]], %{{.*}} acc(%[[A]] : tensor<16x512xf32>) : tensor<16x64xf16>, tensor<64x512xf8E4M3FN> -> tensor<16x512xf32>
 
 // FP8-NOT: mla.decode
 // FP8-LABEL: mla.kernel @deepseek_r1_decode_fp8_stage1_masked

@@ -6,6 +6,9 @@
 // RUN: FileCheck %s --check-prefix=CVT < %t/deepseek_r1_decode_fp8.s
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp8.mlir --chip=gfx950 -o %t/qp8 | FileCheck %s --check-prefix=QP8-REPORT
 // RUN: FileCheck %s --check-prefix=QP8 --implicit-check-not=v_mfma_f32_16x16x32_bf16 --implicit-check-not=v_cvt_scalef32_pk_bf16_fp8 --implicit-check-not=v_cvt_f32_fp8 --implicit-check-not=scratch_ < %t/qp8/deepseek_r1_decode_fp8_qp8.s
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16.mlir --chip=gfx950 -o %t/qp16 | FileCheck %s --check-prefix=QP16-REPORT
+// RUN: FileCheck %s --check-prefix=QP16 --implicit-check-not=v_mfma_f32_16x16x32_bf16 --implicit-check-not=v_cvt_scalef32_pk_bf16_fp8 --implicit-check-not=v_cvt_f32_fp8 --implicit-check-not=scratch_ < %t/qp16/deepseek_r1_decode_fp8_qp16.s
+// RUN: FileCheck %s --check-prefix=QP16CVT < %t/qp16/deepseek_r1_decode_fp8_qp16.s
 // RUN: llvm-readelf --notes %t/deepseek_r1_decode_fp8.hsaco | FileCheck %s --check-prefix=ELF
 // RUN: FileCheck %s --check-prefix=JSON < %t/deepseek_r1_decode_fp8.json
 
@@ -90,3 +93,21 @@
 // JSON: "compute_units": 256
 // JSON: "kv_loop_mfma": 34
 // JSON: "wave_instructions_per_kv_token":
+
+// qp_type = f16: both products on the f16 MFMA of the same shape (34 per
+// KV tile), K and V pairs converted by v_cvt_scalef32_pk_f16_fp8 straight
+// into operand halves (72 + 64 = 136, as for bf16 above).
+// QP16-REPORT: deepseek_r1_decode_fp8_qp16_stage1_masked: {{.*}} 0 VGPR spills, 59520 B LDS, 0 B scratch
+// QP16-REPORT-NEXT: KV loop: {{[0-9]+}} instructions (34 MFMA) per 64 tokens x 4 waves
+// QP16-LABEL: deepseek_r1_decode_fp8_qp16_stage1_masked:
+// QP16-COUNT-34: v_mfma_f32_16x16x32_f16
+// QP16-LABEL: deepseek_r1_decode_fp8_qp16_stage1_mask_free:
+// QP16-COUNT-34: v_mfma_f32_16x16x32_f16
+// QP16-LABEL: deepseek_r1_decode_fp8_qp16_stage2:
+// QP16CVT-LABEL: deepseek_r1_decode_fp8_qp16_stage1_masked:
+// QP16CVT-COUNT-136: v_cvt_scalef32_pk_f16_fp8
+// QP16CVT-NOT: v_cvt_scalef32_pk_f16_fp8
+// QP16CVT-LABEL: deepseek_r1_decode_fp8_qp16_stage1_mask_free:
+// QP16CVT-COUNT-136: v_cvt_scalef32_pk_f16_fp8
+// QP16CVT-NOT: v_cvt_scalef32_pk_f16_fp8
+// QP16CVT-LABEL: deepseek_r1_decode_fp8_qp16_stage2:

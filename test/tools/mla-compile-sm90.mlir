@@ -5,6 +5,8 @@
 // RUN: test -s %t/small.cubin && test -s %t/small.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t/small.ptx
 // RUN: not mla-compile %s --chip=host -o %t 2>&1 | FileCheck %s --check-prefix=HOST
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16.mlir --chip=sm_90 -o %t/qp16 | FileCheck %s --check-prefix=QP16-REPORT
+// RUN: FileCheck %s --check-prefix=QP16 < %t/qp16/deepseek_r1_decode_fp8_qp16.ptx
 
 mla.decode @small {
   num_heads = 16, num_kv_heads = 1, qk_dim = 96, v_dim = 64, rope_dim = 32,
@@ -42,3 +44,24 @@ mla.decode @small {
 // PTX-NOT: cvt.rn.f16x2.e4m3x2
 
 // HOST: mla-compile: error: 'host' is not a GPU chip
+
+// qp_type = f16 on the full spec: both products on the f16 mma.sync, K and
+// V pairs straight from cvt.rn.f16x2.e4m3x2 into the operand registers (no
+// widening to f32 and cutting to bf16 anywhere in stage 1), P rounded two
+// at a time with cvt.rn.f16x2.f32. The loops stay rolled on sm_90: the V
+// loop's body is one K step of 16 tokens over the warp's 16 O tiles, 2
+// pairs of tokens per tile = 32 conversions, after P's rounding.
+// QP16-REPORT: deepseek_r1_decode_fp8_qp16_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, 59520 B shared
+// QP16-LABEL: .entry deepseek_r1_decode_fp8_qp16_stage1_masked(
+// QP16-NOT: cvt.f32.f16
+// QP16: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// QP16-NOT: cvt.f32.f16
+// QP16: cvt.rn.f16x2.f32
+// QP16-NOT: cvt.f32.f16
+// QP16-COUNT-32: cvt.rn.f16x2.e4m3x2
+// QP16-NOT: cvt.f32.f16
+// QP16-LABEL: .entry deepseek_r1_decode_fp8_qp16_stage1_mask_free(
+// QP16-NOT: cvt.f32.f16
+// QP16: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// QP16-NOT: cvt.f32.f16
+// QP16-LABEL: .entry deepseek_r1_decode_fp8_qp16_stage2(

@@ -122,4 +122,37 @@ TEST(Bf16Codec, MatchesAPFloat) {
   EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(std::nanf("")))));
 }
 
+// Every f16 code decodes as APFloat's IEEEhalf does; rounding f32 to f16
+// agrees with APFloat on normals, subnormals, ties, the overflow edge and
+// random bit patterns.
+TEST(F16Codec, MatchesAPFloat) {
+  for (unsigned code = 0; code < 0x10000; ++code) {
+    double want = apfloatValue(llvm::APFloat::IEEEhalf(), code, 16);
+    float got = f16ToFloat(static_cast<uint16_t>(code));
+    if (std::isnan(want))
+      EXPECT_TRUE(std::isnan(got)) << code;
+    else
+      EXPECT_EQ(static_cast<double>(got), want) << code;
+  }
+  auto expectRound = [](float x) {
+    llvm::APFloat ap(x);
+    bool lost;
+    ap.convert(llvm::APFloat::IEEEhalf(), llvm::APFloat::rmNearestTiesToEven, &lost);
+    EXPECT_EQ(floatToF16(x), static_cast<uint16_t>(ap.bitcastToAPInt().getZExtValue())) << x;
+  };
+  for (float x : {0.0f, -0.0f, 1.0f, -3.14159265f, 65504.0f, 65519.0f, 65520.0f, 1e30f,
+                  6.1035156e-5f /* 2^-14 */, 6.0e-5f, 5.96e-8f /* 2^-24 */, 2.98e-8f,
+                  1.00048828125f /* tie above 1 */, 1.00146484375f /* tie, odd */})
+    expectRound(x);
+  uint32_t state = 12345;
+  for (int i = 0; i < 200000; ++i) {
+    state = state * 1664525u + 1013904223u;
+    uint32_t bits = (state & 0x8FFFFFFF) | 0x30000000; // |x| in 2^-31 .. 2
+    float x;
+    std::memcpy(&x, &bits, 4);
+    expectRound(x);
+  }
+  EXPECT_TRUE(std::isnan(f16ToFloat(floatToF16(std::nanf("")))));
+}
+
 } // namespace

@@ -72,6 +72,8 @@ uint32_t encode(MatrixElem t, double v) {
   switch (t) {
   case MatrixElem::BF16:
     return mla_ref::floatToBf16(static_cast<float>(v));
+  case MatrixElem::F16:
+    return mla_ref::floatToF16(static_cast<float>(v));
   case MatrixElem::F8E4M3FN:
     return mla_ref::encodeFp8(v, mla_ref::Fp8Format::E4M3FN);
   case MatrixElem::F8E4M3FNUZ:
@@ -90,6 +92,8 @@ double decode(MatrixElem t, uint32_t bits) {
   switch (t) {
   case MatrixElem::BF16:
     return mla_ref::bf16ToFloat(static_cast<uint16_t>(bits));
+  case MatrixElem::F16:
+    return mla_ref::f16ToFloat(static_cast<uint16_t>(bits));
   case MatrixElem::F8E4M3FN:
     return mla_ref::decodeFp8(static_cast<uint8_t>(bits), mla_ref::Fp8Format::E4M3FN);
   case MatrixElem::F8E4M3FNUZ:
@@ -319,6 +323,13 @@ TEST(Descriptors, ChipsListTheirInstructions) {
   EXPECT_FALSE(has("gfx942", "v_mfma_f32_16x16x32_fp8_fp8"));
   EXPECT_TRUE(has("gfx942", "v_mfma_f32_16x16x32_fp8_fp8 (FNUZ)"));
   EXPECT_FALSE(has("gfx942", "v_mfma_f32_16x16x32_bf16"));
+  EXPECT_FALSE(has("gfx942", "v_mfma_f32_16x16x32_f16"));
+  for (llvm::StringRef chip : {"gfx950", "gfx942", "sm_90"}) {
+    bool f16 = false;
+    for (const MatrixInstr *mi : lookupChip(chip)->matrixInstrs())
+      f16 |= mi->abType == MatrixElem::F16;
+    EXPECT_TRUE(f16) << chip.str() << " has an f16 matrix instruction";
+  }
   // The fp8 operand type of each chip's fp8 MFMA is the chip's flavour.
   for (llvm::StringRef chip : {"gfx950", "gfx942"})
     for (const MatrixInstr *mi : lookupChip(chip)->matrixInstrs())
