@@ -462,10 +462,12 @@ struct Lowering {
   /// per tile (see lowerDot). Rows and row reductions are unaffected.
   std::pair<Value, Value> accCoord(const AccLayout &l, int64_t r) {
     int64_t j = r / l.elems, i = r % l.elems;
-    Value row = addc(cRow, l.elemRow(i));
-    Value col = add(mul(warp, l.colsPerWarp),
-                    addc(mul(addc(cCol, l.elemCol(i)), l.tiles), j));
-    return {row, col};
+    return {addc(cRow, l.elemRow(i)), tileColumn(l, addc(cCol, l.elemCol(i)), j)};
+  }
+
+  /// The tile column of this warp's instruction column `n` in tile `j`.
+  Value tileColumn(const AccLayout &l, Value n, int64_t j) {
+    return add(mul(warp, l.colsPerWarp), addc(mul(n, l.tiles), j));
   }
 
   //===--------------------------------------------------------------------===//
@@ -1167,7 +1169,6 @@ struct Lowering {
     else
       init.assign(l->size(), cstF32(b, loc(), 0.0f));
 
-    Value warpCol = mul(warp, l->colsPerWarp);
     // Lane offsets of this instruction's operand layouts (init() computed
     // those of the bf16 instruction).
     Value aRowI = aRow, aColI = aCol, bRowI = bRow, bColI = bCol;
@@ -1197,12 +1198,11 @@ struct Lowering {
       SmallVector<Value> next;
       // B (k, n) of tile j is rhs[kk + k][col] or, transposed,
       // rhs[col][kk + k] (then consecutive k are adjacent in a row), with
-      // col = warpCol + n * tiles + j (interleaved, see accCoord).
+      // col = tileColumn(n, j) (interleaved, see accCoord).
       SmallVector<SmallVector<Value>> bAll;
       if (!trans)
         bAll = readAcrossTiles(**rhs, mi->b, l->tiles, raw, operandElt, [&](Coord c) {
-          return std::pair(add(kk, addc(bRowI, c.row)),
-                           add(warpCol, mul(addc(bColI, c.col), l->tiles)));
+          return std::pair(add(kk, addc(bRowI, c.row)), tileColumn(*l, addc(bColI, c.col), 0));
         });
       for (int64_t j = 0; j < l->tiles; ++j) {
         SmallVector<Value> bv =
@@ -1210,9 +1210,7 @@ struct Lowering {
                           : read(**rhs, mi->b, /*transposed=*/trans,
                                  [&](Coord c) -> std::pair<Value, Value> {
                                    Value kr = add(kk, addc(bRowI, c.row));
-                                   Value col = add(warpCol, addc(mul(addc(bColI, c.col),
-                                                                     l->tiles),
-                                                                 j));
+                                   Value col = tileColumn(*l, addc(bColI, c.col), j);
                                    return trans ? std::pair(col, kr) : std::pair(kr, col);
                                  });
         auto d = target.matrixOp(b, loc(), mi, operandElt, a, bv,
