@@ -1,12 +1,12 @@
 # lit configuration of mla-compiler. Tools come from the build tree
-# (mla-opt, mla-run) and from /usr/lib/llvm-22/bin (FileCheck, not).
+# (mla-opt, mla-run) and from /usr/lib/llvm-22/bin (FileCheck, not, opt).
 import os
 
 import lit.formats
 
 config.name = "MLA"
 config.test_format = lit.formats.ShTest(execute_external=True)
-config.suffixes = [".mlir", ".test"]
+config.suffixes = [".mlir", ".test", ".ll"]
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "check_diagnostics.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.mla_obj_root, "test")
@@ -18,7 +18,7 @@ config.environment["PATH"] = os.pathsep.join(path)
 for tool in ["mla-opt", "mla-run", "mla-compile"]:
     if not os.path.exists(os.path.join(config.mla_tools_dir, tool)):
         lit_config.fatal(f"{tool} is not built in {config.mla_tools_dir}")
-for tool in ["FileCheck", "not", "llvm-readelf"]:
+for tool in ["FileCheck", "not", "llvm-readelf", "opt"]:
     if not os.path.exists(os.path.join(config.llvm_tools_dir, tool)):
         lit_config.fatal(f"{tool} not found in {config.llvm_tools_dir}")
 

@@ -129,6 +129,30 @@ struct GpuTarget {
     return best ? best : mma;
   }
 
+  /// Four bytes of the 8-byte concatenation lo:hi (lo = bytes 0-3, both
+  /// i32) picked by `sel` (indices 0-7) as one i32: one prmt.b32 on sm_90
+  /// (from a 4-byte vector shuffle, which NVPTX selects as prmt) and one
+  /// v_perm_b32 on CDNA (llvm.amdgcn.perm: src0 holds bytes 4-7; the
+  /// AMDGPU backend would otherwise build byte shuffles from shifts).
+  Value bytePerm(OpBuilder &b, Location loc, Value lo, Value hi,
+                 std::array<int64_t, 4> sel) const {
+    Type i32 = b.getI32Type();
+    if (nvidia) {
+      auto v4 = VectorType::get({4}, b.getI8Type());
+      auto asBytes = [&](Value w) {
+        return vector::BitCastOp::create(
+            b, loc, v4, vector::FromElementsOp::create(b, loc, VectorType::get({1}, i32), ValueRange{w}));
+      };
+      Value v = vector::ShuffleOp::create(b, loc, asBytes(lo), asBytes(hi), sel);
+      Value w = vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), v);
+      return vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0});
+    }
+    int64_t code = sel[0] | sel[1] << 8 | sel[2] << 16 | sel[3] << 24;
+    return LLVM::CallIntrinsicOp::create(b, loc, i32, b.getStringAttr("llvm.amdgcn.perm"),
+                                         ValueRange{hi, lo, cstI32(b, loc, code)})
+        .getResult(0);
+  }
+
   Attribute moduleTarget(MLIRContext *ctx) const {
     if (nvidia)
       return NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3,
@@ -663,46 +687,58 @@ struct Lowering {
 
   /// readAcrossTiles for 1-byte elements: the byte transpose from "one
   /// vector per element, one byte per tile" to "per tile its elements",
-  /// with 4-byte shuffles (one prmt / v_perm_b32 each): rows e, e + 1 of
+  /// with byte permutes of i32 words (GpuTarget::bytePerm): rows e, e + 1 of
   /// tiles j .. j + 3 interleave into the pairs of tiles j, j + 1 and
   /// j + 2, j + 3; a second level joins pairs of rows e .. e + 3. Pairs go
   /// through the chip's fp8 pair conversion unless `raw`.
   SmallVector<SmallVector<Value>> transposeBytes(ArrayRef<SmallVector<Value>> loads,
                                                  int64_t n, int64_t tiles, int64_t w,
                                                  bool raw, Type elt, Type op) {
-    auto shuf = [&](Value x, Value y, ArrayRef<int64_t> mask) -> Value {
-      return vector::ShuffleOp::create(b, loc(), x, y, mask);
-    };
     auto extract = [&](Value v, int64_t i) -> Value {
       return vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{i});
     };
+    auto perm = [&](Value x, Value y, std::array<int64_t, 4> sel) {
+      return target.bytePerm(b, loc(), x, y, sel);
+    };
+    // The i32 word `i` of an i32 as a vector<4 x T>.
+    auto split = [&](Value word, Type t) -> Value {
+      int64_t n = 32 / t.getIntOrFloatBitWidth();
+      return vector::BitCastOp::create(
+          b, loc(), VectorType::get({n}, t),
+          vector::FromElementsOp::create(b, loc(), VectorType::get({1}, b.getI32Type()), ValueRange{word}));
+    };
+    SmallVector<SmallVector<Value>> words(n); // words[e][c]: bytes 4c .. 4c + 3
+    for (int64_t e = 0; e < n; ++e)
+      for (Value v : loads[e]) {
+        Value ws = vector::BitCastOp::create(b, loc(), VectorType::get({w / 4}, b.getI32Type()), v);
+        for (int64_t c = 0; c < w / 4; ++c)
+          words[e].push_back(extract(ws, c));
+      }
     SmallVector<SmallVector<Value>> out(tiles);
     for (int64_t j0 = 0; j0 < tiles; j0 += 4) {
-      int64_t s = j0 / w, q = j0 % w;
-      auto quad = [&](int64_t e) {
-        return shuf(loads[e][s], loads[e][s], {q, q + 1, q + 2, q + 3});
-      };
-      // pairs[e / 2][t]: rows e, e + 1 of tile j0 + t as vector<2 x i8>,
-      // or (level 2) quads[e / 4][t] as vector<4 x i8>.
-      SmallVector<std::array<Value, 2>> lo(n / 2); // tiles j0, j0+1 | j0+2, j0+3
+      // lo[e / 2]: rows e, e + 1 interleaved: {tiles j0, j0+1 | j0+2, j0+3}.
+      SmallVector<std::array<Value, 2>> lo(n / 2);
       for (int64_t e = 0; e < n; e += 2) {
-        Value x = quad(e), y = quad(e + 1);
-        lo[e / 2] = {shuf(x, y, {0, 4, 1, 5}), shuf(x, y, {2, 6, 3, 7})};
+        Value x = words[e][j0 / 4], y = words[e + 1][j0 / 4];
+        lo[e / 2] = {perm(x, y, {0, 4, 1, 5}), perm(x, y, {2, 6, 3, 7})};
       }
       for (int64_t t = 0; t < 4; ++t) {
         SmallVector<Value> &dst = out[j0 + t];
         if (raw && n % 4 == 0) {
           for (int64_t e = 0; e < n; e += 4) {
             Value x = lo[e / 2][t / 2], y = lo[e / 2 + 1][t / 2];
-            Value v = t % 2 ? shuf(x, y, {2, 3, 6, 7}) : shuf(x, y, {0, 1, 4, 5});
+            Value v = split(t % 2 ? perm(x, y, {2, 3, 6, 7}) : perm(x, y, {0, 1, 4, 5}),
+                            b.getI8Type());
             for (int64_t i = 0; i < 4; ++i)
               dst.push_back(extract(v, i));
           }
           continue;
         }
         for (int64_t e = 0; e < n; e += 2) {
-          Value x = lo[e / 2][t / 2];
-          Value pair = t % 2 ? shuf(x, x, {2, 3}) : shuf(x, x, {0, 1});
+          Value half = extract(split(lo[e / 2][t / 2], b.getI16Type()), t % 2);
+          Value pair = vector::BitCastOp::create(
+              b, loc(), VectorType::get({2}, b.getI8Type()),
+              vector::FromElementsOp::create(b, loc(), VectorType::get({1}, b.getI16Type()), ValueRange{half}));
           if (!raw)
             if (auto hw = target.fp8PairToOperand(b, loc(), pair, elt, op)) {
               dst.push_back(hw->first);

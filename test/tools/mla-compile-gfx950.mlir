@@ -9,6 +9,7 @@
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16.mlir --chip=gfx950 -o %t/qp16 | FileCheck %s --check-prefix=QP16-REPORT
 // RUN: FileCheck %s --check-prefix=QP16 --implicit-check-not=v_mfma_f32_16x16x32_bf16 --implicit-check-not=v_cvt_scalef32_pk_bf16_fp8 --implicit-check-not=v_cvt_f32_fp8 --implicit-check-not=scratch_ < %t/qp16/deepseek_r1_decode_fp8_qp16.s
 // RUN: FileCheck %s --check-prefix=QP16CVT < %t/qp16/deepseek_r1_decode_fp8_qp16.s
+// RUN: FileCheck %s --check-prefix=PERM < %t/qp8/deepseek_r1_decode_fp8_qp8.s
 // RUN: llvm-readelf --notes %t/deepseek_r1_decode_fp8.hsaco | FileCheck %s --check-prefix=ELF
 // RUN: FileCheck %s --check-prefix=JSON < %t/deepseek_r1_decode_fp8.json
 
@@ -111,3 +112,17 @@
 // QP16CVT-COUNT-136: v_cvt_scalef32_pk_f16_fp8
 // QP16CVT-NOT: v_cvt_scalef32_pk_f16_fp8
 // QP16CVT-LABEL: deepseek_r1_decode_fp8_qp16_stage2:
+
+// V's bytes reach the fp8 MFMA through the byte transpose of the
+// interleaved O tiles (8 bytes per token = 8 tiles): v_perm_b32 with the
+// selectors of test/Target/amdgcn-perm.ll (rows e, e + 1 interleaved; then
+// pairs of rows joined), not shifts and masks.
+// PERM-LABEL: deepseek_r1_decode_fp8_qp8_stage1_mask_free:
+// PERM-DAG: s_mov_b32 [[ILO:s[0-9]+]], 0x5010400
+// PERM-DAG: s_mov_b32 [[IHI:s[0-9]+]], 0x7030602
+// PERM-DAG: s_mov_b32 [[JLO:s[0-9]+]], 0x5040100
+// PERM-DAG: s_mov_b32 [[JHI:s[0-9]+]], 0x7060302
+// PERM: v_perm_b32 v{{[0-9]+}}, v{{[0-9]+}}, v{{[0-9]+}}, [[ILO]]
+// PERM: v_perm_b32 v{{[0-9]+}}, v{{[0-9]+}}, v{{[0-9]+}}, [[JLO]]
+// PERM: v_mfma_f32_16x16x32_fp8_fp8
+// PERM-LABEL: deepseek_r1_decode_fp8_qp8_stage2:
