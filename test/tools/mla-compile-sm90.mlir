@@ -48,17 +48,19 @@ mla.decode @small {
 // qp_type = f16 on the full spec: both products on the f16 mma.sync, K and
 // V pairs straight from cvt.rn.f16x2.e4m3x2 into the operand registers (no
 // widening to f32 and cutting to bf16 anywhere in stage 1), P rounded two
-// at a time with cvt.rn.f16x2.f32. The loops stay rolled on sm_90: the V
-// loop's body is one K step of 16 tokens over the warp's 16 O tiles, 2
-// pairs of tokens per tile = 32 conversions, after P's rounding.
-// QP16-REPORT: deepseek_r1_decode_fp8_qp16_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, 59520 B shared
+// at a time with cvt.rn.f16x2.f32. The loops stay rolled on sm_90: with the
+// spec's 8 warps the V loop's body is one K step of 16 tokens over the
+// warp's 8 O tiles, 2 pairs of tokens per tile = 16 conversions, after P's
+// rounding. 8 warps of 32 threads; the two row-reduction arrays grow to
+// 8 x (16 + 4) f32: 59520 + 640 = 60160 bytes.
+// QP16-REPORT: deepseek_r1_decode_fp8_qp16_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, 60160 B shared, 256 threads
 // QP16-LABEL: .entry deepseek_r1_decode_fp8_qp16_stage1_masked(
 // QP16-NOT: cvt.f32.f16
 // QP16: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // QP16-NOT: cvt.f32.f16
 // QP16: cvt.rn.f16x2.f32
 // QP16-NOT: cvt.f32.f16
-// QP16-COUNT-32: cvt.rn.f16x2.e4m3x2
+// QP16-COUNT-16: cvt.rn.f16x2.e4m3x2
 // QP16-NOT: cvt.f32.f16
 // QP16-LABEL: .entry deepseek_r1_decode_fp8_qp16_stage1_mask_free(
 // QP16-NOT: cvt.f32.f16
