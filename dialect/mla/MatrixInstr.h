@@ -49,6 +49,11 @@ struct MatrixInstr {
   MatrixElem abType;      ///< A and B element type
   MatrixElem accType;     ///< C and D element type
   LaneLayout a, b, c;     ///< a: (m, k), b: (k, n), c: (m, n)
+  /// A can be loaded from a row-major 16-bit tile in shared memory with one
+  /// `ldmatrix.x4` (sm_90): its layout is that of four 8x8 matrices, the
+  /// lane's register j holding row l / 4 + 8 (j mod 2), columns
+  /// 2 (l mod 4) + {0, 1} + 8 (j / 2).
+  bool aByLdmatrix = false;
   /// Operand packing: element i sits in 32-bit register i * bits / 32 at
   /// bit (i * bits) % 32 (little endian), for every instruction here.
 };

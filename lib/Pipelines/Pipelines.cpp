@@ -126,6 +126,9 @@ void mla::buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip) {
   OpPassManager &gpuPm = pm.nest<gpu::GPUModuleOp>();
   gpuPm.addPass(createSCFToControlFlowPass());
   if (StringRef(chip).starts_with("sm_")) {
+    // nvgpu.ldmatrix (operand loads, see MatrixInstr::aByLdmatrix) -> nvvm
+    // first: the GPU conversion does not know it.
+    gpuPm.addPass(createConvertNVGPUToNVVMPass());
     gpuPm.addPass(createConvertGpuOpsToNVVMOps());
   } else {
     // amdgpu.mfma -> rocdl first: the GPU conversion does not know it.

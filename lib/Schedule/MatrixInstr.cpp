@@ -109,11 +109,11 @@ const MatrixInstr kMfma16x16x128F8f6f4{
 const MatrixInstr kMmaSyncM16n8k16Bf16{
     "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 16, 8, 16, 32,
     MatrixElem::BF16, MatrixElem::F32, {kNvALane, kNvAElem, 16, 16},
-    {kNvBLane, kNvBElem, 16, 8}, {kNvCLane, kNvCElem, 16, 8}};
+    {kNvBLane, kNvBElem, 16, 8}, {kNvCLane, kNvCElem, 16, 8}, /*aByLdmatrix=*/true};
 const MatrixInstr kMmaSyncM16n8k16F16{
     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 16, 8, 16, 32,
     MatrixElem::F16, MatrixElem::F32, {kNvALane, kNvAElem, 16, 16},
-    {kNvBLane, kNvBElem, 16, 8}, {kNvCLane, kNvCElem, 16, 8}};
+    {kNvBLane, kNvBElem, 16, 8}, {kNvCLane, kNvCElem, 16, 8}, /*aByLdmatrix=*/true};
 
 const MatrixInstr *const kAll[] = {
     &kMfma16x16x16Bf16,    &kMfma16x16x32Bf16,    &kMfma16x16x16F16,

@@ -31,6 +31,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -753,6 +754,28 @@ struct Lowering {
     return out;
   }
 
+  /// The lane's A elements of one 16x16 step (rows 0-15, columns kk ..
+  /// kk + 15 of `t`) with one ldmatrix.x4: lane l addresses row
+  /// (l mod 8) + 8 ((l / 8) mod 2), column kk + 8 (l / 16), i.e. row l mod 8
+  /// of matrix l / 8; register j, half h is A element 2j + h (checked
+  /// against the descriptor by MatrixInstrTest.LdmatrixX4MatchesALayout).
+  SmallVector<Value> readAByLdmatrix(const Tile &t, Value kk) {
+    Value l8 = arith::AndIOp::create(b, loc(), lane, idx(7));
+    Value half = arith::AndIOp::create(b, loc(), arith::ShRUIOp::create(b, loc(), lane, idx(3)),
+                                       idx(1));
+    Value row = add(l8, mul(half, 8));
+    Value col = add(kk, mul(arith::ShRUIOp::create(b, loc(), lane, idx(4)), 8));
+    Type st = storageType(t.type.getElementType());
+    Value m = nvgpu::LdMatrixOp::create(b, loc(), VectorType::get({4, 2}, st), t.view,
+                                        ValueRange{addc(row, t.rowOff), addc(col, t.colOff)},
+                                        /*transpose=*/false, /*numTiles=*/4);
+    SmallVector<Value> out;
+    for (int64_t j = 0; j < 4; ++j)
+      for (int64_t h = 0; h < 2; ++h)
+        out.push_back(vector::ExtractOp::create(b, loc(), m, ArrayRef<int64_t>{j, h}));
+    return out;
+  }
+
   /// The lane's B operand elements of one K step for all `tiles`
   /// instruction tiles of a dot, read along the tile's rows: element e of
   /// tile j sits at `at(coord of e)` + (0, j), so each element is one
@@ -1219,17 +1242,26 @@ struct Lowering {
       return raw ? readOperandRaw(t, layout, transposed, at)
                  : readOperand(t, layout, transposed, operandElt, at);
     };
+    // A through ldmatrix.x4 where the instruction allows it and A is
+    // stored as the operand type, rows 16-byte aligned.
+    bool aByLdmatrix = false;
+    if (mi->aByLdmatrix && !raw) {
+      const Tile &t = **lhs;
+      aByLdmatrix = t.kind == Kind::Smem && t.type.getElementType() == operandElt &&
+                    rowStrideBytes(t) % 16 == 0 && t.colOff % 8 == 0;
+    }
     auto loop = scf::ForOp::create(b, loc(), idx(0), idx(k), idx(mi->k), init);
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(loop.getBody());
       Value kk = loop.getInductionVar();
       // A (m, k) is row m, column kk + k of lhs.
-      SmallVector<Value> a = read(**lhs, mi->a, /*transposed=*/false,
-                                  [&](Coord c) -> std::pair<Value, Value> {
-                                    return {addc(aRowI, c.row),
-                                            add(kk, addc(aColI, c.col))};
-                                  });
+      SmallVector<Value> a =
+          aByLdmatrix ? readAByLdmatrix(**lhs, kk)
+                      : read(**lhs, mi->a, /*transposed=*/false,
+                             [&](Coord c) -> std::pair<Value, Value> {
+                               return {addc(aRowI, c.row), add(kk, addc(aColI, c.col))};
+                             });
       SmallVector<Value> acc(loop.getRegionIterArgs());
       SmallVector<Value> next;
       // B (k, n) of tile j is rhs[kk + k][col] or, transposed,

@@ -54,7 +54,11 @@ mla.decode @small {
 // rounding. 8 warps of 32 threads; the two row-reduction arrays grow to
 // 8 x (16 + 4) f32: 59520 + 640 = 60160 bytes.
 // QP16-REPORT: deepseek_r1_decode_fp8_qp16_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, 60160 B shared, 256 threads
+// Q's A fragments (f16 in shared memory, rows 16-byte aligned) come with
+// one ldmatrix.x4 per K step (MatrixInstr::aByLdmatrix), P's as well.
 // QP16-LABEL: .entry deepseek_r1_decode_fp8_qp16_stage1_masked(
+// QP16-NOT: cvt.f32.f16
+// QP16: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // QP16-NOT: cvt.f32.f16
 // QP16: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // QP16-NOT: cvt.f32.f16

@@ -278,6 +278,32 @@ TEST(Descriptors, RegisterCounts) {
   EXPECT_EQ(nv->c.elemsPerLane(), 4);
 }
 
+// ldmatrix.x4 (PTX ISA, "Warp-level matrix load instruction: ldmatrix"):
+// lanes 8j .. 8j + 7 address the rows of matrix j, and lane l receives
+// row l / 4, elements 2 (l mod 4) and + 1 of every matrix j in register j.
+// The compiler places matrix j at rows 8 (j mod 2), columns 8 (j / 2) of
+// the A tile; for a descriptor that says aByLdmatrix, element e = 2j + h of
+// its A layout must be exactly what ldmatrix puts in register j, half h.
+TEST(Descriptors, LdmatrixX4MatchesALayout) {
+  int flagged = 0;
+  for (const MatrixInstr *mi : knownMatrixInstrs()) {
+    if (!mi->aByLdmatrix)
+      continue;
+    ++flagged;
+    EXPECT_EQ(bitWidth(mi->abType), 16u) << mi->name.str();
+    ASSERT_EQ(mi->a.lanes(), 32) << mi->name.str();
+    ASSERT_EQ(mi->a.elemsPerLane(), 8) << mi->name.str();
+    for (int64_t l = 0; l < 32; ++l)
+      for (int64_t j = 0; j < 4; ++j)
+        for (int64_t h = 0; h < 2; ++h) {
+          Coord ld{l / 4 + 8 * (j % 2), 2 * (l % 4) + h + 8 * (j / 2)};
+          Coord got = mi->a.map(l, 2 * j + h);
+          EXPECT_TRUE(got == ld) << mi->name.str() << " lane " << l << " register " << j;
+        }
+  }
+  EXPECT_EQ(flagged, 2); // mma.sync m16n8k16 bf16 and f16
+}
+
 // The interleaved K of the FP8 f8f6f4 form matters only with block scales:
 // a contiguous-K placement (k = 32 * (l / 16) + i, as IREE has it) relabels
 // K consistently for A and B, so it passes unscaled and fails scaled.
