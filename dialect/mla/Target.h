@@ -49,6 +49,10 @@ struct ChipInfo {
   bool unrollTileLoops;
   /// Names of the matrix instructions the chip has (see MatrixInstr.h).
   llvm::ArrayRef<llvm::StringRef> matrixInstrNames;
+  /// Global -> shared copies that do not pass through registers and are
+  /// waited for by group (sm_90: cp.async): the KV loop's tile copy is then
+  /// double-buffered, the next tile in flight while this one is computed.
+  bool asyncTileCopy = false;
 
   /// The descriptors of `matrixInstrNames`.
   std::vector<const MatrixInstr *> matrixInstrs() const;

@@ -371,6 +371,18 @@ struct Lowering {
   Value aRow, aCol, bRow, bCol, cRow, cCol;
   Value smemBase;
   int64_t smemBytes = 0;
+  int64_t lastSmemOffset = 0; ///< byte offset of the last allocSmem region
+  /// The KV loop's tile load that is double-buffered with async copies
+  /// (ChipInfo::asyncTileCopy), set while its loop body is lowered.
+  struct Prefetch {
+    LoadOp load;
+    KvLoopOp loop;
+    Value views[2];
+    int64_t offsets[2];
+    Value lower, step, upper, iv;
+  };
+  std::optional<Prefetch> prefetch;
+  bool asyncCopies = false; ///< some KV loop double-buffers its tile
   IRMapping scalars;
   DenseMap<Value, std::shared_ptr<Tile>> tiles;
   Operation *diagOp = nullptr;
@@ -435,6 +447,7 @@ struct Lowering {
     int64_t bytes = rows * padded * eltBytes;
     int64_t offset = (smemBytes + 15) / 16 * 16;
     smemBytes = offset + bytes;
+    lastSmemOffset = offset;
     auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
                                          gpu::AddressSpace::Workgroup);
     return memref::ViewOp::create(b, loc(),
@@ -1039,6 +1052,8 @@ struct Lowering {
   }
 
   LogicalResult lowerLoad(LoadOp op) {
+    if (prefetch && prefetch->load == op)
+      return lowerPrefetchedLoad(op);
     auto t = op.getResult().getType();
     if (t.getRank() != 2)
       return fail("the GPU lowering loads rank-2 tiles only");
@@ -1110,6 +1125,147 @@ struct Lowering {
     if (even && target.chip->unrollTileLoops)
       (void)loopUnrollFull(loop);
     barrier();
+    tiles[op] = tile;
+    return success();
+  }
+
+  /// A tile-IR index value re-evaluated with the KV loop's induction
+  /// variable replaced by `iv`: the arith ops between it and the induction
+  /// variable are cloned, values from outside the loop taken as lowered.
+  Value rematAt(Value v, KvLoopOp loop, Value iv, IRMapping &m) {
+    if (Value done = m.lookupOrNull(v))
+      return done;
+    if (v == loop.getBody().getArgument(0))
+      return iv;
+    Operation *def = v.getDefiningOp();
+    if (!def || !loop->isProperAncestor(def))
+      return scalars.lookup(v);
+    for (Value o : def->getOperands())
+      m.map(o, rematAt(o, loop, iv, m));
+    Operation *c = b.clone(*def, m);
+    return c->getResult(cast<OpResult>(v).getResultNumber());
+  }
+
+  /// Whether the KV loop's tile load `op` can be double-buffered with async
+  /// copies: a rank-2 source with identity layout and static rows of whole
+  /// 16-byte chunks, indices computed from the induction variable by arith
+  /// ops only, chunks a multiple of the threads.
+  bool canPrefetch(LoadOp op, KvLoopOp loop) {
+    if (!target.chip->asyncTileCopy)
+      return false;
+    auto src = cast<MemRefType>(op.getSource().getType());
+    auto t = op.getResult().getType();
+    if (src.getRank() != 2 || !src.getLayout().isIdentity() || src.isDynamicDim(1) ||
+        t.getRank() != 2)
+      return false;
+    int64_t eltBytes = std::max<int64_t>(1, storageType(t.getElementType()).getIntOrFloatBitWidth() / 8);
+    int64_t rowBytes = t.getDimSize(1) * eltBytes;
+    if (rowBytes % 16 || (t.getDimSize(0) * rowBytes / 16) % threads)
+      return false;
+    // Only where two programs still fit beside each other: a second buffer
+    // that halves the programs per SM (bf16 KV: 2 x 74 KiB) costs more than
+    // the overlap gains. 4 KiB stands for what is allocated later (P, the
+    // row-reduction arrays).
+    int64_t tileBytes = t.getDimSize(0) * (rowBytes + kRowPadBytes);
+    if (2 * (smemBytes + 2 * tileBytes + 4096) > target.chip->sharedMemBytes)
+      return false;
+    std::function<bool(Value)> ok = [&](Value v) {
+      if (v == loop.getBody().getArgument(0))
+        return true;
+      Operation *def = v.getDefiningOp();
+      if (!def || !loop->isProperAncestor(def))
+        return !isa<BlockArgument>(v) || !loop->isProperAncestor(v.getParentBlock()->getParentOp());
+      return def->getDialect() == b.getContext()->getLoadedDialect<arith::ArithDialect>() &&
+             def->getNumRegions() == 0 && llvm::all_of(def->getOperands(), ok);
+    };
+    return llvm::all_of(op.getIndices(), ok) && (!op.getBound() || ok(op.getBound()));
+  }
+
+  /// Async copies (cp.async, 16 bytes each, bypassing L1) of the tile of
+  /// `op` at the lowered indices `at` into the shared region at byte
+  /// `dstOffset` (padded rows as allocSmem lays them out); rows at or past
+  /// the bound are zero-filled (copy size 0, source clamped to the tile's
+  /// first row, which exists whenever the loop runs).
+  void emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound, Value dstOffset) {
+    auto t = op.getResult().getType();
+    auto src = cast<MemRefType>(op.getSource().getType());
+    int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+    Type st = storageType(t.getElementType());
+    int64_t eltBytes = std::max<int64_t>(1, st.getIntOrFloatBitWidth() / 8);
+    int64_t vec = 16 / eltBytes;
+    int64_t padded = cols + kRowPadBytes / eltBytes;
+    int64_t chunks = rows * cols / vec;
+    Type i64 = b.getI64Type();
+    auto toI64 = [&](Value x) { return arith::IndexCastOp::create(b, loc(), i64, x).getResult(); };
+    Value srcBase = toI64(memref::ExtractAlignedPointerAsIndexOp::create(
+        b, loc(), scalars.lookup(op.getSource())));
+    Value dstBase = toI64(add(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase),
+                              dstOffset));
+    auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+    auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+    // A rolled loop over the thread's chunks (as lowerLoad's on chips that
+    // do not unroll): unrolled, the per-chunk addresses stay live across
+    // the KV loop and cost registers.
+    auto rounds = scf::ForOp::create(b, loc(), idx(0), idx(chunks / threads), idx(1));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(rounds.getBody());
+    {
+      Value e = mul(add(tid, mul(rounds.getInductionVar(), threads)), vec);
+      Value r = arith::DivUIOp::create(b, loc(), e, idx(cols));
+      Value col = arith::RemUIOp::create(b, loc(), e, idx(cols));
+      Value row = add(row0, r);
+      Value srcRow = row;
+      Value size;
+      if (bound) {
+        Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, row, bound);
+        srcRow = arith::SelectOp::create(b, loc(), in, row, row0);
+        size = arith::SelectOp::create(b, loc(), in, cstI32(b, loc(), 16), cstI32(b, loc(), 0));
+      }
+      Value srcElem = add(mul(srcRow, src.getDimSize(1)), add(col0, col));
+      Value srcAddr = arith::AddIOp::create(b, loc(), srcBase, toI64(mul(srcElem, eltBytes)));
+      Value dstElem = add(mul(r, padded), col);
+      Value dstAddr = arith::AddIOp::create(b, loc(), dstBase, toI64(mul(dstElem, eltBytes)));
+      NVVM::CpAsyncOp::create(b, loc(), LLVM::IntToPtrOp::create(b, loc(), sharedPtr, dstAddr),
+                              LLVM::IntToPtrOp::create(b, loc(), globalPtr, srcAddr),
+                              b.getI32IntegerAttr(16),
+                              NVVM::LoadCacheModifierKindAttr::get(
+                                  b.getContext(), NVVM::LoadCacheModifierKind::CG),
+                              size);
+    }
+  }
+
+  /// The double-buffered tile load inside the KV loop: wait until nobody
+  /// reads the other buffer any more, start the next tile's copies into it,
+  /// wait for this tile's (all but the newest group), and read this one.
+  LogicalResult lowerPrefetchedLoad(LoadOp op) {
+    Prefetch &p = *prefetch;
+    Value bound = op.getBound() ? scalars.lookup(op.getBound()) : Value();
+    Value iter = arith::DivUIOp::create(b, loc(), arith::SubIOp::create(b, loc(), p.iv, p.lower),
+                                        p.step);
+    Value odd = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ne,
+                                      arith::AndIOp::create(b, loc(), iter, idx(1)), idx(0));
+    barrier(); // the other buffer was read in the previous iteration
+    Value next = add(p.iv, p.step);
+    Value hasNext = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, next, p.upper);
+    auto ifOp = scf::IfOp::create(b, loc(), hasNext, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      IRMapping m;
+      Value row0 = rematAt(op.getIndices()[0], p.loop, next, m);
+      Value col0 = rematAt(op.getIndices()[1], p.loop, next, m);
+      Value off = arith::SelectOp::create(b, loc(), odd, idx(p.offsets[0]), idx(p.offsets[1]));
+      emitAsyncTileCopy(op, row0, col0, bound, off);
+      NVVM::CpAsyncCommitGroupOp::create(b, loc());
+      NVVM::CpAsyncWaitGroupOp::create(b, loc(), 1);
+      b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+      NVVM::CpAsyncWaitGroupOp::create(b, loc(), 0);
+    }
+    barrier(); // every thread's copies of this tile have landed
+    auto tile = std::make_shared<Tile>();
+    tile->kind = Kind::Smem;
+    tile->type = op.getResult().getType();
+    tile->view = arith::SelectOp::create(b, loc(), odd, p.views[1], p.views[0]);
     tiles[op] = tile;
     return success();
   }
@@ -1606,13 +1762,47 @@ struct Lowering {
       initTiles.push_back(t);
       inits.append(t->regs.begin(), t->regs.end());
     }
-    auto loop = scf::ForOp::create(b, loc(), scalars.lookup(op.getLower()),
-                                   scalars.lookup(op.getUpper()),
-                                   idx(op.getStep()), inits);
+    // The KV tile's copy, double-buffered where the chip copies
+    // asynchronously: the first tile's copies go out before the loop.
+    std::optional<Prefetch> pf;
+    op.getBody().walk([&](LoadOp ld) {
+      if (!pf && canPrefetch(ld, op))
+        pf = Prefetch{ld, op, {}, {}, {}, {}, {}, {}};
+    });
+    Value lowerV = scalars.lookup(op.getLower()), upperV = scalars.lookup(op.getUpper());
+    if (pf) {
+      auto t = pf->load.getResult().getType();
+      for (int i = 0; i < 2; ++i) {
+        pf->views[i] = allocSmem(t.getDimSize(0), t.getDimSize(1), t.getElementType());
+        pf->offsets[i] = lastSmemOffset;
+      }
+      pf->lower = lowerV;
+      pf->upper = upperV;
+      pf->step = idx(op.getStep());
+      Value bound = pf->load.getBound() ? scalars.lookup(pf->load.getBound()) : Value();
+      Value any = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, lowerV, upperV);
+      auto first = scf::IfOp::create(b, loc(), any, /*withElseRegion=*/false);
+      {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(first.thenBlock()->getTerminator());
+        IRMapping m;
+        Value row0 = rematAt(pf->load.getIndices()[0], op, lowerV, m);
+        Value col0 = rematAt(pf->load.getIndices()[1], op, lowerV, m);
+        emitAsyncTileCopy(pf->load, row0, col0, bound, idx(pf->offsets[0]));
+        NVVM::CpAsyncCommitGroupOp::create(b, loc());
+      }
+    }
+    auto loop = scf::ForOp::create(b, loc(), lowerV, upperV, idx(op.getStep()), inits);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
     Block &body = op.getBody().front();
     scalars.map(body.getArgument(0), loop.getInductionVar());
+    if (pf) {
+      pf->iv = loop.getInductionVar();
+      prefetch = pf;
+      asyncCopies = true;
+    }
+    auto clearPrefetch = llvm::make_scope_exit([&] { prefetch.reset(); });
     unsigned pos = 0;
     for (auto [i, t] : llvm::enumerate(initTiles)) {
       SmallVector<Value> regs;
@@ -1784,6 +1974,16 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
                            << target->chip->sharedMemBytes
                            << " (use a smaller block_n)";
         return signalPassFailure();
+      }
+      // With the double-buffered KV tile, registers should not cut occupancy
+      // below what shared memory allows: ask ptxas to fit that many programs
+      // per SM (nvvm.minctasm). It leaves room for 2 programs of 8 warps on
+      // sm_90, which 134 registers per thread would halve (measured: the
+      // hint costs 24 B of spills in the masked variant, nothing else).
+      if (target->nvidia && low.asyncCopies) {
+        int64_t programs = target->chip->sharedMemBytes / (low.smemBytes + 1024);
+        if (programs >= 2)
+          func->setAttr("nvvm.minctasm", b.getI32IntegerAttr(std::min<int64_t>(programs, 32)));
       }
       func->setAttr("mla.shared_bytes", b.getI64IntegerAttr(low.smemBytes));
       func->setAttr("mla.block_threads", b.getI64IntegerAttr(threads));

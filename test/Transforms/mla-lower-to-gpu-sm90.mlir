@@ -11,23 +11,42 @@
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // Shared memory, every row padded by 16 bytes (a 576- or 1152-byte row
 // would put one column of consecutive rows into one bank): Q 16 x (576 + 8)
-// bf16, the KV tile 64 x (576 + 16) fp8, P 16 x (64 + 8) bf16 and two
-// 4 x (16 + 4) f32 reduction arrays: 18688 + 37888 + 2304 + 640 = 59520.
-// CHECK-SAME: mla.shared_bytes = 59520
+// bf16, two KV tiles 64 x (576 + 16) fp8 (double-buffered: sm_90 copies
+// asynchronously), P 16 x (64 + 8) bf16 and two 4 x (16 + 4) f32 reduction
+// arrays: 18688 + 2 x 37888 + 2304 + 640 = 97408; two programs fit an SM,
+// and ptxas is told to keep registers within that (nvvm.minctasm).
+// CHECK-SAME: mla.shared_bytes = 97408
+// CHECK-SAME: nvvm.minctasm = 2
 // CHECK: gpu.dynamic_shared_memory
 // CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x584xi16, #gpu.address_space<workgroup>>
 // Q: 16 x 576 bf16 in 16-byte chunks (1152 of them), then evaluated once
 // (scaled, rounded) in place before the loop.
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x16x576xi16>, vector<8xi16>
 // CHECK: scf.for
-// The KV loop carries 64 accumulator registers (16 x 512 over 128 lanes)
-// and the row max and sum (2 rows per lane each).
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32,
-// KV tile: 64 x 576 fp8 = 2304 chunks of 16 bytes, rows past the end zeroed.
-// CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x592xi8, #gpu.address_space<workgroup>>
+// The two KV buffers, then the first tile's copies (2304 chunks of 16
+// bytes, 18 per thread; rows past the bound zero-filled by a copy size of
+// 0) before the loop, as one group.
+// CHECK: %[[BUF0:.*]] = memref.view %{{.*}}[%c18688{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x592xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[BUF1:.*]] = memref.view %{{.*}}[%c56576{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x592xi8, #gpu.address_space<workgroup>>
 // CHECK: scf.if
-// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x576xi8>, vector<16xi8>
-// CHECK: vector.broadcast %{{.*}} : i8 to vector<16xi8>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c18
+// CHECK: %[[SIZE:.*]] = arith.select %{{.*}}, %c16{{.*}}, %c0{{.*}} : i32
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg, %[[SIZE]] : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// CHECK: nvvm.cp.async.commit.group
+// The KV loop carries 64 accumulator registers (16 x 512 over 128 lanes)
+// and the row max and sum (2 rows per lane each). Each iteration starts the
+// next tile's copies into the other buffer, waits for all but that group,
+// and reads this tile's buffer.
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32,
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 1
+// CHECK: } else {
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK: gpu.barrier
+// CHECK: arith.select %{{.*}}, %[[BUF1]], %[[BUF0]] : memref<64x592xi8, #gpu.address_space<workgroup>>
 // S = Q.K^T: K = 576 in steps of 16; each warp owns 16 of the 64 columns,
 // two 8-column mma.sync per step.
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {

@@ -52,8 +52,12 @@ mla.decode @small {
 // spec's 8 warps the V loop's body is one K step of 16 tokens over the
 // warp's 8 O tiles, 2 pairs of tokens per tile = 16 conversions, after P's
 // rounding. 8 warps of 32 threads; the two row-reduction arrays grow to
-// 8 x (16 + 4) f32: 59520 + 640 = 60160 bytes.
-// QP16-REPORT: deepseek_r1_decode_fp8_qp16_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, 60160 B shared, 256 threads
+// 8 x (16 + 4) f32, the KV tile is double-buffered (asynchronous copies):
+// 59520 + 640 + 37888 = 98048 bytes, 2 programs per SM, registers held to
+// 128 for that (nvvm.minctasm; the masked variant spills a few bytes for
+// it, the mask-free one none).
+// QP16-REPORT: deepseek_r1_decode_fp8_qp16_stage1_masked: 128 registers, {{[0-9]+}} B spilled, {{[0-9]+}} B stack, 98048 B shared, 256 threads, 2 programs/SM
+// QP16-REPORT-NEXT: deepseek_r1_decode_fp8_qp16_stage1_mask_free: 128 registers, 0 B spilled, 0 B stack, 98048 B shared, 256 threads, 2 programs/SM
 // Q's A fragments (f16 in shared memory, rows 16-byte aligned) come with
 // one ldmatrix.x4 per K step (MatrixInstr::aByLdmatrix), P's as well.
 // QP16-LABEL: .entry deepseek_r1_decode_fp8_qp16_stage1_masked(
