@@ -1802,7 +1802,7 @@ struct Lowering {
       prefetch = pf;
       asyncCopies = true;
     }
-    auto clearPrefetch = llvm::make_scope_exit([&] { prefetch.reset(); });
+    llvm::scope_exit clearPrefetch([&] { prefetch.reset(); });
     unsigned pos = 0;
     for (auto [i, t] : llvm::enumerate(initTiles)) {
       SmallVector<Value> regs;
@@ -1856,7 +1856,7 @@ struct Lowering {
   LogicalResult lowerOp(Operation *op) {
     Operation *saved = diagOp;
     diagOp = op;
-    auto restore = llvm::make_scope_exit([&] { diagOp = saved; });
+    llvm::scope_exit restore([&] { diagOp = saved; });
     return llvm::TypeSwitch<Operation *, LogicalResult>(op)
         .Case([&](ProgramIdOp p) {
           static const gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
