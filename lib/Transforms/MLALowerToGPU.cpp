@@ -63,6 +63,13 @@ constexpr int64_t kRowPadBytes = 16;
 // Target hooks: the only target-specific instructions.
 //===----------------------------------------------------------------------===//
 
+/// The bits of scalar `x` as a vector of type `t` (same width).
+Value bitcastToVector(OpBuilder &b, Location loc, Value x, VectorType t) {
+  Value one = vector::FromElementsOp::create(b, loc, VectorType::get({1}, x.getType()),
+                                            ValueRange{x});
+  return vector::BitCastOp::create(b, loc, t, one);
+}
+
 struct GpuTarget {
   const ChipInfo *chip;
   const MatrixInstr *mma;
@@ -99,35 +106,26 @@ struct GpuTarget {
   /// most 8 elements per lane (what amdgpu.mfma takes); else the bf16 one,
   /// operands converted.
   const MatrixInstr *instrFor(Type lhs, Type rhs) const {
-    auto sameShape = [&](const MatrixInstr *mi) {
-      return mi->m == mma->m && mi->n == mma->n && mi->a.elemsPerLane() <= 8 &&
-             mi->b.elemsPerLane() <= 8 && mi->c.laneBases == mma->c.laneBases &&
-             mi->c.elemBases == mma->c.elemBases;
+    // The chip's deepest instruction with operands of type `want` and the
+    // bf16 instruction's shape and accumulator layout.
+    auto deepest = [&](MatrixElem want) -> const MatrixInstr * {
+      const MatrixInstr *best = nullptr;
+      for (const MatrixInstr *mi : chip->matrixInstrs())
+        if (mi->abType == want && mi->m == mma->m && mi->n == mma->n &&
+            mi->a.elemsPerLane() <= 8 && mi->b.elemsPerLane() <= 8 &&
+            mi->c.laneBases == mma->c.laneBases && mi->c.elemBases == mma->c.elemBases &&
+            (!best || mi->k > best->k))
+          best = mi;
+      return best ? best : mma;
     };
     // f16 Q / P against f16 or fp8 K / V (qp_type = f16): the chip's f16
     // instruction, fp8 converted to f16.
-    if (lhs.isF16() && (rhs.isF16() || isFp8(rhs))) {
-      const MatrixInstr *best = nullptr;
-      for (const MatrixInstr *mi : chip->matrixInstrs())
-        if (mi->abType == MatrixElem::F16 && sameShape(mi) && (!best || mi->k > best->k))
-          best = mi;
-      if (best)
-        return best;
-    }
-    if (lhs != rhs || !isFp8(lhs))
+    if (lhs.isF16() && (rhs.isF16() || isFp8(rhs)))
+      return deepest(MatrixElem::F16);
+    if (lhs != rhs || !isa<Float8E4M3FNType, Float8E4M3FNUZType>(lhs))
       return mma;
-    MatrixElem want = isa<Float8E4M3FNUZType>(lhs) ? MatrixElem::F8E4M3FNUZ
-                                                   : MatrixElem::F8E4M3FN;
-    if (!isa<Float8E4M3FNType, Float8E4M3FNUZType>(lhs))
-      return mma;
-    const MatrixInstr *best = nullptr;
-    for (const MatrixInstr *mi : chip->matrixInstrs()) {
-      if (mi->abType != want || !sameShape(mi))
-        continue;
-      if (!best || mi->k > best->k)
-        best = mi;
-    }
-    return best ? best : mma;
+    return deepest(isa<Float8E4M3FNUZType>(lhs) ? MatrixElem::F8E4M3FNUZ
+                                                : MatrixElem::F8E4M3FN);
   }
 
   /// Four bytes of the 8-byte concatenation lo:hi (lo = bytes 0-3, both
@@ -140,11 +138,8 @@ struct GpuTarget {
     Type i32 = b.getI32Type();
     if (nvidia) {
       auto v4 = VectorType::get({4}, b.getI8Type());
-      auto asBytes = [&](Value w) {
-        return vector::BitCastOp::create(
-            b, loc, v4, vector::FromElementsOp::create(b, loc, VectorType::get({1}, i32), ValueRange{w}));
-      };
-      Value v = vector::ShuffleOp::create(b, loc, asBytes(lo), asBytes(hi), sel);
+      Value v = vector::ShuffleOp::create(b, loc, bitcastToVector(b, loc, lo, v4),
+                                          bitcastToVector(b, loc, hi, v4), sel);
       Value w = vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), v);
       return vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0});
     }
@@ -442,7 +437,7 @@ struct Lowering {
   /// copies. The view's shape is the padded one; tiles index it in range.
   Value allocSmem(int64_t rows, int64_t cols, Type elt) {
     Type st = storageType(elt);
-    int64_t eltBytes = std::max<int64_t>(1, st.getIntOrFloatBitWidth() / 8);
+    int64_t eltBytes = storedBytes(elt);
     int64_t padded = cols + kRowPadBytes / eltBytes;
     int64_t bytes = rows * padded * eltBytes;
     int64_t offset = (smemBytes + 15) / 16 * 16;
@@ -547,11 +542,24 @@ struct Lowering {
     return storedToOperand(v, t.type.getElementType(), op);
   }
 
+  /// A pair of stored elements of type `elt` (vector<2 x storage>) as two
+  /// stored operands of type `op`: fp8 through the chip's pair conversion
+  /// where it has one, else element by element.
+  std::array<Value, 2> pairToOperand(Value pair, Type elt, Type op) {
+    if (isFp8(elt))
+      if (auto hw = target.fp8PairToOperand(b, loc(), pair, elt, op))
+        return {hw->first, hw->second};
+    auto one = [&](int64_t i) {
+      return storedToOperand(vector::ExtractOp::create(b, loc(), pair, ArrayRef<int64_t>{i}),
+                             elt, op);
+    };
+    return {one(0), one(1)};
+  }
+
   /// Bytes between consecutive rows of a stored tile's view.
   static int64_t rowStrideBytes(const Tile &t) {
     auto mt = cast<MemRefType>(t.view.getType());
-    return mt.getDimSize(1) *
-           std::max<int64_t>(1, mt.getElementType().getIntOrFloatBitWidth() / 8);
+    return mt.getDimSize(1) * storedBytes(mt.getElementType());
   }
 
   /// Elements (r, c) … (r, c + w - 1) of a stored tile as stored operands
@@ -562,27 +570,18 @@ struct Lowering {
   SmallVector<Value> readRun(const Tile &t, Value r, Value c, int64_t w, Type op) {
     Type elt = t.type.getElementType();
     Type st = storageType(elt);
-    int64_t bytes = st.getIntOrFloatBitWidth() / 8;
+    int64_t bytes = storedBytes(elt);
     Value run = vector::LoadOp::create(
         b, loc(), VectorType::get({w}, st), t.view,
         ValueRange{addc(r, t.rowOff), addc(c, t.colOff)}, /*nontemporal=*/false,
         llvm::MaybeAlign(w * bytes));
     SmallVector<Value> out;
     for (int64_t j = 0; j < w; j += 2) {
-      if (isFp8(elt)) {
-        Value pair = w == 2 ? run
-                            : vector::ShuffleOp::create(b, loc(), run, run,
-                                                        ArrayRef<int64_t>{j, j + 1})
-                                  .getResult();
-        if (auto hw = target.fp8PairToOperand(b, loc(), pair, elt, op)) {
-          out.push_back(hw->first);
-          out.push_back(hw->second);
-          continue;
-        }
-      }
-      for (int64_t e = j; e < j + 2; ++e)
-        out.push_back(storedToOperand(
-            vector::ExtractOp::create(b, loc(), run, ArrayRef<int64_t>{e}), elt, op));
+      Value pair = w == 2 ? run
+                          : vector::ShuffleOp::create(b, loc(), run, run,
+                                                      ArrayRef<int64_t>{j, j + 1})
+                                .getResult();
+      llvm::append_range(out, pairToOperand(pair, elt, op));
     }
     return out;
   }
@@ -597,8 +596,7 @@ struct Lowering {
   SmallVector<SmallVector<int64_t>> operandRuns(const Tile &t, const LaneLayout &layout,
                                                 bool transposed, ArrayRef<int64_t> widths) {
     int64_t n = layout.elemsPerLane();
-    int64_t bytes =
-        std::max<int64_t>(1, storageType(t.type.getElementType()).getIntOrFloatBitWidth() / 8);
+    int64_t bytes = storedBytes(t.type.getElementType());
     auto along = [&](Coord c) { return transposed ? c.row : c.col; };
     auto step = [&](Coord c, int64_t j) {
       return transposed ? Coord{c.row + j, c.col} : Coord{c.row, c.col + j};
@@ -673,7 +671,7 @@ struct Lowering {
                                     function_ref<std::pair<Value, Value>(Coord)> at) {
     Type elt = t.type.getElementType();
     Type st = storageType(elt);
-    int64_t bytes = std::max<int64_t>(1, st.getIntOrFloatBitWidth() / 8);
+    int64_t bytes = storedBytes(elt);
     SmallVector<int64_t> widths;
     for (int64_t w = std::min<int64_t>(8, 16 / bytes); w > 1; w /= 2)
       widths.push_back(w);
@@ -714,12 +712,10 @@ struct Lowering {
     auto perm = [&](Value x, Value y, std::array<int64_t, 4> sel) {
       return target.bytePerm(b, loc(), x, y, sel);
     };
-    // The i32 word `i` of an i32 as a vector<4 x T>.
+    // An i32 word as a vector of i8 or i16.
     auto split = [&](Value word, Type t) -> Value {
-      int64_t n = 32 / t.getIntOrFloatBitWidth();
-      return vector::BitCastOp::create(
-          b, loc(), VectorType::get({n}, t),
-          vector::FromElementsOp::create(b, loc(), VectorType::get({1}, b.getI32Type()), ValueRange{word}));
+      return bitcastToVector(b, loc(), word,
+                             VectorType::get({32 / t.getIntOrFloatBitWidth()}, t));
     };
     SmallVector<SmallVector<Value>> words(n); // words[e][c]: bytes 4c .. 4c + 3
     for (int64_t e = 0; e < n; ++e)
@@ -750,17 +746,11 @@ struct Lowering {
         }
         for (int64_t e = 0; e < n; e += 2) {
           Value half = extract(split(lo[e / 2][t / 2], b.getI16Type()), t % 2);
-          Value pair = vector::BitCastOp::create(
-              b, loc(), VectorType::get({2}, b.getI8Type()),
-              vector::FromElementsOp::create(b, loc(), VectorType::get({1}, b.getI16Type()), ValueRange{half}));
-          if (!raw)
-            if (auto hw = target.fp8PairToOperand(b, loc(), pair, elt, op)) {
-              dst.push_back(hw->first);
-              dst.push_back(hw->second);
-              continue;
-            }
-          for (int64_t i = 0; i < 2; ++i)
-            dst.push_back(raw ? extract(pair, i) : storedToOperand(extract(pair, i), elt, op));
+          Value pair = bitcastToVector(b, loc(), half, VectorType::get({2}, b.getI8Type()));
+          if (raw)
+            dst.append({extract(pair, 0), extract(pair, 1)});
+          else
+            llvm::append_range(dst, pairToOperand(pair, elt, op));
         }
       }
     }
@@ -794,9 +784,9 @@ struct Lowering {
   /// tile j sits at `at(coord of e)` + (0, j), so each element is one
   /// w-element load per w tiles (w up to 16 bytes). Returns per tile the
   /// elements as stored (`raw`) or as stored operands of type `op`, fp8
-  /// pairs of consecutive elements through the chip's pair conversion; empty when
-  /// the tile is not in shared memory or the loads would be misaligned
-  /// (the caller then reads tile by tile).
+  /// pairs of consecutive elements through the chip's pair conversion;
+  /// empty when the tile is not in shared memory or the loads would be
+  /// misaligned (the caller then reads tile by tile).
   SmallVector<SmallVector<Value>>
   readAcrossTiles(const Tile &t, const LaneLayout &layout, int64_t tiles, bool raw, Type op,
                   function_ref<std::pair<Value, Value>(Coord)> at) {
@@ -804,7 +794,7 @@ struct Lowering {
       return {};
     Type elt = t.type.getElementType();
     Type st = storageType(elt);
-    int64_t bytes = std::max<int64_t>(1, st.getIntOrFloatBitWidth() / 8);
+    int64_t bytes = storedBytes(elt);
     int64_t w = 1;
     while (tiles % (2 * w) == 0 && 2 * w * bytes <= 16 && t.colOff % (2 * w) == 0 &&
            rowStrideBytes(t) % (2 * w * bytes) == 0)
@@ -834,19 +824,14 @@ struct Lowering {
       for (int64_t e = 0; e < n; ++e) {
         if (raw || elt == op) {
           out[j].push_back(stored[e][j]);
-          continue;
-        }
-        if (isFp8(elt) && e + 1 < n) {
+        } else if (isFp8(elt) && e + 1 < n) {
           Value pair = vector::FromElementsOp::create(
               b, loc(), VectorType::get({2}, st), ValueRange{stored[e][j], stored[e + 1][j]});
-          if (auto hw = target.fp8PairToOperand(b, loc(), pair, elt, op)) {
-            out[j].push_back(hw->first);
-            out[j].push_back(hw->second);
-            ++e;
-            continue;
-          }
+          llvm::append_range(out[j], pairToOperand(pair, elt, op));
+          ++e;
+        } else {
+          out[j].push_back(storedToOperand(stored[e][j], elt, op));
         }
-        out[j].push_back(storedToOperand(stored[e][j], elt, op));
       }
     }
     return out;
@@ -1051,6 +1036,14 @@ struct Lowering {
     return success();
   }
 
+  /// Row and column (in elements) of 16-byte chunk `chunk` (of `vec`
+  /// elements) of a tile with `cols` columns: chunks run row by row.
+  std::pair<Value, Value> chunkCoord(Value chunk, int64_t vec, int64_t cols) {
+    Value e = mul(chunk, vec);
+    return {arith::DivUIOp::create(b, loc(), e, idx(cols)),
+            arith::RemUIOp::create(b, loc(), e, idx(cols))};
+  }
+
   LogicalResult lowerLoad(LoadOp op) {
     if (prefetch && prefetch->load == op)
       return lowerPrefetchedLoad(op);
@@ -1075,7 +1068,7 @@ struct Lowering {
     // here), else element by element. A chunk never straddles two rows, so
     // the row mask applies per chunk.
     Type st = storageType(elt);
-    int64_t eltBytes = std::max<int64_t>(1, st.getIntOrFloatBitWidth() / 8);
+    int64_t eltBytes = storedBytes(st);
     int64_t vec = (cols * eltBytes) % 16 == 0 ? 16 / eltBytes : 1;
     int64_t chunks = rows * cols / vec;
     auto vecT = VectorType::get({vec}, st);
@@ -1089,9 +1082,7 @@ struct Lowering {
       b.setInsertionPointToStart(loop.getBody());
       Value chunk = even ? add(tid, mul(loop.getInductionVar(), threads))
                          : loop.getInductionVar();
-      Value e = mul(chunk, vec);
-      Value r = arith::DivUIOp::create(b, loc(), e, idx(cols));
-      Value c = arith::RemUIOp::create(b, loc(), e, idx(cols));
+      auto [r, c] = chunkCoord(chunk, vec, cols);
       SmallVector<Value> at = base;
       at[rowDim] = add(base[rowDim], r);
       at[rowDim + 1] = add(base[rowDim + 1], c);
@@ -1158,7 +1149,7 @@ struct Lowering {
     if (src.getRank() != 2 || !src.getLayout().isIdentity() || src.isDynamicDim(1) ||
         t.getRank() != 2)
       return false;
-    int64_t eltBytes = std::max<int64_t>(1, storageType(t.getElementType()).getIntOrFloatBitWidth() / 8);
+    int64_t eltBytes = storedBytes(t.getElementType());
     int64_t rowBytes = t.getDimSize(1) * eltBytes;
     if (rowBytes % 16 || (t.getDimSize(0) * rowBytes / 16) % threads)
       return false;
@@ -1173,8 +1164,10 @@ struct Lowering {
       if (v == loop.getBody().getArgument(0))
         return true;
       Operation *def = v.getDefiningOp();
-      if (!def || !loop->isProperAncestor(def))
-        return !isa<BlockArgument>(v) || !loop->isProperAncestor(v.getParentBlock()->getParentOp());
+      if (!def)
+        return !loop->isAncestor(v.getParentBlock()->getParentOp());
+      if (!loop->isProperAncestor(def))
+        return true;
       return def->getDialect() == b.getContext()->getLoadedDialect<arith::ArithDialect>() &&
              def->getNumRegions() == 0 && llvm::all_of(def->getOperands(), ok);
     };
@@ -1191,7 +1184,7 @@ struct Lowering {
     auto src = cast<MemRefType>(op.getSource().getType());
     int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
     Type st = storageType(t.getElementType());
-    int64_t eltBytes = std::max<int64_t>(1, st.getIntOrFloatBitWidth() / 8);
+    int64_t eltBytes = storedBytes(st);
     int64_t vec = 16 / eltBytes;
     int64_t padded = cols + kRowPadBytes / eltBytes;
     int64_t chunks = rows * cols / vec;
@@ -1210,9 +1203,7 @@ struct Lowering {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(rounds.getBody());
     {
-      Value e = mul(add(tid, mul(rounds.getInductionVar(), threads)), vec);
-      Value r = arith::DivUIOp::create(b, loc(), e, idx(cols));
-      Value col = arith::RemUIOp::create(b, loc(), e, idx(cols));
+      auto [r, col] = chunkCoord(add(tid, mul(rounds.getInductionVar(), threads)), vec, cols);
       Value row = add(row0, r);
       Value srcRow = row;
       Value size;
@@ -1636,7 +1627,10 @@ struct Lowering {
     size_t lead = base.size() - rank;
     Value bound = op.getBound() ? scalars.lookup(op.getBound()) : Value();
 
-    auto emit = [&](ArrayRef<Value> coord, Value v, Value pred) {
+    // Stores `vals` (f32, rounded to the destination type) at `coord`
+    // and the columns after it: one element, or one vector of them
+    // (aligned by the caller).
+    auto emit = [&](ArrayRef<Value> coord, ArrayRef<Value> vals, Value pred) {
       SmallVector<Value> at = base;
       for (int64_t d = 0; d < rank; ++d)
         at[lead + d] = add(base[lead + d], coord[d]);
@@ -1644,13 +1638,26 @@ struct Lowering {
         Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, at[lead], bound);
         pred = pred ? arith::AndIOp::create(b, loc(), pred, in).getResult() : in;
       }
-      Value stored = fromF32(b, loc(), v, dstElt);
+      SmallVector<Value> stored;
+      for (Value v : vals)
+        stored.push_back(fromF32(b, loc(), v, dstElt));
+      auto store = [&](OpBuilder &nb, Location l) {
+        if (stored.size() == 1) {
+          memref::StoreOp::create(nb, l, stored[0], dst, at);
+          return;
+        }
+        int64_t w = stored.size();
+        Value vec = vector::FromElementsOp::create(
+            nb, l, VectorType::get({w}, storageType(dstElt)), stored);
+        vector::StoreOp::create(nb, l, vec, dst, at, /*nontemporal=*/false,
+                                llvm::MaybeAlign(w * storedBytes(dstElt)));
+      };
       if (!pred) {
-        memref::StoreOp::create(b, loc(), stored, dst, at);
+        store(b, loc());
         return;
       }
       scf::IfOp::create(b, loc(), pred, [&](OpBuilder &nb, Location l) {
-        memref::StoreOp::create(nb, l, stored, dst, at);
+        store(nb, l);
         scf::YieldOp::create(nb, l);
       });
     };
@@ -1665,7 +1672,7 @@ struct Lowering {
       // them w at a time (up to 16 bytes) where the destination row and the
       // column base allow it, so a warp writes whole sectors.
       auto dstT = cast<MemRefType>(op.getDest().getType());
-      int64_t bytes = std::max<int64_t>(1, storageType(dstElt).getIntOrFloatBitWidth() / 8);
+      int64_t bytes = storedBytes(dstElt);
       std::optional<int64_t> colBase = getConstantIntValue(op.getIndices()[lead + 1]);
       int64_t w = 1;
       while (l->tiles % (2 * w) == 0 && 2 * w * bytes <= 16 && colBase &&
@@ -1674,36 +1681,13 @@ struct Lowering {
              dstT.getLayout().isIdentity())
         w *= 2;
       for (int64_t r = 0; r < l->size(); ++r) {
-        int64_t j = r / l->elems;
-        if (w == 1) {
-          auto [row, col] = accCoord(*l, r);
-          emit({row, col}, t->regs[r], Value());
-          continue;
-        }
-        if (j % w)
+        if ((r / l->elems) % w)
           continue;
         auto [row, col] = accCoord(*l, r);
         SmallVector<Value> vals;
         for (int64_t jj = 0; jj < w; ++jj)
-          vals.push_back(fromF32(b, loc(), t->regs[r + jj * l->elems], dstElt));
-        Value vec = vector::FromElementsOp::create(
-            b, loc(), VectorType::get({w}, storageType(dstElt)), vals);
-        SmallVector<Value> at = base;
-        at[lead] = add(base[lead], row);
-        at[lead + 1] = add(base[lead + 1], col);
-        auto store = [&](OpBuilder &nb, Location lc) {
-          vector::StoreOp::create(nb, lc, vec, dst, at, /*nontemporal=*/false,
-                                  llvm::MaybeAlign(w * bytes));
-        };
-        if (!bound) {
-          store(b, loc());
-          continue;
-        }
-        Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, at[lead], bound);
-        scf::IfOp::create(b, loc(), in, [&](OpBuilder &nb, Location lc) {
-          store(nb, lc);
-          scf::YieldOp::create(nb, lc);
-        });
+          vals.push_back(t->regs[r + jj * l->elems]);
+        emit({row, col}, vals, Value());
       }
       return success();
     }

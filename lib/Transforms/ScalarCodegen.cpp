@@ -4,6 +4,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <limits>
@@ -21,6 +22,10 @@ Type mlir::mla::storageType(Type t) {
   if (isFp8(t))
     return IntegerType::get(t.getContext(), 8);
   return t;
+}
+
+int64_t mlir::mla::storedBytes(Type t) {
+  return std::max<int64_t>(1, storageType(t).getIntOrFloatBitWidth() / 8);
 }
 
 Value mlir::mla::cstIndex(OpBuilder &b, Location loc, int64_t v) {

@@ -15,21 +15,24 @@ namespace mlir::mla {
 /// True for the 8-bit float types.
 bool isFp8(Type t);
 
-/// How an element of type `t` is held in memory by the lowerings: bf16 as
-/// i16, 8-bit floats as i8, everything else as itself. Narrow floats never
-/// reach LLVM as float types.
+/// How an element of type `t` is held in memory by the lowerings: bf16 and
+/// f16 as i16, 8-bit floats as i8, everything else as itself. Narrow floats
+/// never reach LLVM memory as float types.
 Type storageType(Type t);
+
+/// Bytes one stored element of type `t` takes (at least 1).
+int64_t storedBytes(Type t);
 
 Value cstIndex(OpBuilder &b, Location loc, int64_t v);
 Value cstF32(OpBuilder &b, Location loc, float v);
 Value cstI32(OpBuilder &b, Location loc, int64_t v);
 
 /// Widens a stored element of float type `t` to f32 exactly (fp8: integer
-/// decode of E4M3FN / E4M3FNUZ, bf16: shift).
+/// decode of E4M3FN / E4M3FNUZ, bf16: shift, f16: extf).
 Value toF32(OpBuilder &b, Location loc, Value stored, Type t);
 
-/// Rounds an f32 to float type `t` (nearest even; only f32 and bf16) and
-/// returns its stored form.
+/// Rounds an f32 to float type `t` (nearest even; f32, bf16, f16, e4m3 FN /
+/// FNUZ saturating) and returns its stored form.
 Value fromF32(OpBuilder &b, Location loc, Value v, Type t);
 
 /// The stored zero of float type `t`.
