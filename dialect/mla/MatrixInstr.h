@@ -17,6 +17,8 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 namespace mlir::mla {
 
@@ -57,6 +59,32 @@ struct MatrixInstr {
   /// Operand packing: element i sits in 32-bit register i * bits / 32 at
   /// bit (i * bits) % 32 (little endian), for every instruction here.
 };
+
+/// The A and B layouts of `steps` consecutive K steps of one instruction
+/// (D = C + sum over steps j of A_j B_j), with the contraction index
+/// permuted so that each lane's elements of all the steps lie next to each
+/// other along K. The permutation is the same for A and B (it depends only
+/// on which K bit an element or lane bit carries), so the sum is the plain
+/// product of the (m, steps * k) and (steps * k, n) operands. Element
+/// j * elemsPerLane + i of a grouped layout is element i of step j.
+///
+/// mma.sync m16n8k16 over 4 steps: lane t = l mod 4 holds B's K 16t ..
+/// 16t + 15, one 16-byte row segment of an fp8 K^T tile instead of eight
+/// 2-byte pieces; 16x16x32 MFMA over 2 steps: lane l holds K 16 (l / 16)
+/// .. + 15.
+struct GroupedOperands {
+  int64_t steps = 1;
+  int64_t m = 0, n = 0, k = 0; ///< k = steps * the instruction's K
+  /// Elements of one lane adjacent along K (per operand row / column).
+  int64_t kRun = 0;
+  std::vector<Coord> aLane, aElem, bLane, bElem;
+
+  LaneLayout a() const { return {aLane, aElem, m, k}; }
+  LaneLayout b() const { return {bLane, bElem, k, n}; }
+};
+/// std::nullopt unless `steps` is a power of two and A and B carry K on the
+/// same element and lane bits, each basis along K or across it.
+std::optional<GroupedOperands> groupKSteps(const MatrixInstr &mi, int64_t steps);
 
 /// Every instruction the compiler knows, in a stable order.
 llvm::ArrayRef<const MatrixInstr *> knownMatrixInstrs();

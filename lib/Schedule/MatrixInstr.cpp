@@ -8,6 +8,9 @@
 //===----------------------------------------------------------------------===//
 #include "mla/MatrixInstr.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
 using namespace mlir::mla;
 
 unsigned mlir::mla::bitWidth(MatrixElem e) {
@@ -131,4 +134,73 @@ const MatrixInstr *mlir::mla::lookupMatrixInstr(llvm::StringRef name) {
     if (mi->name == name)
       return mi;
   return nullptr;
+}
+
+std::optional<GroupedOperands> mlir::mla::groupKSteps(const MatrixInstr &mi, int64_t steps) {
+  if (steps < 1 || !llvm::isPowerOf2_64(steps))
+    return std::nullopt;
+  // K weights of an operand's element and lane bits (A: columns, B: rows);
+  // every basis must lie along K or across it.
+  auto kWeights = [](llvm::ArrayRef<Coord> bases, bool kIsCol,
+                     std::vector<int64_t> &out) {
+    for (Coord c : bases) {
+      int64_t along = kIsCol ? c.col : c.row, across = kIsCol ? c.row : c.col;
+      if (along && across)
+        return false;
+      if (along)
+        out.push_back(along);
+    }
+    llvm::sort(out);
+    return true;
+  };
+  std::vector<int64_t> aElem, aLane, bElem, bLane;
+  if (!kWeights(mi.a.elemBases, true, aElem) || !kWeights(mi.a.laneBases, true, aLane) ||
+      !kWeights(mi.b.elemBases, false, bElem) || !kWeights(mi.b.laneBases, false, bLane) ||
+      aElem != bElem || aLane != bLane)
+    return std::nullopt;
+  // The K bits must be distinct powers of two covering 0 .. k - 1.
+  int64_t covered = 0;
+  for (int64_t w : llvm::concat<int64_t>(aElem, aLane)) {
+    if (!llvm::isPowerOf2_64(w) || (covered & w))
+      return std::nullopt;
+    covered |= w;
+  }
+  if (covered != mi.k - 1)
+    return std::nullopt;
+  // New K weights: element bits first (runs of kRun / steps), then the step
+  // bits, then lane bits (which lane holds which run).
+  int64_t run = int64_t(1) << aElem.size();
+  auto remap = [&](int64_t w) -> int64_t {
+    for (auto [i, e] : llvm::enumerate(aElem))
+      if (e == w)
+        return int64_t(1) << i;
+    for (auto [i, e] : llvm::enumerate(aLane))
+      if (e == w)
+        return run * steps << i;
+    return 0;
+  };
+  auto mapBases = [&](llvm::ArrayRef<Coord> bases, bool kIsCol) {
+    std::vector<Coord> out;
+    for (Coord c : bases) {
+      int64_t &along = kIsCol ? c.col : c.row;
+      along = remap(along);
+      out.push_back(c);
+    }
+    return out;
+  };
+  GroupedOperands g;
+  g.steps = steps;
+  g.m = mi.m;
+  g.n = mi.n;
+  g.k = mi.k * steps;
+  g.kRun = run * steps;
+  g.aLane = mapBases(mi.a.laneBases, true);
+  g.aElem = mapBases(mi.a.elemBases, true);
+  g.bLane = mapBases(mi.b.laneBases, false);
+  g.bElem = mapBases(mi.b.elemBases, false);
+  for (int64_t s = 1; s < steps; s *= 2) {
+    g.aElem.push_back({0, run * s});
+    g.bElem.push_back({run * s, 0});
+  }
+  return g;
 }

@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -248,6 +249,83 @@ TEST_P(Descriptors, CpuModelEqualsMatrixProduct) {
     EXPECT_EQ(roundTrip(mi, mi.a, mi.b, nullptr, seed), 0.0) << "seed " << seed;
 }
 
+// Grouped K steps (groupKSteps): the grouped layouts hold every element of
+// the (m, steps * k) and (steps * k, n) operands once; feeding step j the
+// grouped elements j * E .. j * E + E - 1 through the hardware model and
+// summing over the steps gives the plain product (A and B permuted alike);
+// each lane's B elements are runs of kRun adjacent along K.
+TEST_P(Descriptors, GroupedKStepsKeepTheProduct) {
+  const MatrixInstr &mi = *GetParam();
+  HardwareModel hw = modelOf(mi);
+  for (int64_t steps : {1, 2, 4, 8}) {
+    SCOPED_TRACE("steps " + std::to_string(steps));
+    std::optional<GroupedOperands> g = groupKSteps(mi, steps);
+    ASSERT_TRUE(g.has_value());
+    LaneLayout ga = g->a(), gb = g->b();
+    ASSERT_EQ(ga.elemsPerLane(), steps * mi.a.elemsPerLane());
+    ASSERT_EQ(gb.elemsPerLane(), steps * mi.b.elemsPerLane());
+    for (const LaneLayout *l : {&ga, &gb}) {
+      std::set<std::pair<int64_t, int64_t>> seen;
+      for (int64_t lane = 0; lane < l->lanes(); ++lane)
+        for (int64_t i = 0; i < l->elemsPerLane(); ++i) {
+          Coord c = l->map(lane, i);
+          ASSERT_TRUE(c.row >= 0 && c.row < l->rows && c.col >= 0 && c.col < l->cols);
+          EXPECT_TRUE(seen.insert({c.row, c.col}).second);
+        }
+      EXPECT_EQ(static_cast<int64_t>(seen.size()), l->rows * l->cols);
+    }
+    for (int64_t lane = 0; lane < gb.lanes(); ++lane) {
+      std::set<int64_t> ks;
+      for (int64_t i = 0; i < gb.elemsPerLane(); ++i)
+        ks.insert(gb.map(lane, i).row);
+      for (int64_t k0 : ks) {
+        if (k0 % g->kRun != 0)
+          continue;
+        for (int64_t d = 0; d < g->kRun; ++d) {
+          EXPECT_TRUE(ks.count(k0 + d)) << "lane " << lane << " k " << k0 + d;
+        }
+      }
+      EXPECT_EQ(static_cast<int64_t>(ks.size()) % g->kRun, 0);
+    }
+    std::mt19937 rng(steps);
+    Matrix a = randomMatrix(mi.m, g->k, rng), b = randomMatrix(g->k, mi.n, rng);
+    Matrix c = randomMatrix(mi.m, mi.n, rng), d = c;
+    int64_t ea = mi.a.elemsPerLane(), eb = mi.b.elemsPerLane();
+    for (int64_t j = 0; j < steps; ++j) {
+      Matrix aj(mi.m, std::vector<double>(mi.k, NAN)), bj(mi.k, std::vector<double>(mi.n, NAN));
+      for (int64_t lane = 0; lane < mi.waveSize; ++lane) {
+        for (int64_t i = 0; i < ea; ++i) {
+          Coord hc = hw.a(lane, i), src = ga.map(lane, j * ea + i);
+          aj[hc.row][hc.col] = a[src.row][src.col];
+        }
+        for (int64_t i = 0; i < eb; ++i) {
+          Coord hc = hw.b(lane, i), src = gb.map(lane, j * eb + i);
+          bj[hc.row][hc.col] = b[src.row][src.col];
+        }
+      }
+      d = execute(aj, bj, d, nullptr);
+    }
+    Matrix expected = execute(a, b, c, nullptr);
+    for (int64_t r = 0; r < mi.m; ++r)
+      for (int64_t col = 0; col < mi.n; ++col)
+        EXPECT_EQ(d[r][col], expected[r][col]) << "(" << r << ", " << col << ")";
+  }
+  EXPECT_FALSE(groupKSteps(mi, 3).has_value());
+}
+
+TEST(Descriptors, GroupedKStepsOfMmaSyncAreSixteenBytes) {
+  // The case the sm_90 lowering uses: 4 steps of m16n8k16, lane t = l % 4
+  // holds K 16t .. 16t + 15 of B column l / 4 (one 16-byte fp8 load).
+  const MatrixInstr *mi = lookupMatrixInstr("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
+  ASSERT_NE(mi, nullptr);
+  auto g = groupKSteps(*mi, 4);
+  ASSERT_TRUE(g.has_value());
+  EXPECT_EQ(g->kRun, 16);
+  for (int64_t lane = 0; lane < 32; ++lane)
+    for (int64_t i = 0; i < 16; ++i)
+      EXPECT_EQ(g->b().map(lane, i), (Coord{16 * (lane % 4) + i, lane / 4}));
+}
+
 INSTANTIATE_TEST_SUITE_P(AllInstrs, Descriptors,
                          ::testing::ValuesIn(knownMatrixInstrs().begin(),
                                              knownMatrixInstrs().end()),
@@ -358,11 +436,13 @@ TEST(Descriptors, ChipsListTheirInstructions) {
   }
   // The fp8 operand type of each chip's fp8 MFMA is the chip's flavour.
   for (llvm::StringRef chip : {"gfx950", "gfx942"})
-    for (const MatrixInstr *mi : lookupChip(chip)->matrixInstrs())
-      if (bitWidth(mi->abType) == 8)
-        EXPECT_EQ(mi->abType, lookupChip(chip)->fp8 == Fp8Flavor::E4M3FN
+    for (const MatrixInstr *mi : lookupChip(chip)->matrixInstrs()) {
+      if (bitWidth(mi->abType) != 8)
+        continue;
+      EXPECT_EQ(mi->abType, lookupChip(chip)->fp8 == Fp8Flavor::E4M3FN
                                   ? MatrixElem::F8E4M3FN
                                   : MatrixElem::F8E4M3FNUZ);
+    }
 }
 
 } // namespace
