@@ -53,6 +53,11 @@ struct ChipInfo {
   /// waited for by group (sm_90: cp.async): the KV loop's tile copy is then
   /// double-buffered, the next tile in flight while this one is computed.
   bool asyncTileCopy = false;
+  /// A kernel may be started while the kernel before it in the stream
+  /// finishes (sm_90: programmatic dependent launch, `griddepcontrol`): the
+  /// split-K combine then waits for stage 1 in-kernel instead of behind a
+  /// launch boundary, and stage 1 signals once its KV loop is done.
+  bool dependentLaunch = false;
 
   /// The descriptors of `matrixInstrNames`.
   std::vector<const MatrixInstr *> matrixInstrs() const;

@@ -640,15 +640,16 @@ struct Lowering {
 
   /// The lane's operand elements of one matrix instruction as stored
   /// operands of type `op` (bf16 or f16): element i at `at(i)` (row,
-  /// column) of `t`, runs of 4 or 2 contiguous stored elements read with
-  /// one load.
+  /// column) of `t`, runs of up to 16 bytes of contiguous stored elements
+  /// read with one load.
   SmallVector<Value> readOperand(const Tile &t, const LaneLayout &layout,
                                  bool transposed, Type op,
                                  function_ref<std::pair<Value, Value>(Coord)> at) {
     Type elt = t.type.getElementType();
     SmallVector<int64_t> widths;
     if (elt.isBF16() || elt.isF16() || isFp8(elt))
-      widths = {4, 2};
+      for (int64_t w = 16 / storedBytes(elt); w > 1; w /= 2)
+        widths.push_back(w);
     SmallVector<Value> out(layout.elemsPerLane());
     for (const SmallVector<int64_t> &run : operandRuns(t, layout, transposed, widths)) {
       auto [row, col] = at(layout.map(0, run.front()));
@@ -664,7 +665,7 @@ struct Lowering {
 
   /// The lane's operand elements of one matrix instruction as stored
   /// values (no conversion), for instructions that read the tile's own
-  /// element type; runs of up to 8 (16 bytes) contiguous stored elements
+  /// element type; runs of up to 16 bytes of contiguous stored elements
   /// read with one load.
   SmallVector<Value> readOperandRaw(const Tile &t, const LaneLayout &layout,
                                     bool transposed,
@@ -673,7 +674,7 @@ struct Lowering {
     Type st = storageType(elt);
     int64_t bytes = storedBytes(elt);
     SmallVector<int64_t> widths;
-    for (int64_t w = std::min<int64_t>(8, 16 / bytes); w > 1; w /= 2)
+    for (int64_t w = 16 / bytes; w > 1; w /= 2)
       widths.push_back(w);
     SmallVector<Value> out(layout.elemsPerLane());
     for (const SmallVector<int64_t> &run : operandRuns(t, layout, transposed, widths)) {
@@ -1389,16 +1390,60 @@ struct Lowering {
       return raw ? readOperandRaw(t, layout, transposed, at)
                  : readOperand(t, layout, transposed, operandElt, at);
     };
+    // Where both operands run along K in shared memory (A rows, B stored
+    // transposed: S = Q K^T), consecutive K steps are grouped with K
+    // permuted alike in A and B (groupKSteps): a lane's B elements of all
+    // the steps are one 16-byte load (m16n8k16 fp8 K: 4 steps in one load
+    // instead of eight 2-byte loads; 16x16x32 MFMA: 2 steps per load).
+    std::optional<GroupedOperands> grouped;
+    if (trans && (*lhs)->kind == Kind::Smem && (*rhs)->kind == Kind::Smem) {
+      int64_t bBytes = storedBytes((*rhs)->type.getElementType());
+      for (int64_t steps = 8; steps > 1 && !grouped; steps /= 2) {
+        auto g = groupKSteps(*mi, steps);
+        if (g && g->kRun * bBytes <= 16 && k % g->k == 0)
+          grouped = std::move(g);
+      }
+    }
     // A through ldmatrix.x4 where the instruction allows it and A is
     // stored as the operand type, rows 16-byte aligned.
     bool aByLdmatrix = false;
-    if (mi->aByLdmatrix && !raw) {
+    if (mi->aByLdmatrix && !raw && !grouped) {
       const Tile &t = **lhs;
       aByLdmatrix = t.kind == Kind::Smem && t.type.getElementType() == operandElt &&
                     rowStrideBytes(t) % 16 == 0 && t.colOff % 8 == 0;
     }
-    auto loop = scf::ForOp::create(b, loc(), idx(0), idx(k), idx(mi->k), init);
-    {
+    int64_t kStep = grouped ? grouped->k : mi->k;
+    auto loop = scf::ForOp::create(b, loc(), idx(0), idx(k), idx(kStep), init);
+    if (grouped) {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value kk = loop.getInductionVar();
+      LaneLayout ga = grouped->a(), gb = grouped->b();
+      Value aRowG = laneOffset(lane, ga.laneBases, true);
+      Value aColG = laneOffset(lane, ga.laneBases, false);
+      Value bRowG = laneOffset(lane, gb.laneBases, true);
+      Value bColG = laneOffset(lane, gb.laneBases, false);
+      SmallVector<Value> a = read(**lhs, ga, /*transposed=*/false, [&](Coord c) {
+        return std::pair(addc(aRowG, c.row), add(kk, addc(aColG, c.col)));
+      });
+      SmallVector<SmallVector<Value>> bs;
+      for (int64_t j = 0; j < l->tiles; ++j)
+        bs.push_back(read(**rhs, gb, /*transposed=*/true, [&](Coord c) {
+          return std::pair(tileColumn(*l, addc(bColG, c.col), j),
+                           add(kk, addc(bRowG, c.row)));
+        }));
+      SmallVector<Value> acc(loop.getRegionIterArgs());
+      int64_t ea = mi->a.elemsPerLane(), eb = mi->b.elemsPerLane();
+      for (int64_t s = 0; s < grouped->steps; ++s)
+        for (int64_t j = 0; j < l->tiles; ++j) {
+          auto d = target.matrixOp(b, loc(), mi, operandElt,
+                                   ArrayRef<Value>(a).slice(s * ea, ea),
+                                   ArrayRef<Value>(bs[j]).slice(s * eb, eb),
+                                   ArrayRef<Value>(acc).slice(j * l->elems, l->elems));
+          llvm::copy(d, acc.begin() + j * l->elems);
+        }
+      scf::YieldOp::create(b, loc(), acc);
+    } else {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(loop.getBody());
       Value kk = loop.getInductionVar();
@@ -1868,7 +1913,19 @@ struct Lowering {
         .Case([&](OnlineSoftmaxOp o) { return lowerOnlineSoftmax(o); })
         .Case([&](SoftmaxFinalizeOp o) { return lowerFinalize(o); })
         .Case([&](SplitKReduceOp o) { return lowerSplitKReduce(o); })
-        .Case([&](KvLoopOp o) { return lowerKvLoop(o); })
+        .Case([&](KvLoopOp o) {
+          if (failed(lowerKvLoop(o)))
+            return failure();
+          // Kernels launched as this one's dependents (the split-K
+          // combine) may be scheduled once every program is past its KV
+          // loop: their launch overlaps this kernel's tail. They still wait
+          // for all of its stores (griddepcontrol.wait), so this placement
+          // is about timing only.
+          if (target.chip->dependentLaunch)
+            NVVM::GriddepcontrolOp::create(b, loc(),
+                                           NVVM::GridDepActionKind::launch_dependents);
+          return success();
+        })
         .Case([&](scf::IfOp o) { return lowerIf(o); })
         .Default([&](Operation *other) -> LogicalResult {
           if (other->getDialect() == b.getContext()->getLoadedDialect<MLADialect>() ||
@@ -1947,6 +2004,17 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
       for (auto [from, to] : llvm::zip(kernel.getBody().getArguments(),
                                        func.getArguments()))
         low.scalars.map(from, to);
+      // A kernel that combines another kernel's partial results may be
+      // launched before that kernel ends (programmatic dependent launch):
+      // it then waits, before any memory access, until the previous
+      // kernel's stores are visible. Launched normally, the wait returns
+      // at once.
+      bool dependent = target->chip->dependentLaunch &&
+                       !kernel.getBody().getOps<SplitKReduceOp>().empty();
+      if (dependent) {
+        NVVM::GriddepcontrolOp::create(b, kernel.getLoc(), NVVM::GridDepActionKind::wait);
+        func->setAttr("mla.dependent_launch", b.getUnitAttr());
+      }
       for (Operation &op : kernel.getBody().front().without_terminator())
         if (failed(low.lowerOp(&op)))
           return signalPassFailure();

@@ -4,6 +4,8 @@
 // RUN: FileCheck %s --check-prefix=JSON < %t/small.json
 // RUN: test -s %t/small.cubin && test -s %t/small.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t/small.ptx
+// RUN: FileCheck %s --check-prefix=PDL < %t/small.ptx
+// RUN: FileCheck %s --check-prefix=JSON-PDL < %t/small.json
 // RUN: not mla-compile %s --chip=host -o %t 2>&1 | FileCheck %s --check-prefix=HOST
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16.mlir --chip=sm_90 -o %t/qp16 | FileCheck %s --check-prefix=QP16-REPORT
 // RUN: FileCheck %s --check-prefix=QP16 < %t/qp16/deepseek_r1_decode_fp8_qp16.ptx
@@ -43,6 +45,27 @@ mla.decode @small {
 // PTX-LABEL: .entry small_stage2(
 // PTX-NOT: cvt.rn.f16x2.e4m3x2
 
+// Programmatic dependent launch (ChipInfo::dependentLaunch): stage 1 lets
+// its dependents start once a program is past its KV loop; stage 2 waits
+// for stage 1's stores before its first memory access, and says so in the
+// manifest.
+// PDL-LABEL: .entry small_stage1_masked(
+// PDL: griddepcontrol.launch_dependents;
+// PDL-NOT: griddepcontrol.wait
+// PDL-LABEL: .entry small_stage1_mask_free(
+// PDL: griddepcontrol.launch_dependents;
+// PDL-NOT: griddepcontrol.wait
+// PDL-LABEL: .entry small_stage2(
+// PDL-NOT: {{ld.global|st.global}}
+// PDL: griddepcontrol.wait;
+// PDL-NOT: griddepcontrol.launch_dependents
+// PDL: ld.global
+// JSON-PDL-NOT: "dependent_launch"
+// JSON-PDL: "name": "small_stage1_mask_free"
+// JSON-PDL: "dependent_launch": true
+// JSON-PDL-NOT: "name": "small_stage1
+// JSON-PDL: "name": "small_stage2"
+
 // HOST: mla-compile: error: 'host' is not a GPU chip
 
 // qp_type = f16 on the full spec: both products on the f16 mma.sync, K and
@@ -58,15 +81,29 @@ mla.decode @small {
 // it, the mask-free one none).
 // QP16-REPORT: deepseek_r1_decode_fp8_qp16_stage1_masked: 128 registers, {{[0-9]+}} B spilled, {{[0-9]+}} B stack, 98048 B shared, 256 threads, 2 programs/SM
 // QP16-REPORT-NEXT: deepseek_r1_decode_fp8_qp16_stage1_mask_free: 128 registers, 0 B spilled, 0 B stack, 98048 B shared, 256 threads, 2 programs/SM
-// Q's A fragments (f16 in shared memory, rows 16-byte aligned) come with
-// one ldmatrix.x4 per K step (MatrixInstr::aByLdmatrix), P's as well.
+// S = Q K^T runs in groups of 4 K steps with K permuted alike in Q and K
+// (groupKSteps): per group a lane reads its 16 bytes of K and its 2 x 32
+// bytes of Q rows g, g + 8 with five 16-byte loads (no ldmatrix, no 2-byte
+// loads), converts 8 pairs and issues 4 mma. P's A fragments (f16 in shared
+// memory, rows 16-byte aligned) come with one ldmatrix.x4 per K step
+// (MatrixInstr::aByLdmatrix).
 // QP16-LABEL: .entry deepseek_r1_decode_fp8_qp16_stage1_masked(
 // QP16-NOT: cvt.f32.f16
-// QP16: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// QP16-NOT: cvt.f32.f16
-// QP16: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// QP16: cp.async.wait_group
+// QP16: bar.sync
+// QP16: [[SLOOP:\$L__BB[0-9_]+]]:{{$}}
+// QP16-NEXT: ld.shared.v4.b32
+// QP16-COUNT-4: ld.shared.v4.b32
+// QP16-NOT: {{ldmatrix|ld.shared.b16|ld.shared.u16}}
+// QP16-COUNT-8: cvt.rn.f16x2.e4m3x2
+// QP16-NOT: {{ldmatrix|ld.shared}}
+// QP16-COUNT-4: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// QP16-NOT: {{ldmatrix|ld.shared|cvt.f32.f16}}
+// QP16: @%p{{[0-9]+}} bra [[SLOOP]];
 // QP16-NOT: cvt.f32.f16
 // QP16: cvt.rn.f16x2.f32
+// QP16-NOT: cvt.f32.f16
+// QP16: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // QP16-NOT: cvt.f32.f16
 // QP16-COUNT-16: cvt.rn.f16x2.e4m3x2
 // QP16-NOT: cvt.f32.f16

@@ -41,6 +41,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+#include <set>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -254,7 +255,12 @@ static FailureOr<ChipOutput> compileForChip(MLIRContext &ctx, ModuleOp parsed,
                   "num_splits * dispatch_kv_multiple (or only mask_free exists); "
                   "else masked"},
       {"stage2", "only when num_splits > 1; stage 1 writes out directly otherwise"},
-      {"shared_bytes", "dynamic shared memory per block, set on launch"}};
+      {"shared_bytes", "dynamic shared memory per block, set on launch"},
+      {"dependent_launch",
+       "the kernel may be launched with programmatic stream serialization "
+       "(CUDA: cudaLaunchAttributeProgrammaticStreamSerialization) right "
+       "behind stage 1; it waits for stage 1's stores itself. A plain "
+       "launch is also correct"}};
 
   PassManager pm(&ctx);
   mla::buildTileKernelPipeline(pm);
@@ -275,11 +281,16 @@ static FailureOr<ChipOutput> compileForChip(MLIRContext &ctx, ModuleOp parsed,
   if (mlir::failed(lower.run(*module)))
     return failure();
   std::map<std::string, int64_t> shared;
+  std::set<std::string> dependent;
   module->walk([&](Operation *op) {
-    if (auto a = op->getAttrOfType<IntegerAttr>("mla.shared_bytes"))
-      shared[cast<StringAttr>(op->getAttr(SymbolTable::getSymbolAttrName()))
-                 .getValue()
-                 .str()] = a.getInt();
+    auto a = op->getAttrOfType<IntegerAttr>("mla.shared_bytes");
+    if (!a)
+      return;
+    std::string kname =
+        cast<StringAttr>(op->getAttr(SymbolTable::getSymbolAttrName())).getValue().str();
+    shared[kname] = a.getInt();
+    if (op->hasAttr("mla.dependent_launch"))
+      dependent.insert(kname);
   });
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
     return failed("cannot create " + outDir + ": " + ec.message());
@@ -448,6 +459,8 @@ static FailureOr<ChipOutput> compileForChip(MLIRContext &ctx, ModuleOp parsed,
     llvm::json::Object &k = *kv.getAsObject();
     std::string kname = k.getString("name")->str();
     k["shared_bytes"] = shared[kname];
+    if (dependent.count(kname))
+      k["dependent_launch"] = true;
     llvm::json::Object &r = resources[kname];
     int64_t threads = k.getInteger("block_threads").value_or(0);
     if (nvidia) {
