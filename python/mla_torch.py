@@ -31,6 +31,75 @@ _SPECS = {"fp8": [os.environ["MLA_SPEC_FP8"]] if "MLA_SPEC_FP8" in os.environ
           "bf16": [os.environ.get("MLA_SPEC_BF16", "deepseek_r1_decode_bf16")]}
 
 
+# Launches go straight to the driver (cuLaunchKernel / cuLaunchKernelEx
+# through ctypes, about 1 us each; CuPy's wrapper costs 4 us and torch's
+# current_stream() another 7 on the H200 host: measured, docs/Performance.md).
+_cuda = ctypes.CDLL("libcuda.so.1")
+_cuLaunchKernel = _cuda.cuLaunchKernel
+_cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
+_cuLaunchKernel.restype = ctypes.c_int
+_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6
+
+
+class _LaunchAttribute(ctypes.Structure):  # CUlaunchAttribute
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4),
+                ("value", ctypes.c_ubyte * 64)]
+
+
+class _LaunchConfig(ctypes.Structure):  # CUlaunchConfig
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
+                ("shared", ctypes.c_uint), ("stream", ctypes.c_void_p),
+                ("attrs", ctypes.POINTER(_LaunchAttribute)), ("num_attrs", ctypes.c_uint)]
+
+
+_cuLaunchKernelEx = getattr(_cuda, "cuLaunchKernelEx", None)
+if _cuLaunchKernelEx is not None:
+    _cuLaunchKernelEx.argtypes = [ctypes.POINTER(_LaunchConfig), ctypes.c_void_p,
+                                  ctypes.c_void_p, ctypes.c_void_p]
+    _cuLaunchKernelEx.restype = ctypes.c_int
+# MLA_NO_PDL=1 launches the combine kernel plainly (for comparison).
+_PDL = _cuLaunchKernelEx is not None and os.environ.get("MLA_NO_PDL", "0") != "1"
+
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def current_stream(device_index):
+    """torch's current stream on the device, as a CUstream handle."""
+    if _raw_stream is not None:
+        return _raw_stream(device_index)
+    return torch.cuda.current_stream(device_index).cuda_stream
+
+
+class _Launch:
+    """One kernel launch with its parameter block, ready to go."""
+
+    def __init__(self, name, fn, grid, block, shared, params, dependent):
+        self.name, self.grid, self.params = name, grid, params  # params keeps the values alive
+        self.args = (fn, grid[0], grid[1], 1, block, 1, 1, shared)
+        self.kernel_params = ctypes.addressof(params[1])
+        self.config = None
+        if dependent and _PDL:
+            # Programmatic stream serialization: the kernel may start while
+            # the previous one finishes; it waits for that one's stores itself
+            # (the manifest's dependent_launch).
+            self.attr = _LaunchAttribute(id=_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+            self.attr.value[0] = 1
+            self.config = _LaunchConfig((ctypes.c_uint * 3)(grid[0], grid[1], 1),
+                                        (ctypes.c_uint * 3)(block, 1, 1), shared, None,
+                                        ctypes.pointer(self.attr), 1)
+            self.config_ref = ctypes.byref(self.config)
+            self.fn = fn
+
+    def __call__(self, stream):
+        if self.config is not None:
+            self.config.stream = stream
+            err = _cuLaunchKernelEx(self.config_ref, self.fn, self.kernel_params, None)
+        else:
+            err = _cuLaunchKernel(*self.args, stream, self.kernel_params, None)
+        if err:
+            raise RuntimeError(f"cuLaunchKernel({self.name}) failed: CUresult {err}")
+
+
 class DecodeKernels:
     """One spec's manifest and loaded kernels."""
 
@@ -114,27 +183,26 @@ class DecodeKernels:
         return out, ptrs
 
     def prepared(self, name, grid, values):
-        """One launch, ready to go: (function pointer, grid, block, shared
-        bytes, parameter block). The parameter block is built once per
-        distinct tensor pointers, shapes and scalars."""
+        """One launch, ready to go (a _Launch). The parameter block is built
+        once per distinct tensor pointers, shapes and scalars."""
         fn, spec = self.kernels[name]
         key = (name, grid) + tuple(
             (v.data_ptr(), tuple(v.shape)) if isinstance(v, torch.Tensor) else v
             for v in values)
-        params = self.params_cache.get(key)
-        if params is None:
+        launch = self.params_cache.get(key)
+        if launch is None:
             if len(self.params_cache) > 64:
                 self.params_cache.clear()
-            params = self.params_cache[key] = self._params(spec, values)
-        return (fn.kernel.ptr, grid, spec["block_threads"], spec["shared_bytes"], params)
+            launch = self.params_cache[key] = _Launch(
+                name, fn.kernel.ptr, grid, spec["block_threads"], spec["shared_bytes"],
+                self._params(spec, values), spec.get("dependent_launch", False))
+        return launch
 
     @staticmethod
     def launch_all(launches, stream):
-        for ptr, grid, block, shared, params in launches:
-            if 0 in grid:
-                continue
-            cupy.cuda.driver.launchKernel(ptr, grid[0], grid[1], 1, block, 1, 1, shared,
-                                          stream, ctypes.addressof(params[1]), 0)
+        for launch in launches:
+            if 0 not in launch.grid:
+                launch(stream)
 
     def plan(self, q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len, splits=None):
         """The launches of one decode and its output tensor (a workspace)."""
@@ -167,7 +235,7 @@ class DecodeKernels:
     def run(self, q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len, splits=None):
         launches, out, splits, stage1 = self.plan(q, kv, kv_scale, qo_indptr, kv_indptr,
                                                   batch, max_kv_len, splits)
-        self.launch_all(launches, torch.cuda.current_stream().cuda_stream)
+        self.launch_all(launches, current_stream(q.get_device()))
         return out, splits, stage1
 
 
@@ -236,5 +304,5 @@ def custom_kernel(data):
             if len(_plans) > 64:
                 _plans.clear()
             _plans[key] = (weakref.ref(kv_indptr), kv_indptr._version, launches, out)
-    k.launch_all(launches, torch.cuda.current_stream().cuda_stream)
+    k.launch_all(launches, current_stream(q.get_device()))
     return out
