@@ -7,7 +7,8 @@ data = (q, kv_data, qo_indptr, kv_indptr, config). It loads the code objects
 and manifests that `mla-compile` wrote into $MLA_ARTIFACTS (one per spec:
 deepseek_r1_decode_fp8_qp16 for fp8 KV, falling back to deepseek_r1_decode_fp8
 where only that one was compiled, and deepseek_r1_decode_bf16), launches on torch's
-current stream through CuPy, and applies the manifest's rules: split count
+current stream (driver launches through ctypes; CuPy loads the code
+objects), and applies the manifest's rules: split count
 from the split cost model, the mask-free stage 1 when every length divides
 evenly, stage 2 only with several splits. Workspaces are allocated once per
 shape.
@@ -32,8 +33,9 @@ _SPECS = {"fp8": [os.environ["MLA_SPEC_FP8"]] if "MLA_SPEC_FP8" in os.environ
 
 
 # Launches go straight to the driver (cuLaunchKernel / cuLaunchKernelEx
-# through ctypes, about 1 us each; CuPy's wrapper costs 4 us and torch's
-# current_stream() another 7 on the H200 host: measured, docs/Performance.md).
+# through ctypes) on torch's raw current stream: on the H200 host
+# torch.cuda.current_stream() alone cost 7 us per call and the plan's host
+# time fell 22 -> 13 us (docs/Performance.md, third session).
 _cuda = ctypes.CDLL("libcuda.so.1")
 _cuLaunchKernel = _cuda.cuLaunchKernel
 _cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
