@@ -58,6 +58,11 @@ struct ChipInfo {
   /// split-K combine then waits for stage 1 in-kernel instead of behind a
   /// launch boundary, and stage 1 signals once its KV loop is done.
   bool dependentLaunch = false;
+  /// A dot whose operands both run along K in shared memory (S = Q K^T)
+  /// splits K across warp pairs that swap partial sums: each warp reads
+  /// about half of A per tile. For chips whose KV loop is bound by
+  /// shared-memory traffic (sm_90 with 8 warps, measured: docs/Performance.md).
+  bool splitKAcrossWarps = false;
 
   /// The descriptors of `matrixInstrNames`.
   std::vector<const MatrixInstr *> matrixInstrs() const;

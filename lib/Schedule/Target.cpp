@@ -30,7 +30,7 @@ static const ChipInfo kChips[] = {
     // 1.6x faster than the integer decode at 256 x 8192 on the H200.
     {"sm_90", "NVIDIA H200 (Hopper)", 132, 32, 227 * 1024, Fp8Flavor::E4M3FN,
      Fp8Decode::PackedToF16, /*unrollTileLoops=*/false, kSm90Instrs,
-     /*asyncTileCopy=*/true, /*dependentLaunch=*/true},
+     /*asyncTileCopy=*/true, /*dependentLaunch=*/true, /*splitKAcrossWarps=*/true},
     {"host", "host CPU (reference execution)", 1, 1, 1 << 30,
      Fp8Flavor::None, Fp8Decode::Software, /*unrollTileLoops=*/false, {}},
 };

@@ -378,6 +378,10 @@ struct Lowering {
   };
   std::optional<Prefetch> prefetch;
   bool asyncCopies = false; ///< some KV loop double-buffers its tile
+  /// The KV loop body being lowered, and whether a barrier runs straight
+  /// in it before the current point (see barrierBeforeRewrite).
+  Block *kvBody = nullptr;
+  bool kvBodyBarrier = false;
   IRMapping scalars;
   DenseMap<Value, std::shared_ptr<Tile>> tiles;
   Operation *diagOp = nullptr;
@@ -450,7 +454,23 @@ struct Lowering {
                                   smemBase, idx(offset), ValueRange{});
   }
 
-  void barrier() { gpu::BarrierOp::create(b, loc()); }
+  void barrier() {
+    gpu::BarrierOp::create(b, loc());
+    if (kvBody && b.getInsertionBlock() == kvBody)
+      kvBodyBarrier = true;
+  }
+
+  /// The barrier before overwriting a shared-memory region that the
+  /// previous execution of the same code may still be reading. Every region
+  /// belongs to one op (allocSmem never hands one out twice), so that
+  /// previous execution is the previous iteration of the enclosing KV loop,
+  /// if any; a barrier already placed straight in the loop body (not under
+  /// a condition or in an inner loop) before this point separates the two,
+  /// and code outside the loop runs once.
+  void barrierBeforeRewrite() {
+    if (kvBody && !kvBodyBarrier)
+      barrier();
+  }
 
   LogicalResult fail(const Twine &msg) { return diagOp->emitOpError(msg); }
 
@@ -500,8 +520,14 @@ struct Lowering {
 
   /// The tile column of this warp's instruction column `n` in tile `j`.
   Value tileColumn(const AccLayout &l, Value n, int64_t j) {
-    return add(mul(warp, l.colsPerWarp), addc(mul(n, l.tiles), j));
+    return tileColumnOf(l, warp, n, j);
   }
+  /// The same for warp `w`'s columns.
+  Value tileColumnOf(const AccLayout &l, Value w, Value n, int64_t j) {
+    return add(mul(w, l.colsPerWarp), addc(mul(n, l.tiles), j));
+  }
+  /// The other warp of this warp's pair (2p, 2p + 1).
+  Value partnerWarp() { return arith::XOrIOp::create(b, loc(), warp, idx(1)); }
 
   //===--------------------------------------------------------------------===//
   // Reading tiles
@@ -948,7 +974,7 @@ struct Lowering {
     out->kind = Kind::Smem;
     out->type = t->type;
     out->view = allocSmem(t->type.getDimSize(0), t->type.getDimSize(1), elt);
-    barrier();
+    barrierBeforeRewrite();
     for (int64_t r = 0; r < l->size(); ++r) {
       auto [row, col] = accCoord(*l, r);
       Value v = t->stored.empty() ? fromF32(b, loc(), t->regs[r], elt) : t->stored[r];
@@ -987,7 +1013,7 @@ struct Lowering {
       return part;
     // Across warps through shared memory: red[warp][row].
     Value red = allocSmem(warps, l.mi->m, b.getF32Type());
-    barrier();
+    barrierBeforeRewrite();
     for (auto [g, p] : llvm::enumerate(part))
       memref::StoreOp::create(b, loc(), p, red,
                               ValueRange{warp, addc(cRow, l.rowGroups[g])});
@@ -1413,7 +1439,29 @@ struct Lowering {
                     rowStrideBytes(t) % 16 == 0 && t.colOff % 8 == 0;
     }
     int64_t kStep = grouped ? grouped->k : mi->k;
-    auto loop = scf::ForOp::create(b, loc(), idx(0), idx(k), idx(kStep), init);
+    // K split across warp pairs (ChipInfo::splitKAcrossWarps): warps 2p and
+    // 2p + 1 both compute the columns of both, warp 2p over the first
+    // ceil(groups / 2) K groups and 2p + 1 over the rest, and swap the
+    // partial sums of each other's columns through shared memory. A warp
+    // then reads about half of A per tile instead of all of it (S = Q K^T
+    // with 8 warps: every warp re-reading Q's 18 KB was 46 % of the KV
+    // loop's shared-memory traffic on sm_90), for one exchange of its own
+    // accumulators.
+    int64_t kSplit = 1, splitAt = k;
+    if (grouped && target.chip->splitKAcrossWarps && !op.getAcc() && warps % 2 == 0 &&
+        k / kStep >= 2) {
+      kSplit = 2;
+      splitAt = (k / kStep + 1) / 2 * kStep;
+      init.append(l->size(), cstF32(b, loc(), 0.0f));
+    }
+    Value kLo = idx(0), kHi = idx(k), odd;
+    if (kSplit == 2) {
+      odd = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ne,
+                                  arith::AndIOp::create(b, loc(), warp, idx(1)), idx(0));
+      kLo = arith::SelectOp::create(b, loc(), odd, idx(splitAt), idx(0));
+      kHi = arith::SelectOp::create(b, loc(), odd, idx(k), idx(splitAt));
+    }
+    auto loop = scf::ForOp::create(b, loc(), kLo, kHi, idx(kStep), init);
     if (grouped) {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(loop.getBody());
@@ -1426,16 +1474,20 @@ struct Lowering {
       SmallVector<Value> a = read(**lhs, ga, /*transposed=*/false, [&](Coord c) {
         return std::pair(addc(aRowG, c.row), add(kk, addc(aColG, c.col)));
       });
+      // Tiles 0 .. l->tiles - 1 are this warp's, the rest (K split) its
+      // partner's.
       SmallVector<SmallVector<Value>> bs;
-      for (int64_t j = 0; j < l->tiles; ++j)
+      for (int64_t j = 0; j < l->tiles * kSplit; ++j)
         bs.push_back(read(**rhs, gb, /*transposed=*/true, [&](Coord c) {
-          return std::pair(tileColumn(*l, addc(bColG, c.col), j),
-                           add(kk, addc(bRowG, c.row)));
+          Value n = addc(bColG, c.col);
+          Value col = j < l->tiles ? tileColumn(*l, n, j)
+                                   : tileColumnOf(*l, partnerWarp(), n, j - l->tiles);
+          return std::pair(col, add(kk, addc(bRowG, c.row)));
         }));
       SmallVector<Value> acc(loop.getRegionIterArgs());
       int64_t ea = mi->a.elemsPerLane(), eb = mi->b.elemsPerLane();
       for (int64_t s = 0; s < grouped->steps; ++s)
-        for (int64_t j = 0; j < l->tiles; ++j) {
+        for (int64_t j = 0; j < l->tiles * kSplit; ++j) {
           auto d = target.matrixOp(b, loc(), mi, operandElt,
                                    ArrayRef<Value>(a).slice(s * ea, ea),
                                    ArrayRef<Value>(bs[j]).slice(s * eb, eb),
@@ -1488,6 +1540,22 @@ struct Lowering {
       (void)loopUnrollFull(loop);
       results.assign(hold.getInputs().begin(), hold.getInputs().end());
       hold.erase();
+    }
+    if (kSplit == 2) {
+      // The exchange: row block w of `slots` holds, lane-major, the partial
+      // sums of warp w's columns computed by its partner.
+      int64_t n = l->size();
+      Value slots = allocSmem(warps * n, wave, b.getF32Type());
+      barrierBeforeRewrite();
+      for (int64_t r = 0; r < n; ++r)
+        memref::StoreOp::create(b, loc(), results[n + r], slots,
+                                ValueRange{addc(mul(partnerWarp(), n), r), lane});
+      barrier();
+      for (int64_t r = 0; r < n; ++r)
+        results[r] = arith::AddFOp::create(
+            b, loc(), results[r],
+            memref::LoadOp::create(b, loc(), slots, ValueRange{addc(mul(warp, n), r), lane}));
+      results.resize(n);
     }
     tiles[op] = regTile(Kind::Acc, resT, results);
     return success();
@@ -1826,6 +1894,14 @@ struct Lowering {
     b.setInsertionPointToStart(loop.getBody());
     Block &body = op.getBody().front();
     scalars.map(body.getArgument(0), loop.getInductionVar());
+    Block *outerBody = kvBody;
+    bool outerBarrier = kvBodyBarrier;
+    kvBody = loop.getBody();
+    kvBodyBarrier = false;
+    llvm::scope_exit restoreBody([&] {
+      kvBody = outerBody;
+      kvBodyBarrier = outerBarrier;
+    });
     if (pf) {
       pf->iv = loop.getInductionVar();
       prefetch = pf;

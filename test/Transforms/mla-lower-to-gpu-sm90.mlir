@@ -12,10 +12,12 @@
 // Shared memory, every row padded by 16 bytes (a 576- or 1152-byte row
 // would put one column of consecutive rows into one bank): Q 16 x (576 + 8)
 // bf16, two KV tiles 64 x (576 + 16) fp8 (double-buffered: sm_90 copies
-// asynchronously), P 16 x (64 + 8) bf16 and two 4 x (16 + 4) f32 reduction
-// arrays: 18688 + 2 x 37888 + 2304 + 640 = 97408; two programs fit an SM,
-// and ptxas is told to keep registers within that (nvvm.minctasm).
-// CHECK-SAME: mla.shared_bytes = 97408
+// asynchronously), P 16 x (64 + 8) bf16, two 4 x (16 + 4) f32 reduction
+// arrays and the S exchange between warp pairs, 4 warps x 8 accumulators
+// x (32 + 4) lanes of f32: 18688 + 2 x 37888 + 2304 + 640 + 4608 = 102016;
+// two programs fit an SM, and ptxas is told to keep registers within that
+// (nvvm.minctasm).
+// CHECK-SAME: mla.shared_bytes = 102016
 // CHECK-SAME: nvvm.minctasm = 2
 // CHECK: gpu.dynamic_shared_memory
 // CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x584xi16, #gpu.address_space<workgroup>>
@@ -47,15 +49,33 @@
 // CHECK-NEXT: nvvm.cp.async.wait.group 0
 // CHECK: gpu.barrier
 // CHECK: arith.select %{{.*}}, %[[BUF1]], %[[BUF0]] : memref<64x592xi8, #gpu.address_space<workgroup>>
-// S = Q.K^T: K = 576 in steps of 16; each warp owns 16 of the 64 columns,
-// two 8-column mma.sync per step.
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
-// CHECK-COUNT-2: nvvm.mma.sync {{.*}} {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+// S = Q.K^T in groups of 4 K steps (64 dims: one 16-byte K load per lane
+// and tile, groupKSteps), K split across warp pairs
+// (ChipInfo::splitKAcrossWarps): warps 2p and 2p + 1 walk dims 0-319 and
+// 320-575 (5 and 4 groups) for the 32 columns of both (4 tiles of 8, 16
+// accumulators, 16 mma.sync per group), then each stores its partner's
+// half in shared memory and adds its own. No barrier before the stores:
+// the loop body's first barrier already separates them from the previous
+// iteration's loads (barrierBeforeRewrite).
+// CHECK: %[[ODD:.*]] = arith.cmpi ne
+// CHECK: %[[LO:.*]] = arith.select %[[ODD]], %c320{{.*}}, %c0{{.*}} : index
+// CHECK: %[[HI:.*]] = arith.select %[[ODD]], %c576{{.*}}, %c320{{.*}} : index
+// CHECK: scf.for %{{.*}} = %[[LO]] to %[[HI]] step %c64{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK-COUNT-16: nvvm.mma.sync {{.*}} {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+// CHECK: scf.yield
+// CHECK: %[[XCHG:.*]] = memref.view {{.*}} to memref<32x36xf32, #gpu.address_space<workgroup>>
+// CHECK-NOT: gpu.barrier
+// CHECK-COUNT-8: memref.store {{.*}}, %[[XCHG]]
+// CHECK-NEXT: gpu.barrier
+// CHECK-COUNT-8: memref.load %[[XCHG]]
 // Masked scores, then the row max: shuffles over the 2 column bits of the
-// lane, for each of the lane's 2 rows, then across warps in shared memory.
+// lane, for each of the lane's 2 rows, then across warps in shared memory
+// (one barrier between the stores and the loads; none before the stores).
 // CHECK: arith.cmpi sge
 // CHECK-COUNT-4: gpu.shuffle xor
-// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK-COUNT-2: memref.store {{.*}} : memref<4x20xf32, #gpu.address_space<workgroup>>
+// CHECK-NEXT: gpu.barrier
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // P.V: P through shared memory, 16 mma.sync (128 columns per warp) per
 // K step of 16 tokens.

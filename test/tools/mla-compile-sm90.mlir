@@ -75,16 +75,19 @@ mla.decode @small {
 // spec's 8 warps the V loop's body is one K step of 16 tokens over the
 // warp's 8 O tiles, 2 pairs of tokens per tile = 16 conversions, after P's
 // rounding. 8 warps of 32 threads; the two row-reduction arrays grow to
-// 8 x (16 + 4) f32, the KV tile is double-buffered (asynchronous copies):
-// 59520 + 640 + 37888 = 98048 bytes, 2 programs per SM, registers held to
-// 128 for that (nvvm.minctasm; the masked variant spills a few bytes for
-// it, the mask-free one none).
-// QP16-REPORT: deepseek_r1_decode_fp8_qp16_stage1_masked: 128 registers, {{[0-9]+}} B spilled, {{[0-9]+}} B stack, 98048 B shared, 256 threads, 2 programs/SM
-// QP16-REPORT-NEXT: deepseek_r1_decode_fp8_qp16_stage1_mask_free: 128 registers, 0 B spilled, 0 B stack, 98048 B shared, 256 threads, 2 programs/SM
+// 8 x (16 + 4) f32, the KV tile is double-buffered (asynchronous copies),
+// and S's warp pairs swap 8 warps x 4 accumulators x (32 + 4) lanes of
+// f32: 59520 + 640 + 37888 + 4608 = 102656 bytes, 2 programs per SM,
+// registers held to 128 for that (nvvm.minctasm; the masked variant
+// spills a few bytes for it, the mask-free one none).
+// QP16-REPORT: deepseek_r1_decode_fp8_qp16_stage1_masked: {{12[0-8]}} registers, {{[0-9]+}} B spilled, {{[0-9]+}} B stack, 102656 B shared, 256 threads, 2 programs/SM
+// QP16-REPORT-NEXT: deepseek_r1_decode_fp8_qp16_stage1_mask_free: {{12[0-8]}} registers, 0 B spilled, 0 B stack, 102656 B shared, 256 threads, 2 programs/SM
 // S = Q K^T runs in groups of 4 K steps with K permuted alike in Q and K
-// (groupKSteps): per group a lane reads its 16 bytes of K and its 2 x 32
-// bytes of Q rows g, g + 8 with five 16-byte loads (no ldmatrix, no 2-byte
-// loads), converts 8 pairs and issues 4 mma. P's A fragments (f16 in shared
+// (groupKSteps), K split across warp pairs (each warp computes its own and
+// its partner's 8 columns over 5 or 4 of the 9 groups): per group a lane
+// reads its 2 x 32 bytes of Q rows g, g + 8 and 16 bytes of K per tile with
+// six 16-byte loads (no ldmatrix, no 2-byte loads), converts 16 pairs and
+// issues 8 mma. P's A fragments (f16 in shared
 // memory, rows 16-byte aligned) come with one ldmatrix.x4 per K step
 // (MatrixInstr::aByLdmatrix).
 // QP16-LABEL: .entry deepseek_r1_decode_fp8_qp16_stage1_masked(
@@ -94,10 +97,13 @@ mla.decode @small {
 // QP16: [[SLOOP:\$L__BB[0-9_]+]]:{{$}}
 // QP16-NEXT: ld.shared.v4.b32
 // QP16-COUNT-4: ld.shared.v4.b32
-// QP16-NOT: {{ldmatrix|ld.shared.b16|ld.shared.u16}}
+// QP16-NOT: {{ldmatrix|ld.shared}}
+// QP16-COUNT-8: cvt.rn.f16x2.e4m3x2
+// QP16: ld.shared.v4.b32
+// QP16-NOT: {{ldmatrix|ld.shared}}
 // QP16-COUNT-8: cvt.rn.f16x2.e4m3x2
 // QP16-NOT: {{ldmatrix|ld.shared}}
-// QP16-COUNT-4: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// QP16-COUNT-8: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // QP16-NOT: {{ldmatrix|ld.shared|cvt.f32.f16}}
 // QP16: @%p{{[0-9]+}} bra [[SLOOP]];
 // QP16-NOT: cvt.f32.f16
