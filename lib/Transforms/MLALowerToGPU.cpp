@@ -9,6 +9,9 @@
 //             tile's columns are split evenly across the warps
 //   RowSlice  a rank-1 row vector held in the accumulator's row layout: one
 //             register per distinct row offset of the lane's elements
+//   RowPartial  a row sum not yet summed across lanes and warps: one
+//             register per row offset holding this lane's share (the online
+//             softmax's running sum, completed once by the finalize)
 //   Blocked   registers, element e on thread e % T (register e / T)
 //
 // Target differences come from the chip descriptor (ChipInfo) and the
@@ -36,6 +39,7 @@
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -326,7 +330,7 @@ struct GpuTarget {
 // Placements
 //===----------------------------------------------------------------------===//
 
-enum class Kind { Smem, Expr, Acc, RowSlice, Blocked };
+enum class Kind { Smem, Expr, Acc, RowSlice, RowPartial, Blocked };
 
 struct Tile {
   Kind kind;
@@ -1564,8 +1568,8 @@ struct Lowering {
   LogicalResult lowerOnlineSoftmax(OnlineSoftmaxOp op) {
     auto s = get(op.getScores()), m = get(op.getMax()), lsum = get(op.getSum());
     auto acc = get(op.getAcc());
-    if (s->kind != Kind::Acc || acc->kind != Kind::Acc ||
-        m->kind != Kind::RowSlice || lsum->kind != Kind::RowSlice)
+    if (s->kind != Kind::Acc || acc->kind != Kind::Acc || m->kind != Kind::RowSlice ||
+        (lsum->kind != Kind::RowSlice && lsum->kind != Kind::RowPartial))
       return fail("unsupported placements for online softmax");
     auto ls = accLayout(s->type), la = accLayout(acc->type);
     if (failed(ls) || failed(la))
@@ -1591,7 +1595,21 @@ struct Lowering {
       probs.push_back(target.exp2(
           b, loc(), arith::SubFOp::create(b, loc(), s->regs[r], ref[g])));
     }
-    SmallVector<Value> rowSum = rowReduce(*ls, probs, 0.0f, addf);
+    // A running sum kept per lane (RowPartial) takes this lane's share of
+    // the tile's row sums: the sum over lanes and warps is linear in it, so
+    // it is formed once, in the finalize, instead of every tile (shuffles,
+    // a shared-memory exchange and a barrier).
+    bool partial = lsum->kind == Kind::RowPartial;
+    SmallVector<Value> rowSum;
+    if (partial) {
+      rowSum.assign(ls->rowGroups.size(), cstF32(b, loc(), 0.0f));
+      for (int64_t r = 0; r < ls->size(); ++r) {
+        int64_t g = ls->group(r % ls->elems);
+        rowSum[g] = addf(rowSum[g], probs[r]);
+      }
+    } else {
+      rowSum = rowReduce(*ls, probs, 0.0f, addf);
+    }
     SmallVector<Value> newSum;
     for (auto [g, old] : llvm::enumerate(lsum->regs))
       newSum.push_back(
@@ -1602,7 +1620,7 @@ struct Lowering {
           b, loc(), acc->regs[r], alpha[la->group(r % la->elems)]));
     tiles[op.getProbs()] = regTile(Kind::Acc, s->type, probs);
     tiles[op.getNewMax()] = regTile(Kind::RowSlice, m->type, newMax);
-    tiles[op.getNewSum()] = regTile(Kind::RowSlice, lsum->type, newSum);
+    tiles[op.getNewSum()] = regTile(lsum->kind, lsum->type, newSum);
     tiles[op.getNewAcc()] = regTile(Kind::Acc, acc->type, newAcc);
     return success();
   }
@@ -1612,10 +1630,32 @@ struct Lowering {
     auto la = accLayout(acc->type);
     if (failed(la))
       return failure();
+    if (lsum->kind != Kind::RowSlice && lsum->kind != Kind::RowPartial)
+      return fail("unsupported placement of the row sum");
     Value scale = op.getScale() ? scalars.lookup(op.getScale()) : cstF32(b, loc(), 1.0f);
     Value zero = cstF32(b, loc(), 0.0f), one = cstF32(b, loc(), 1.0f);
+    SmallVector<Value> sums = lsum->regs;
+    if (lsum->kind == Kind::RowPartial) {
+      // Complete the per-lane shares: as one accumulator tile's values, the
+      // share in the first element of its row group, zeros elsewhere.
+      auto l = rowLayout(lsum->type.getDimSize(0));
+      if (failed(l))
+        return failure();
+      SmallVector<Value> regs(l->size(), zero);
+      SmallVector<bool> placed(l->rowGroups.size(), false);
+      for (int64_t r = 0; r < l->size(); ++r) {
+        int64_t g = l->group(r % l->elems);
+        if (!placed[g]) {
+          regs[r] = lsum->regs[g];
+          placed[g] = true;
+        }
+      }
+      sums = rowReduce(*l, regs, 0.0f, [&](Value x, Value y) -> Value {
+        return arith::AddFOp::create(b, loc(), x, y);
+      });
+    }
     SmallVector<Value> factor, empty, lse;
-    for (auto [g, sum] : llvm::enumerate(lsum->regs)) {
+    for (auto [g, sum] : llvm::enumerate(sums)) {
       Value e = arith::CmpFOp::create(b, loc(), arith::CmpFPredicate::OEQ, sum, zero);
       Value safe = arith::SelectOp::create(b, loc(), e, one, sum);
       empty.push_back(e);
@@ -1852,10 +1892,22 @@ struct Lowering {
     });
     SmallVector<Value> inits;
     SmallVector<std::shared_ptr<Tile>> initTiles;
-    for (Value v : op.getInits()) {
+    Block &bodyBlock = op.getBody().front();
+    for (auto [i, v] : llvm::enumerate(op.getInits())) {
       auto t = get(v);
       if (!t || (t->kind != Kind::Acc && t->kind != Kind::RowSlice))
         return fail("loop-carried tiles must be register tiles");
+      // A running row sum that starts at zero and is only ever the sum
+      // operand of the online softmax is carried per lane (RowPartial):
+      // zeros are a valid share for every lane.
+      BlockArgument arg = bodyBlock.getArgument(i + 1);
+      if (t->kind == Kind::RowSlice && !arg.use_empty() &&
+          llvm::all_of(t->regs, [](Value r) { return matchPattern(r, m_AnyZeroFloat()); }) &&
+          llvm::all_of(arg.getUses(), [](OpOperand &u) {
+            auto sm = dyn_cast<OnlineSoftmaxOp>(u.getOwner());
+            return sm && u.getOperandNumber() == sm.getSumMutable().getOperandNumber();
+          }))
+        t = regTile(Kind::RowPartial, t->type, t->regs);
       initTiles.push_back(t);
       inits.append(t->regs.begin(), t->regs.end());
     }
