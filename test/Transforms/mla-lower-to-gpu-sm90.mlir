@@ -77,11 +77,19 @@
 // CHECK-COUNT-2: memref.store {{.*}} : memref<4x20xf32, #gpu.address_space<workgroup>>
 // CHECK-NEXT: gpu.barrier
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// The running row sum stays per lane (RowPartial): no other shuffle or
+// exchange in the loop; the finalize sums it across lanes and warps once.
+// CHECK-NOT: gpu.shuffle
 // P.V: P through shared memory, 16 mma.sync (128 columns per warp) per
 // K step of 16 tokens.
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
 // CHECK-COUNT-16: nvvm.mma.sync
+// CHECK-NOT: gpu.shuffle
 // CHECK: scf.yield
+// CHECK-NOT: gpu.shuffle
+// CHECK: scf.yield
+// CHECK-COUNT-4: gpu.shuffle xor
+// CHECK: gpu.barrier
 // CHECK: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
 // CHECK: gpu.return
 
