@@ -42,6 +42,10 @@ struct ChipInfo {
   int64_t sharedMemBytes;      ///< LDS / shared memory per workgroup
   Fp8Flavor fp8;               ///< the e4m3 encoding the hardware reads
   Fp8Decode fp8Decode;         ///< fp8 -> bf16 operand conversion
+  /// Two f32 values round to a pair of fp8 codes in one instruction
+  /// (CDNA3/4: v_cvt_pk_fp8_f32, round to nearest even, after a clamp to the
+  /// largest finite value, which the software rounding saturates to).
+  bool fp8PairEncode = false;
   /// Fully unroll the static inner loops of a tile program (K steps of a
   /// dot, rounds of a tile copy). On CDNA it gives a straight-line KV loop
   /// at no spill cost; on sm_90 ptxas doubles the registers (128 -> 252)

@@ -20,19 +20,21 @@ static const llvm::StringRef kSm90Instrs[] = {
 
 static const ChipInfo kChips[] = {
     {"gfx950", "AMD Instinct MI355X (CDNA4)", 256, 64, 160 * 1024,
-     Fp8Flavor::E4M3FN, Fp8Decode::PackedToBf16, /*unrollTileLoops=*/true,
-     kGfx950Instrs},
+     Fp8Flavor::E4M3FN, Fp8Decode::PackedToBf16, /*fp8PairEncode=*/true,
+     /*unrollTileLoops=*/true, kGfx950Instrs},
     {"gfx942", "AMD Instinct MI300X (CDNA3)", 304, 64, 64 * 1024,
-     Fp8Flavor::E4M3FNUZ, Fp8Decode::PackedToF32, /*unrollTileLoops=*/true,
-     kGfx942Instrs},
+     Fp8Flavor::E4M3FNUZ, Fp8Decode::PackedToF32, /*fp8PairEncode=*/true,
+     /*unrollTileLoops=*/true, kGfx942Instrs},
     // sm_90 has no fp8 -> bf16 conversion: cvt.rn.f16x2.e4m3x2, widened,
     // is exact and, once shared-memory bank conflicts were gone, measured
     // 1.6x faster than the integer decode at 256 x 8192 on the H200.
     {"sm_90", "NVIDIA H200 (Hopper)", 132, 32, 227 * 1024, Fp8Flavor::E4M3FN,
-     Fp8Decode::PackedToF16, /*unrollTileLoops=*/false, kSm90Instrs,
+     Fp8Decode::PackedToF16, /*fp8PairEncode=*/false, /*unrollTileLoops=*/false,
+     kSm90Instrs,
      /*asyncTileCopy=*/true, /*dependentLaunch=*/true, /*splitKAcrossWarps=*/true},
     {"host", "host CPU (reference execution)", 1, 1, 1 << 30,
-     Fp8Flavor::None, Fp8Decode::Software, /*unrollTileLoops=*/false, {}},
+     Fp8Flavor::None, Fp8Decode::Software, /*fp8PairEncode=*/false,
+     /*unrollTileLoops=*/false, {}},
 };
 
 std::vector<const MatrixInstr *> ChipInfo::matrixInstrs() const {

@@ -259,6 +259,30 @@ struct GpuTarget {
                           f32ToOperand(b, loc, extract(f, 1), op));
   }
 
+  /// f32 values `x`, `y` rounded to fp8 type `elt` as stored codes (i8)
+  /// with the chip's pair conversion (v_cvt_pk_fp8_f32 through
+  /// amdgpu.packed_trunc_2xfp8), after a clamp to the largest finite value
+  /// (the software rounding saturates; the instruction would give NaN past
+  /// it; NaN stays NaN through the clamp); std::nullopt where the chip
+  /// rounds in software.
+  std::optional<std::array<Value, 2>> f32PairToFp8(OpBuilder &b, Location loc, Value x,
+                                                   Value y, Type elt) const {
+    if (!chip->fp8PairEncode)
+      return std::nullopt;
+    float maxVal = isa<Float8E4M3FNUZType>(elt) ? 240.0f : 448.0f;
+    auto clamp = [&](Value v) -> Value {
+      v = arith::MaximumFOp::create(b, loc, v, cstF32(b, loc, -maxVal));
+      return arith::MinimumFOp::create(b, loc, v, cstF32(b, loc, maxVal));
+    };
+    Value packed = amdgpu::PackedTrunc2xFp8Op::create(
+        b, loc, VectorType::get({4}, elt), clamp(x), clamp(y), /*wordIndex=*/0,
+        /*existing=*/Value());
+    Value bytes = vector::BitCastOp::create(b, loc, VectorType::get({4}, b.getI8Type()), packed);
+    return std::array<Value, 2>{
+        vector::ExtractOp::create(b, loc, bytes, ArrayRef<int64_t>{0}).getResult(),
+        vector::ExtractOp::create(b, loc, bytes, ArrayRef<int64_t>{1}).getResult()};
+  }
+
   /// One instruction `mi`: `a`, `b` are the lane's operand elements as
   /// stored values of `elt` (bf16: i16, fp8: i8), `c` its f32 accumulator
   /// elements; returns D.
@@ -1106,6 +1130,38 @@ struct Lowering {
     // With whole rounds of chunks, every thread copies chunks / threads of
     // them: a loop with a static trip count, unrolled below.
     bool even = chunks % threads == 0;
+    // A row-major source is read through its flat view: the tile's origin
+    // (the same for all threads) plus the chunk's offset in the tile, which
+    // does not change from one KV tile to the next. LLVM hoists the latter
+    // out of the KV loop, so a chunk's address is one add instead of a
+    // 64-bit multiply-add of its row index (CDNA: 5 -> 1 instructions per
+    // 16-byte load).
+    auto srcT = cast<MemRefType>(src.getType());
+    Value flat, origin, rowStride;
+    if (srcT.getLayout().isIdentity() && !bound) {
+      SmallVector<Value> strides(srcT.getRank());
+      strides.back() = idx(1);
+      for (int64_t d = srcT.getRank() - 2; d >= 0; --d) {
+        int64_t n = srcT.getDimSize(d + 1);
+        Value dim = ShapedType::isDynamic(n)
+                        ? memref::DimOp::create(b, loc(), src, d + 1).getResult()
+                        : idx(n);
+        strides[d] = arith::MulIOp::create(b, loc(), strides[d + 1], dim);
+      }
+      origin = idx(0);
+      for (auto [i, st] : llvm::zip(base, strides))
+        origin = add(origin, arith::MulIOp::create(b, loc(), i, st));
+      rowStride = strides[rowDim];
+      Value dim0 = ShapedType::isDynamic(srcT.getDimSize(0))
+                       ? memref::DimOp::create(b, loc(), src, 0).getResult()
+                       : idx(srcT.getDimSize(0));
+      Value numel = arith::MulIOp::create(b, loc(), strides[0], dim0);
+      flat = memref::ReinterpretCastOp::create(
+          b, loc(), MemRefType::get({ShapedType::kDynamic}, srcT.getElementType(),
+                                    MemRefLayoutAttrInterface(), srcT.getMemorySpace()),
+          src, /*offset=*/OpFoldResult(b.getIndexAttr(0)), ArrayRef<OpFoldResult>{numel},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+    }
     auto loop = even ? scf::ForOp::create(b, loc(), idx(0), idx(chunks / threads), idx(1))
                      : scf::ForOp::create(b, loc(), tid, idx(chunks), idx(threads));
     {
@@ -1118,8 +1174,15 @@ struct Lowering {
       at[rowDim] = add(base[rowDim], r);
       at[rowDim + 1] = add(base[rowDim + 1], c);
       auto loadChunk = [&](OpBuilder &nb, Location l) -> Value {
-        return vector::LoadOp::create(nb, l, vecT, src, at, /*nontemporal=*/false,
-                                      vec > 1 ? llvm::MaybeAlign(16) : llvm::MaybeAlign());
+        auto align = vec > 1 ? llvm::MaybeAlign(16) : llvm::MaybeAlign();
+        if (flat) {
+          Value inTile = arith::AddIOp::create(
+              nb, l, arith::MulIOp::create(nb, l, r, rowStride), c);
+          return vector::LoadOp::create(nb, l, vecT, flat,
+                                        ValueRange{arith::AddIOp::create(nb, l, origin, inTile)},
+                                        /*nontemporal=*/false, align);
+        }
+        return vector::LoadOp::create(nb, l, vecT, src, at, /*nontemporal=*/false, align);
       };
       Value v;
       if (bound) {
@@ -1319,10 +1382,19 @@ struct Lowering {
       // Keep the rounded stored values beside their f32 reading: a dot
       // operand (P) is written to shared memory as is.
       SmallVector<Value> regs, stored;
-      for (Value r : src->regs) {
-        stored.push_back(fromF32(b, loc(), r, to));
-        regs.push_back(toF32(b, loc(), stored.back(), to));
+      for (size_t i = 0; i < src->regs.size(); ++i) {
+        // Pairs of registers through the chip's fp8 pair rounding where it
+        // has one.
+        if (isFp8(to) && i + 1 < src->regs.size())
+          if (auto hw = target.f32PairToFp8(b, loc(), src->regs[i], src->regs[i + 1], to)) {
+            stored.append(hw->begin(), hw->end());
+            ++i;
+            continue;
+          }
+        stored.push_back(fromF32(b, loc(), src->regs[i], to));
       }
+      for (Value v : stored)
+        regs.push_back(toF32(b, loc(), v, to));
       auto t = regTile(Kind::Acc, op.getResult().getType(), std::move(regs));
       t->stored = std::move(stored);
       tiles[op] = t;

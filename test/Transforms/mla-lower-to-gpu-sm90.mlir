@@ -21,9 +21,11 @@
 // CHECK-SAME: nvvm.minctasm = 2
 // CHECK: gpu.dynamic_shared_memory
 // CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x584xi16, #gpu.address_space<workgroup>>
-// Q: 16 x 576 bf16 in 16-byte chunks (1152 of them), then evaluated once
-// (scaled, rounded) in place before the loop.
-// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x16x576xi16>, vector<8xi16>
+// Q: 16 x 576 bf16 in 16-byte chunks (1152 of them) through the flat view
+// of the row-major q (the tile's origin plus the chunk's offset in the
+// tile), then evaluated once (scaled, rounded) in place before the loop.
+// CHECK: %[[QFLAT:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [%{{.*}}], strides: [1] : memref<?x16x576xi16> to memref<?xi16>
+// CHECK: vector.load %[[QFLAT]][%{{.*}}] {alignment = 16 : i64} : memref<?xi16>, vector<8xi16>
 // CHECK: scf.for
 // The two KV buffers, then the first tile's copies (2304 chunks of 16
 // bytes, 18 per thread; rows past the bound zero-filled by a copy size of

@@ -14,6 +14,7 @@
 // RUN: FileCheck %s --check-prefix=QP16 --implicit-check-not=v_mfma_f32_16x16x32_bf16 --implicit-check-not=v_cvt_scalef32_pk_bf16_fp8 --implicit-check-not=v_cvt_f32_fp8 --implicit-check-not=scratch_ < %t/qp16/deepseek_r1_decode_fp8_qp16.s
 // RUN: FileCheck %s --check-prefix=QP16CVT < %t/qp16/deepseek_r1_decode_fp8_qp16.s
 // RUN: FileCheck %s --check-prefix=PERM < %t/qp8/deepseek_r1_decode_fp8_qp8.s
+// RUN: FileCheck %s --check-prefix=PK8 < %t/qp8/deepseek_r1_decode_fp8_qp8.s
 // RUN: llvm-readelf --notes %t/deepseek_r1_decode_fp8.hsaco | FileCheck %s --check-prefix=ELF
 // RUN: FileCheck %s --check-prefix=JSON < %t/deepseek_r1_decode_fp8.json
 
@@ -81,8 +82,22 @@
 // qp_type = f8E4M3FN: Q and P are fp8 too, so both products run on the fp8
 // MFMA with the operands as stored (no conversion instruction anywhere):
 // the same 18 + 16 instructions per KV tile.
+// P is rounded to fp8 two values at a time by the hardware
+// (v_cvt_pk_fp8_f32 after a clamp: ChipInfo::fp8PairEncode): 4 P elements
+// per lane and tile, 2 instructions. The mask-free loop reads the KV tile
+// through the flat view of kv (one address add per 16-byte load) and meets
+// the issue's figure: at most 24 wave-instructions per KV token (384
+// instructions per 64-token tile and 4 waves).
 // QP8-REPORT: deepseek_r1_decode_fp8_qp8_stage1_masked: {{.*}} 0 VGPR spills, {{[0-9]+}} B LDS, 0 B scratch
 // QP8-REPORT-NEXT: KV loop: {{[0-9]+}} instructions (34 MFMA) per 64 tokens x 4 waves
+// QP8-REPORT-NEXT: deepseek_r1_decode_fp8_qp8_stage1_mask_free: {{.*}} 0 VGPR spills, {{[0-9]+}} B LDS, 0 B scratch
+// QP8-REPORT-NEXT: KV loop: {{([0-2][0-9][0-9]|3[0-7][0-9]|38[0-4])}} instructions (34 MFMA) per 64 tokens x 4 waves = {{(1[0-9]|2[0-3])\.[0-9]|24\.0}} wave-instructions per KV token
+// PK8-LABEL: deepseek_r1_decode_fp8_qp8_stage1_masked:
+// PK8-COUNT-2: v_cvt_pk_fp8_f32
+// PK8-LABEL: deepseek_r1_decode_fp8_qp8_stage1_mask_free:
+// PK8-COUNT-2: v_cvt_pk_fp8_f32
+// PK8-LABEL: deepseek_r1_decode_fp8_qp8_stage2:
+// PK8-NOT: v_cvt_pk_fp8_f32
 // QP8-LABEL: deepseek_r1_decode_fp8_qp8_stage1_masked:
 // QP8-COUNT-34: v_mfma_f32_16x16x32_fp8_fp8
 // QP8-LABEL: deepseek_r1_decode_fp8_qp8_stage1_mask_free:
