@@ -81,7 +81,9 @@ def MLALowerToGPU : Pass<"mla-lower-to-gpu", "::mlir::ModuleOp"> {
       layouts of the same descriptor;
     * row statistics (max, sum, LSE) live in registers in the row layout of
       that accumulator; row reductions use shuffles across the lanes of a
-      row, then shared memory across warps.
+      row, then shared memory across warps. The online softmax's running
+      sum inside the KV loop stays a per-lane share, reduced once by the
+      finalize.
 
     The only target-specific pieces (the matrix instruction: `mma.sync` on
     sm_90, `amdgpu.mfma` on gfx950 / gfx942; exp2 / log2; the module target)
