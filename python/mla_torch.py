@@ -138,7 +138,8 @@ class DecodeKernels:
         rounds = math.ceil(programs / self.concurrent)
         cost = rounds * (tiles + p["program_overhead"])
         if splits > 1:
-            cost += p["combine_launch"] + p["combine_per_partial"] * programs / self.concurrent
+            cost += (p["combine_launch"] + p.get("combine_per_split", 0.0) * splits
+                     + p["combine_per_partial"] * programs / self.concurrent)
         return cost
 
     def choose_splits(self, batch, kv_len):

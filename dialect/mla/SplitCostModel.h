@@ -23,6 +23,11 @@ struct SplitCostParams {
   double combineLaunch = 8.0;
   /// Reading one partial output in stage 2, in tiles, spread over all CUs.
   double combinePerPartial = 1.0;
+  /// Each stage-2 thread walks all splits of its sequence (8 loads in
+  /// flight): per split, in tiles. Fitted to the H200 sweep of every split
+  /// count (docs/Performance.md): without it bs 4 / kv 8192 took 64 splits
+  /// (37.3 us) where 32 run in 33.8 us.
+  double combinePerSplit = 0.05;
 };
 
 struct SplitProblem {

@@ -256,6 +256,7 @@ static int64_t chooseSplits(const mla_context &ctx, int64_t batch, int64_t maxKv
   params.programOverhead = s.program_overhead;
   params.combineLaunch = s.combine_launch;
   params.combinePerPartial = s.combine_per_partial;
+  params.combinePerSplit = s.combine_per_split;
   return mlir::mla::chooseSplits(p, params);
 }
 

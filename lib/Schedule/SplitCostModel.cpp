@@ -34,6 +34,7 @@ double mlir::mla::estimateSplitCost(const SplitProblem &p, int64_t splits,
   if (splits == 1)
     return stage1;
   double stage2 = params.combineLaunch +
+                  params.combinePerSplit * static_cast<double>(splits) +
                   params.combinePerPartial * static_cast<double>(programs) /
                       static_cast<double>(p.computeUnits);
   return stage1 + stage2;

@@ -75,7 +75,7 @@ void mla_compile::emitLauncherHeader(raw_ostream &os, StringRef spec, StringRef 
      << " * then mla_workspace_size / mla_decode (mla/launcher.h, docs/Embedding.md). */\n"
      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
      << "#include \"mla/launcher.h\"\n\n"
-     << "#if MLA_LAUNCHER_ABI_VERSION != 1\n"
+     << "#if MLA_LAUNCHER_ABI_VERSION != 2\n"
      << "#error \"" << spec << ".h was generated for launcher ABI 1\"\n#endif\n\n";
 
   // Split candidates and kernels are the same across chips except for the
@@ -173,8 +173,8 @@ void mla_compile::emitLauncherHeader(raw_ostream &os, StringRef spec, StringRef 
      << ", /* has_kv_scale (" << first.getString("kv_type").value_or("?") << " KV) */\n"
      << "  (int)(sizeof(" << p << "_split_candidates) / sizeof(int64_t)), " << p
      << "_split_candidates,\n"
-     << "  " << format("%g, %g, %g", model("program_overhead"), model("combine_launch"),
-                       model("combine_per_partial"))
+     << "  " << format("%g, %g, %g, %g", model("program_overhead"), model("combine_launch"),
+                       model("combine_per_partial"), model("combine_per_split"))
      << ", /* split cost model */\n"
      << "  " << targets.size() << ", " << p << "_targets};\n\n";
 

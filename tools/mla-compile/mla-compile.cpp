@@ -245,7 +245,8 @@ static FailureOr<ChipOutput> compileForChip(MLIRContext &ctx, ModuleOp parsed,
   manifest["split_cost_model"] = llvm::json::Object{
       {"program_overhead", params.programOverhead},
       {"combine_launch", params.combineLaunch},
-      {"combine_per_partial", params.combinePerPartial}};
+      {"combine_per_partial", params.combinePerPartial},
+      {"combine_per_split", params.combinePerSplit}};
   manifest["rules"] = llvm::json::Object{
       {"splits", "fixed by the spec when split_candidates has one entry; else "
                  "the candidate minimising split_cost_model (docs/Design.md) "

@@ -32,7 +32,7 @@ extern "C" {
 
 /* Bumped whenever the descriptor structs below change layout; generated
  * headers record the version they were written for. */
-#define MLA_LAUNCHER_ABI_VERSION 1
+#define MLA_LAUNCHER_ABI_VERSION 2
 
 typedef enum mla_status {
   MLA_SUCCESS = 0,
@@ -111,7 +111,7 @@ typedef struct mla_spec_desc {
   int has_kv_scale;                /* one f32 per-tensor KV scale */
   int num_split_candidates;
   const int64_t *split_candidates;
-  double program_overhead, combine_launch, combine_per_partial;
+  double program_overhead, combine_launch, combine_per_partial, combine_per_split;
   int num_targets;
   const mla_target_desc *targets;
 } mla_spec_desc;
