@@ -1021,11 +1021,28 @@ struct Lowering {
   SmallVector<Value> rowReduce(const AccLayout &l, ArrayRef<Value> regs,
                                float identity,
                                function_ref<Value(Value, Value)> combine) {
+    return acrossLanesAndWarps(l, laneRowReduce(l, regs, identity, combine), identity,
+                               combine);
+  }
+
+  /// This lane's share of each row: its own elements of `regs` (Acc
+  /// layout) combined per row group.
+  SmallVector<Value> laneRowReduce(const AccLayout &l, ArrayRef<Value> regs,
+                                   float identity,
+                                   function_ref<Value(Value, Value)> combine) {
     SmallVector<Value> part(l.rowGroups.size(), cstF32(b, loc(), identity));
     for (int64_t r = 0; r < l.size(); ++r) {
       int64_t g = l.group(r % l.elems);
       part[g] = combine(part[g], regs[r]);
     }
+    return part;
+  }
+
+  /// Per-lane shares of each row group (`part`) combined over the lanes and
+  /// warps that hold the row.
+  SmallVector<Value> acrossLanesAndWarps(const AccLayout &l, SmallVector<Value> part,
+                                         float identity,
+                                         function_ref<Value(Value, Value)> combine) {
     // Lanes that differ only in column bits hold the same rows.
     for (auto [j, base] : llvm::enumerate(l.mi->c.laneBases)) {
       if (base.row != 0)
@@ -1671,17 +1688,9 @@ struct Lowering {
     // the tile's row sums: the sum over lanes and warps is linear in it, so
     // it is formed once, in the finalize, instead of every tile (shuffles,
     // a shared-memory exchange and a barrier).
-    bool partial = lsum->kind == Kind::RowPartial;
-    SmallVector<Value> rowSum;
-    if (partial) {
-      rowSum.assign(ls->rowGroups.size(), cstF32(b, loc(), 0.0f));
-      for (int64_t r = 0; r < ls->size(); ++r) {
-        int64_t g = ls->group(r % ls->elems);
-        rowSum[g] = addf(rowSum[g], probs[r]);
-      }
-    } else {
-      rowSum = rowReduce(*ls, probs, 0.0f, addf);
-    }
+    SmallVector<Value> rowSum = lsum->kind == Kind::RowPartial
+                                    ? laneRowReduce(*ls, probs, 0.0f, addf)
+                                    : rowReduce(*ls, probs, 0.0f, addf);
     SmallVector<Value> newSum;
     for (auto [g, old] : llvm::enumerate(lsum->regs))
       newSum.push_back(
@@ -1708,21 +1717,11 @@ struct Lowering {
     Value zero = cstF32(b, loc(), 0.0f), one = cstF32(b, loc(), 1.0f);
     SmallVector<Value> sums = lsum->regs;
     if (lsum->kind == Kind::RowPartial) {
-      // Complete the per-lane shares: as one accumulator tile's values, the
-      // share in the first element of its row group, zeros elsewhere.
+      // Complete the per-lane shares.
       auto l = rowLayout(lsum->type.getDimSize(0));
       if (failed(l))
         return failure();
-      SmallVector<Value> regs(l->size(), zero);
-      SmallVector<bool> placed(l->rowGroups.size(), false);
-      for (int64_t r = 0; r < l->size(); ++r) {
-        int64_t g = l->group(r % l->elems);
-        if (!placed[g]) {
-          regs[r] = lsum->regs[g];
-          placed[g] = true;
-        }
-      }
-      sums = rowReduce(*l, regs, 0.0f, [&](Value x, Value y) -> Value {
+      sums = acrossLanesAndWarps(*l, sums, 0.0f, [&](Value x, Value y) -> Value {
         return arith::AddFOp::create(b, loc(), x, y);
       });
     }
