@@ -11,7 +11,9 @@ current stream (driver launches through ctypes; CuPy loads the code
 objects), and applies the manifest's rules: split count
 from the split cost model, the mask-free stage 1 when every length divides
 evenly, stage 2 only with several splits. Workspaces are allocated once per
-shape.
+shape. A call on the same buffers as an earlier one replays that call's
+launches as one CUDA graph (MLA_NO_GRAPH=1: kernel by kernel; stage 2 with
+programmatic dependent launch unless MLA_NO_PDL=1).
 """
 import ctypes
 import json
@@ -63,6 +65,65 @@ if _cuLaunchKernelEx is not None:
 _PDL = _cuLaunchKernelEx is not None and os.environ.get("MLA_NO_PDL", "0") != "1"
 
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+# A cached plan's launches are recorded once into a CUDA graph and replayed
+# with one cuGraphLaunch (MLA_NO_GRAPH=1 launches kernel by kernel). Inside
+# a caller's own stream capture the kernels are launched directly.
+_GRAPHS = os.environ.get("MLA_NO_GRAPH", "0") != "1"
+_vp = ctypes.c_void_p
+for _name, _args in [("cuStreamCreate", [ctypes.POINTER(_vp), ctypes.c_uint]),
+                     ("cuStreamBeginCapture_v2", [_vp, ctypes.c_int]),
+                     ("cuStreamEndCapture", [_vp, ctypes.POINTER(_vp)]),
+                     ("cuStreamIsCapturing", [_vp, ctypes.POINTER(ctypes.c_int)]),
+                     ("cuGraphInstantiateWithFlags", [ctypes.POINTER(_vp), _vp, ctypes.c_ulonglong]),
+                     ("cuGraphLaunch", [_vp, _vp]),
+                     ("cuGraphExecDestroy", [_vp]),
+                     ("cuGraphDestroy", [_vp])]:
+    _fn = getattr(_cuda, _name, None)
+    if _fn is None:
+        _GRAPHS = False
+        continue
+    _fn.argtypes, _fn.restype = _args, ctypes.c_int
+
+
+def _check(err, what):
+    if err:
+        raise RuntimeError(f"{what} failed: CUresult {err}")
+
+
+class _Graph:
+    """A plan's launches recorded on a private stream into one CUDA graph."""
+    _stream = None
+
+    def __init__(self, launches):
+        if _Graph._stream is None:
+            s = _vp()
+            _check(_cuda.cuStreamCreate(ctypes.byref(s), 1), "cuStreamCreate")  # non-blocking
+            _Graph._stream = s
+        self.graph, self.exec = _vp(), _vp()
+        _check(_cuda.cuStreamBeginCapture_v2(_Graph._stream, 2), "cuStreamBeginCapture")  # relaxed
+        try:
+            DecodeKernels.launch_all(launches, _Graph._stream.value)
+        finally:
+            _check(_cuda.cuStreamEndCapture(_Graph._stream, ctypes.byref(self.graph)),
+                   "cuStreamEndCapture")
+        _check(_cuda.cuGraphInstantiateWithFlags(ctypes.byref(self.exec), self.graph, 0),
+               "cuGraphInstantiate")
+
+    def __call__(self, stream):
+        _check(_cuda.cuGraphLaunch(self.exec, stream), "cuGraphLaunch")
+
+    def __del__(self):
+        if self.exec:
+            _cuda.cuGraphExecDestroy(self.exec)
+        if self.graph:
+            _cuda.cuGraphDestroy(self.graph)
+
+
+def _capturing(stream):
+    status = ctypes.c_int(0)
+    _check(_cuda.cuStreamIsCapturing(stream, ctypes.byref(status)), "cuStreamIsCapturing")
+    return status.value != 0
 
 
 def current_stream(device_index):
@@ -298,14 +359,22 @@ def custom_kernel(data):
            qo_indptr.data_ptr(), qo_indptr.shape, qo_indptr.dtype,
            kv_indptr.data_ptr(), kv_indptr.shape, kv_indptr.dtype,
            config["batch_size"], config["kv_seq_len"], q.device)
+    stream = current_stream(q.get_device())
     hit = _plans.get(key)
     if hit is not None and hit[0]() is kv_indptr and hit[1] == kv_indptr._version:
         launches, out = hit[2], hit[3]
+        # Second use of a plan: record it as a graph (plans used once are
+        # not worth the instantiation).
+        if _GRAPHS and not _capturing(stream):
+            if hit[4] is None:
+                hit[4] = _Graph(launches)
+            hit[4](stream)
+            return out
     else:
         launches, out, reusable = _prepare(k, fmt, q, kv_data, qo_indptr, kv_indptr, config)
         if reusable:
             if len(_plans) > 64:
                 _plans.clear()
-            _plans[key] = (weakref.ref(kv_indptr), kv_indptr._version, launches, out)
-    k.launch_all(launches, current_stream(q.get_device()))
+            _plans[key] = [weakref.ref(kv_indptr), kv_indptr._version, launches, out, None]
+    k.launch_all(launches, stream)
     return out
