@@ -78,6 +78,13 @@ struct GroupedOperands {
   /// Elements of one lane adjacent along K (per operand row / column).
   int64_t kRun = 0;
   std::vector<Coord> aLane, aElem, bLane, bElem;
+  /// Where bit i of a logical K index (step * instruction K + the
+  /// instruction's own K index) lands in the grouped operands' K index.
+  std::vector<int64_t> logicalBitTo;
+
+  /// The grouped operands' K index of logical K index `logical` (group
+  /// periodic: a multiple of k maps to itself).
+  int64_t physicalK(int64_t logical) const;
 
   LaneLayout a() const { return {aLane, aElem, m, k}; }
   LaneLayout b() const { return {bLane, bElem, k, n}; }

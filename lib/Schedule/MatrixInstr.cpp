@@ -202,5 +202,17 @@ std::optional<GroupedOperands> mlir::mla::groupKSteps(const MatrixInstr &mi, int
     g.aElem.push_back({0, run * s});
     g.bElem.push_back({run * s, 0});
   }
+  for (int64_t w = 1; w < mi.k; w *= 2)
+    g.logicalBitTo.push_back(remap(w));
+  for (int64_t s = 1; s < steps; s *= 2)
+    g.logicalBitTo.push_back(run * s);
   return g;
+}
+
+int64_t GroupedOperands::physicalK(int64_t logical) const {
+  int64_t in = logical % k, out = logical - in;
+  for (auto [i, to] : llvm::enumerate(logicalBitTo))
+    if (in >> i & 1)
+      out += to;
+  return out;
 }

@@ -370,6 +370,11 @@ struct Tile {
   // Acc of a narrow element type made by a cast: the stored form of each
   // register (what ensureShared writes; saves re-rounding).
   SmallVector<Value> stored;
+  // Smem holding the A operand of grouped dots in their K order: column L
+  // holds the source's column kPerm->physicalK(L), so that the grouped
+  // steps' A fragments are the instruction's own layout at column L (read
+  // with ldmatrix; see kOrderFor).
+  std::shared_ptr<const GroupedOperands> kPerm;
 };
 
 /// The accumulator layout of a rows x cols tile over `warps` warps.
@@ -923,6 +928,10 @@ struct Lowering {
     out->kind = Kind::Smem;
     out->type = t->type;
     auto root = soleRoot(v);
+    // Element-wise evaluation keeps every element's place, so a K order
+    // (kOrderFor) carries over.
+    if (root)
+      out->kPerm = root->kPerm;
     auto bits = [](Type e) { return storageType(e).getIntOrFloatBitWidth(); };
     // In place also when only the element type changes within one storage
     // type (bf16 Q rounded to f16 for qp_type = f16): the same i16 view.
@@ -1144,6 +1153,17 @@ struct Lowering {
     int64_t vec = (cols * eltBytes) % 16 == 0 ? 16 / eltBytes : 1;
     int64_t chunks = rows * cols / vec;
     auto vecT = VectorType::get({vec}, st);
+    // Stored in a grouped dot's K order (kOrderFor): pieces of `piece`
+    // consecutive columns (the low K bits the order keeps) each go to their
+    // place.
+    std::optional<GroupedOperands> order = kOrderFor(op);
+    int64_t piece = vec;
+    if (order) {
+      piece = 1;
+      while (piece < vec && order->logicalBitTo[llvm::Log2_64(piece)] == piece)
+        piece *= 2;
+      tile->kPerm = std::make_shared<const GroupedOperands>(*order);
+    }
     // With whole rounds of chunks, every thread copies chunks / threads of
     // them: a loop with a static trip count, unrolled below.
     bool even = chunks % threads == 0;
@@ -1218,9 +1238,21 @@ struct Lowering {
       } else {
         v = loadChunk(b, loc());
       }
-      vector::StoreOp::create(b, loc(), v, tile->view, ValueRange{r, c},
-                              /*nontemporal=*/false,
-                              vec > 1 ? llvm::MaybeAlign(16) : llvm::MaybeAlign());
+      if (order) {
+        for (int64_t j = 0; j < vec; j += piece) {
+          Value part = v;
+          if (piece < vec)
+            part = vector::ShuffleOp::create(
+                b, loc(), v, v, llvm::to_vector(llvm::seq<int64_t>(j, j + piece)));
+          vector::StoreOp::create(b, loc(), part, tile->view,
+                                  ValueRange{r, storedColumn(*order, addc(c, j))},
+                                  /*nontemporal=*/false, llvm::MaybeAlign(piece * eltBytes));
+        }
+      } else {
+        vector::StoreOp::create(b, loc(), v, tile->view, ValueRange{r, c},
+                                /*nontemporal=*/false,
+                                vec > 1 ? llvm::MaybeAlign(16) : llvm::MaybeAlign());
+      }
     }
     // Straight-line code: the loads of one tile issue back to back, and the
     // KV loop body has a static instruction count (mla-compile reports it).
@@ -1464,6 +1496,70 @@ struct Lowering {
     return success();
   }
 
+  /// The grouping of K steps for a dot of `mi` over K = `k` whose B is
+  /// stored as `rhsElt` and read along K: as many steps as keep a lane's B
+  /// bytes within one 16-byte load and divide K.
+  static std::optional<GroupedOperands> groupingFor(const MatrixInstr *mi, Type rhsElt,
+                                                    int64_t k) {
+    int64_t bBytes = storedBytes(rhsElt);
+    for (int64_t steps = 8; steps > 1; steps /= 2) {
+      auto g = groupKSteps(*mi, steps);
+      if (g && g->kRun * bBytes <= 16 && k % g->k == 0)
+        return g;
+    }
+    return std::nullopt;
+  }
+
+  /// The K order a loaded tile is stored in (Tile::kPerm): where the
+  /// tile, through element-wise casts / scales read only by each other, is
+  /// the A operand of grouped dots inside a KV loop (and nothing else) whose
+  /// instruction reads A with ldmatrix (sm_90), it is stored in the
+  /// grouping's K order; each step's A fragment is then one ldmatrix.x4
+  /// instead of 16-byte loads of rows g and g + 8 that the fragment
+  /// interleaves with register moves. The order is applied by the copy
+  /// itself (4-byte pieces of each 16-byte chunk), so it costs no pass.
+  std::optional<GroupedOperands> kOrderFor(LoadOp ld) {
+    Value v = ld.getResult();
+    while (v.hasOneUse() && isa<CastOp, ScaleOp>(*v.getUsers().begin()))
+      v = v.getUsers().begin()->getResult(0);
+    auto t = cast<RankedTensorType>(v.getType());
+    if (v.use_empty() || t.getRank() != 2)
+      return std::nullopt;
+    std::optional<GroupedOperands> order;
+    for (Operation *user : v.getUsers()) {
+      auto d = dyn_cast<DotOp>(user);
+      auto loop = d ? d->getParentOfType<KvLoopOp>() : KvLoopOp();
+      if (!d || d.getLhs() != v || d.getRhs() == v || !d.getTransposeRhs() || !loop ||
+          loop->isAncestor(ld))
+        return std::nullopt;
+      const MatrixInstr *mi =
+          target.instrFor(t.getElementType(), d.getRhs().getType().getElementType());
+      bool asStored = (mi->abType == MatrixElem::F16 && t.getElementType().isF16()) ||
+                      (mi->abType == MatrixElem::BF16 && t.getElementType().isBF16());
+      if (!mi->aByLdmatrix || !asStored)
+        return std::nullopt;
+      auto g = groupingFor(mi, d.getRhs().getType().getElementType(), t.getDimSize(1));
+      if (!g || (order && order->logicalBitTo != g->logicalBitTo))
+        return std::nullopt;
+      order = std::move(g);
+    }
+    return order;
+  }
+
+  /// The column a kPerm tile stores source column `col` at (the inverse of
+  /// GroupedOperands::physicalK), for columns whose low `run` bits stay.
+  Value storedColumn(const GroupedOperands &g, Value col) {
+    Value in = arith::RemUIOp::create(b, loc(), col, idx(g.k));
+    Value out = arith::SubIOp::create(b, loc(), col, in);
+    for (auto [i, to] : llvm::enumerate(g.logicalBitTo)) {
+      int64_t from = llvm::Log2_64(to);
+      Value bit = arith::AndIOp::create(
+          b, loc(), arith::ShRUIOp::create(b, loc(), in, idx(from)), idx(1));
+      out = add(out, mul(bit, int64_t(1) << i));
+    }
+    return out;
+  }
+
   LogicalResult lowerDot(DotOp op) {
     auto resT = op.getResult().getType();
     // fp8 x fp8 on a chip with an fp8 instruction of that format: the
@@ -1515,14 +1611,12 @@ struct Lowering {
     // the steps are one 16-byte load (m16n8k16 fp8 K: 4 steps in one load
     // instead of eight 2-byte loads; 16x16x32 MFMA: 2 steps per load).
     std::optional<GroupedOperands> grouped;
-    if (trans && (*lhs)->kind == Kind::Smem && (*rhs)->kind == Kind::Smem) {
-      int64_t bBytes = storedBytes((*rhs)->type.getElementType());
-      for (int64_t steps = 8; steps > 1 && !grouped; steps /= 2) {
-        auto g = groupKSteps(*mi, steps);
-        if (g && g->kRun * bBytes <= 16 && k % g->k == 0)
-          grouped = std::move(g);
-      }
-    }
+    if (trans && (*lhs)->kind == Kind::Smem && (*rhs)->kind == Kind::Smem)
+      grouped = groupingFor(mi, (*rhs)->type.getElementType(), k);
+    if (const auto &perm = (*lhs)->kPerm;
+        perm && (!grouped || perm->steps != grouped->steps || perm->k != grouped->k ||
+                 perm->logicalBitTo != grouped->logicalBitTo))
+      return fail("reads an operand stored in another K order (internal error)");
     // A through ldmatrix.x4 where the instruction allows it and A is
     // stored as the operand type, rows 16-byte aligned.
     bool aByLdmatrix = false;
@@ -1564,9 +1658,20 @@ struct Lowering {
       Value aColG = laneOffset(lane, ga.laneBases, false);
       Value bRowG = laneOffset(lane, gb.laneBases, true);
       Value bColG = laneOffset(lane, gb.laneBases, false);
-      SmallVector<Value> a = read(**lhs, ga, /*transposed=*/false, [&](Coord c) {
-        return std::pair(addc(aRowG, c.row), add(kk, addc(aColG, c.col)));
-      });
+      // A in the grouping's K order already (kOrderFor): each step's
+      // fragment with ldmatrix at its logical columns.
+      const auto &perm = (*lhs)->kPerm;
+      bool aPermuted = perm && perm->steps == grouped->steps && perm->k == grouped->k &&
+                       perm->logicalBitTo == grouped->logicalBitTo;
+      SmallVector<Value> a;
+      if (aPermuted) {
+        for (int64_t s = 0; s < grouped->steps; ++s)
+          llvm::append_range(a, readAByLdmatrix(**lhs, addc(kk, s * mi->k)));
+      } else {
+        a = read(**lhs, ga, /*transposed=*/false, [&](Coord c) {
+          return std::pair(addc(aRowG, c.row), add(kk, addc(aColG, c.col)));
+        });
+      }
       // Tiles 0 .. l->tiles - 1 are this warp's, the rest (K split) its
       // partner's.
       SmallVector<SmallVector<Value>> bs;

@@ -84,19 +84,27 @@ mla.decode @small {
 // QP16-REPORT-NEXT: deepseek_r1_decode_fp8_qp16_stage1_mask_free: {{12[0-8]}} registers, 0 B spilled, 0 B stack, 102656 B shared, 256 threads, 2 programs/SM
 // S = Q K^T runs in groups of 4 K steps with K permuted alike in Q and K
 // (groupKSteps), K split across warp pairs (each warp computes its own and
-// its partner's 8 columns over 5 or 4 of the 9 groups): per group a lane
-// reads its 2 x 32 bytes of Q rows g, g + 8 and 16 bytes of K per tile with
-// six 16-byte loads (no ldmatrix, no 2-byte loads), converts 16 pairs and
-// issues 8 mma. P's A fragments (f16 in shared
+// its partner's 8 columns over 5 or 4 of the 9 groups). Q is stored in the
+// grouping's K order by its copy (kOrderFor: 4-byte pieces of each 16-byte
+// chunk to their places), so its fragments are the instruction's own A
+// layout: per group 4 ldmatrix.x4 for Q, one 16-byte load of K per tile,
+// 16 pair conversions, 8 mma; no register moves to pair Q's rows. P's A
+// fragments (f16 in shared
 // memory, rows 16-byte aligned) come with one ldmatrix.x4 per K step
 // (MatrixInstr::aByLdmatrix).
 // QP16-LABEL: .entry deepseek_r1_decode_fp8_qp16_stage1_masked(
+// QP16: ld.global.v4.b32 {%r[[Q0:[0-9]+]], %r[[Q1:[0-9]+]], %r[[Q2:[0-9]+]], %r[[Q3:[0-9]+]]}
+// QP16: st.shared.b32 [%rd[[QDST:[0-9]+]]], %r[[Q0]];
+// QP16-NEXT: st.shared.b32 [%rd[[QDST]]+16], %r[[Q1]];
+// QP16-NEXT: st.shared.b32 [%rd[[QDST]]+32], %r[[Q2]];
+// QP16-NEXT: st.shared.b32 [%rd[[QDST]]+48], %r[[Q3]];
 // QP16-NOT: cvt.f32.f16
 // QP16: cp.async.wait_group
 // QP16: bar.sync
 // QP16: [[SLOOP:\$L__BB[0-9_]+]]:{{$}}
+// QP16-NEXT: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// QP16-COUNT-3: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // QP16-NEXT: ld.shared.v4.b32
-// QP16-COUNT-4: ld.shared.v4.b32
 // QP16-NOT: {{ldmatrix|ld.shared}}
 // QP16-COUNT-8: cvt.rn.f16x2.e4m3x2
 // QP16: ld.shared.v4.b32

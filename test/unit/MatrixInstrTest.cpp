@@ -313,6 +313,33 @@ TEST_P(Descriptors, GroupedKStepsKeepTheProduct) {
   EXPECT_FALSE(groupKSteps(mi, 3).has_value());
 }
 
+// physicalK names the permutation the grouped layouts apply: element i of
+// step j sits at the grouped K index physicalK(j * k + its K index in the
+// instruction's own layout), for A and B alike, and it is a bijection.
+TEST_P(Descriptors, GroupedKStepsPhysicalK) {
+  const MatrixInstr &mi = *GetParam();
+  for (int64_t steps : {1, 2, 4, 8}) {
+    auto g = groupKSteps(mi, steps);
+    ASSERT_TRUE(g.has_value());
+    LaneLayout ga = g->a(), gb = g->b();
+    int64_t ea = mi.a.elemsPerLane(), eb = mi.b.elemsPerLane();
+    for (int64_t lane = 0; lane < mi.waveSize; ++lane)
+      for (int64_t j = 0; j < steps; ++j) {
+        for (int64_t i = 0; i < ea; ++i) {
+          EXPECT_EQ(ga.map(lane, j * ea + i).col, g->physicalK(j * mi.k + mi.a.map(lane, i).col));
+          EXPECT_EQ(ga.map(lane, j * ea + i).row, mi.a.map(lane, i).row);
+        }
+        for (int64_t i = 0; i < eb; ++i)
+          EXPECT_EQ(gb.map(lane, j * eb + i).row, g->physicalK(j * mi.k + mi.b.map(lane, i).row));
+      }
+    std::set<int64_t> seen;
+    for (int64_t l = 0; l < 2 * g->k; ++l)
+      seen.insert(g->physicalK(l));
+    EXPECT_EQ(static_cast<int64_t>(seen.size()), 2 * g->k);
+    EXPECT_EQ(*seen.rbegin(), 2 * g->k - 1);
+  }
+}
+
 TEST(Descriptors, GroupedKStepsOfMmaSyncAreSixteenBytes) {
   // The case the sm_90 lowering uses: 4 steps of m16n8k16, lane t = l % 4
   // holds K 16t .. 16t + 15 of B column l / 4 (one 16-byte fp8 load).
