@@ -1546,8 +1546,9 @@ struct Lowering {
     return order;
   }
 
-  /// The column a kPerm tile stores source column `col` at (the inverse of
-  /// GroupedOperands::physicalK), for columns whose low `run` bits stay.
+  /// The column a kPerm tile stores source column `col` at: the inverse of
+  /// GroupedOperands::physicalK (which only moves bits, so its inverse moves
+  /// them back).
   Value storedColumn(const GroupedOperands &g, Value col) {
     Value in = arith::RemUIOp::create(b, loc(), col, idx(g.k));
     Value out = arith::SubIOp::create(b, loc(), col, in);
