@@ -39,9 +39,6 @@ _SPECS = {"fp8": [os.environ["MLA_SPEC_FP8"]] if "MLA_SPEC_FP8" in os.environ
 # torch.cuda.current_stream() alone cost 7 us per call and the plan's host
 # time fell 22 -> 13 us (docs/Performance.md, third session).
 _cuda = ctypes.CDLL("libcuda.so.1")
-_cuLaunchKernel = _cuda.cuLaunchKernel
-_cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
-_cuLaunchKernel.restype = ctypes.c_int
 _CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6
 
 
@@ -56,34 +53,37 @@ class _LaunchConfig(ctypes.Structure):  # CUlaunchConfig
                 ("attrs", ctypes.POINTER(_LaunchAttribute)), ("num_attrs", ctypes.c_uint)]
 
 
-_cuLaunchKernelEx = getattr(_cuda, "cuLaunchKernelEx", None)
-if _cuLaunchKernelEx is not None:
-    _cuLaunchKernelEx.argtypes = [ctypes.POINTER(_LaunchConfig), ctypes.c_void_p,
-                                  ctypes.c_void_p, ctypes.c_void_p]
-    _cuLaunchKernelEx.restype = ctypes.c_int
+# The driver entry points used, with their signatures (all return CUresult);
+# a missing one is None.
+_vp = ctypes.c_void_p
+_SIGNATURES = {
+    "cuLaunchKernel": [_vp] + [ctypes.c_uint] * 7 + [_vp] * 3,
+    "cuLaunchKernelEx": [ctypes.POINTER(_LaunchConfig), _vp, _vp, _vp],
+    "cuStreamCreate": [ctypes.POINTER(_vp), ctypes.c_uint],
+    "cuStreamBeginCapture_v2": [_vp, ctypes.c_int],
+    "cuStreamEndCapture": [_vp, ctypes.POINTER(_vp)],
+    "cuStreamIsCapturing": [_vp, ctypes.POINTER(ctypes.c_int)],
+    "cuGraphInstantiateWithFlags": [ctypes.POINTER(_vp), _vp, ctypes.c_ulonglong],
+    "cuGraphLaunch": [_vp, _vp],
+    "cuGraphExecDestroy": [_vp],
+    "cuGraphDestroy": [_vp],
+}
+_driver = {}
+for _name, _args in _SIGNATURES.items():
+    _fn = getattr(_cuda, _name, None)
+    if _fn is not None:
+        _fn.argtypes, _fn.restype = _args, ctypes.c_int
+    _driver[_name] = _fn
+
 # MLA_NO_PDL=1 launches the combine kernel plainly (for comparison).
-_PDL = _cuLaunchKernelEx is not None and os.environ.get("MLA_NO_PDL", "0") != "1"
-
-_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-
+_PDL = _driver["cuLaunchKernelEx"] is not None and os.environ.get("MLA_NO_PDL", "0") != "1"
 # A cached plan's launches are recorded once into a CUDA graph and replayed
 # with one cuGraphLaunch (MLA_NO_GRAPH=1 launches kernel by kernel). Inside
 # a caller's own stream capture the kernels are launched directly.
-_GRAPHS = os.environ.get("MLA_NO_GRAPH", "0") != "1"
-_vp = ctypes.c_void_p
-for _name, _args in [("cuStreamCreate", [ctypes.POINTER(_vp), ctypes.c_uint]),
-                     ("cuStreamBeginCapture_v2", [_vp, ctypes.c_int]),
-                     ("cuStreamEndCapture", [_vp, ctypes.POINTER(_vp)]),
-                     ("cuStreamIsCapturing", [_vp, ctypes.POINTER(ctypes.c_int)]),
-                     ("cuGraphInstantiateWithFlags", [ctypes.POINTER(_vp), _vp, ctypes.c_ulonglong]),
-                     ("cuGraphLaunch", [_vp, _vp]),
-                     ("cuGraphExecDestroy", [_vp]),
-                     ("cuGraphDestroy", [_vp])]:
-    _fn = getattr(_cuda, _name, None)
-    if _fn is None:
-        _GRAPHS = False
-        continue
-    _fn.argtypes, _fn.restype = _args, ctypes.c_int
+_GRAPHS = (os.environ.get("MLA_NO_GRAPH", "0") != "1" and
+           all(_driver[n] is not None for n in _SIGNATURES if n.startswith(("cuStream", "cuGraph"))))
+
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
 def _check(err, what):
@@ -98,31 +98,31 @@ class _Graph:
     def __init__(self, launches):
         if _Graph._stream is None:
             s = _vp()
-            _check(_cuda.cuStreamCreate(ctypes.byref(s), 1), "cuStreamCreate")  # non-blocking
+            _check(_driver["cuStreamCreate"](ctypes.byref(s), 1), "cuStreamCreate")  # non-blocking
             _Graph._stream = s
         self.graph, self.exec = _vp(), _vp()
-        _check(_cuda.cuStreamBeginCapture_v2(_Graph._stream, 2), "cuStreamBeginCapture")  # relaxed
+        _check(_driver["cuStreamBeginCapture_v2"](_Graph._stream, 2), "cuStreamBeginCapture")  # relaxed
         try:
             DecodeKernels.launch_all(launches, _Graph._stream.value)
         finally:
-            _check(_cuda.cuStreamEndCapture(_Graph._stream, ctypes.byref(self.graph)),
+            _check(_driver["cuStreamEndCapture"](_Graph._stream, ctypes.byref(self.graph)),
                    "cuStreamEndCapture")
-        _check(_cuda.cuGraphInstantiateWithFlags(ctypes.byref(self.exec), self.graph, 0),
+        _check(_driver["cuGraphInstantiateWithFlags"](ctypes.byref(self.exec), self.graph, 0),
                "cuGraphInstantiate")
 
     def __call__(self, stream):
-        _check(_cuda.cuGraphLaunch(self.exec, stream), "cuGraphLaunch")
+        _check(_driver["cuGraphLaunch"](self.exec, stream), "cuGraphLaunch")
 
     def __del__(self):
         if self.exec:
-            _cuda.cuGraphExecDestroy(self.exec)
+            _driver["cuGraphExecDestroy"](self.exec)
         if self.graph:
-            _cuda.cuGraphDestroy(self.graph)
+            _driver["cuGraphDestroy"](self.graph)
 
 
 def _capturing(stream):
     status = ctypes.c_int(0)
-    _check(_cuda.cuStreamIsCapturing(stream, ctypes.byref(status)), "cuStreamIsCapturing")
+    _check(_driver["cuStreamIsCapturing"](stream, ctypes.byref(status)), "cuStreamIsCapturing")
     return status.value != 0
 
 
@@ -156,11 +156,10 @@ class _Launch:
     def __call__(self, stream):
         if self.config is not None:
             self.config.stream = stream
-            err = _cuLaunchKernelEx(self.config_ref, self.fn, self.kernel_params, None)
+            err = _driver["cuLaunchKernelEx"](self.config_ref, self.fn, self.kernel_params, None)
         else:
-            err = _cuLaunchKernel(*self.args, stream, self.kernel_params, None)
-        if err:
-            raise RuntimeError(f"cuLaunchKernel({self.name}) failed: CUresult {err}")
+            err = _driver["cuLaunchKernel"](*self.args, stream, self.kernel_params, None)
+        _check(err, f"launching {self.name}")
 
 
 class DecodeKernels:

@@ -1153,6 +1153,7 @@ struct Lowering {
     int64_t vec = (cols * eltBytes) % 16 == 0 ? 16 / eltBytes : 1;
     int64_t chunks = rows * cols / vec;
     auto vecT = VectorType::get({vec}, st);
+    auto align = vec > 1 ? llvm::MaybeAlign(16) : llvm::MaybeAlign();
     // Stored in a grouped dot's K order (kOrderFor): pieces of `piece`
     // consecutive columns (the low K bits the order keeps) each go to their
     // place.
@@ -1211,7 +1212,6 @@ struct Lowering {
       at[rowDim] = add(base[rowDim], r);
       at[rowDim + 1] = add(base[rowDim + 1], c);
       auto loadChunk = [&](OpBuilder &nb, Location l) -> Value {
-        auto align = vec > 1 ? llvm::MaybeAlign(16) : llvm::MaybeAlign();
         if (flat) {
           Value inTile = arith::AddIOp::create(
               nb, l, arith::MulIOp::create(nb, l, r, rowStride), c);
@@ -1250,8 +1250,7 @@ struct Lowering {
         }
       } else {
         vector::StoreOp::create(b, loc(), v, tile->view, ValueRange{r, c},
-                                /*nontemporal=*/false,
-                                vec > 1 ? llvm::MaybeAlign(16) : llvm::MaybeAlign());
+                                /*nontemporal=*/false, align);
       }
     }
     // Straight-line code: the loads of one tile issue back to back, and the
