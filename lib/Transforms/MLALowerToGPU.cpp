@@ -60,6 +60,11 @@ using namespace mlir::mla;
 namespace {
 
 constexpr float kLog2E = 1.44269504088896340736f;
+/// Most rounds of 16-byte chunks per thread that a tile copy outside the KV
+/// loop issues as straight-line loads before its stores (registers: 4 per
+/// round).
+constexpr int64_t kMaxStraightRounds = 16;
+
 /// Bytes added to every shared-memory tile row (see Lowering::allocSmem).
 constexpr int64_t kRowPadBytes = 16;
 
@@ -410,6 +415,8 @@ struct Lowering {
     Value lower, step, upper, iv;
   };
   std::optional<Prefetch> prefetch;
+  /// KV loops whose double buffer startPrefetch set up ahead of the loop.
+  DenseMap<Operation *, Prefetch> started;
   bool asyncCopies = false; ///< some KV loop double-buffers its tile
   /// The KV loop body being lowered, and whether a barrier runs straight
   /// in it before the current point (see barrierBeforeRewrite).
@@ -417,6 +424,8 @@ struct Lowering {
   bool kvBodyBarrier = false;
   IRMapping scalars;
   DenseMap<Value, std::shared_ptr<Tile>> tiles;
+  /// Elementwise ops a tile load already applied (lowerLoad, foldableChain).
+  DenseSet<Operation *> folded;
   Operation *diagOp = nullptr;
 
   Lowering(OpBuilder &b, const GpuTarget &t, int64_t warps)
@@ -1125,6 +1134,32 @@ struct Lowering {
             arith::RemUIOp::create(b, loc(), e, idx(cols))};
   }
 
+  /// The elementwise ops that only re-round or scale `op`'s loaded tile:
+  /// the longest chain of single-use mla.cast / mla.scale ops from it (with
+  /// scale factors already lowered) that ends in an element type of the
+  /// loaded one's storage width (bf16 Q -> f32 -> scaled -> bf16, or
+  /// -> f16 for qp_type = f16). lowerLoad applies them to the loaded
+  /// registers.
+  SmallVector<Operation *> foldableChain(LoadOp op) {
+    SmallVector<Operation *> chain;
+    Value v = op.getResult();
+    while (v.hasOneUse()) {
+      Operation *user = *v.getUsers().begin();
+      auto sc = dyn_cast<ScaleOp>(user);
+      if (!isa<CastOp>(user) && !(sc && scalars.contains(sc.getFactor())))
+        break;
+      chain.push_back(user);
+      v = user->getResult(0);
+    }
+    Type st = storageType(op.getType().getElementType());
+    auto eltOf = [](Operation *o) {
+      return cast<RankedTensorType>(o->getResult(0).getType()).getElementType();
+    };
+    while (!chain.empty() && storageType(eltOf(chain.back())) != st)
+      chain.pop_back();
+    return chain;
+  }
+
   LogicalResult lowerLoad(LoadOp op) {
     if (prefetch && prefetch->load == op)
       return lowerPrefetchedLoad(op);
@@ -1133,6 +1168,17 @@ struct Lowering {
       return fail("the GPU lowering loads rank-2 tiles only");
     int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
     Type elt = t.getElementType();
+    // A tile loaded ahead of a KV loop (Q): the loop's first KV tile is
+    // sent first, so that its memory latency overlaps this copy and what
+    // follows it instead of starting after them.
+    if (!kvBody && target.chip->asyncTileCopy)
+      for (Operation *n = op->getNextNode(); n; n = n->getNextNode())
+        if (auto loop = dyn_cast<KvLoopOp>(n)) {
+          if (!started.count(loop))
+            if (auto pf = startPrefetch(loop, rows * (cols * storedBytes(elt) + kRowPadBytes)))
+              started[loop] = *pf;
+          break;
+        }
     auto tile = std::make_shared<Tile>();
     tile->kind = Kind::Smem;
     tile->type = t;
@@ -1200,18 +1246,13 @@ struct Lowering {
           src, /*offset=*/OpFoldResult(b.getIndexAttr(0)), ArrayRef<OpFoldResult>{numel},
           ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
     }
-    auto loop = even ? scf::ForOp::create(b, loc(), idx(0), idx(chunks / threads), idx(1))
-                     : scf::ForOp::create(b, loc(), tid, idx(chunks), idx(threads));
-    {
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value chunk = even ? add(tid, mul(loop.getInductionVar(), threads))
-                         : loop.getInductionVar();
-      auto [r, c] = chunkCoord(chunk, vec, cols);
+    // One chunk's 16 bytes from global memory (zeros where `guard` or the
+    // row bound says the chunk is not there), and its store to the tile.
+    auto loadChunk = [&](Value r, Value c, Value guard) -> Value {
       SmallVector<Value> at = base;
       at[rowDim] = add(base[rowDim], r);
       at[rowDim + 1] = add(base[rowDim + 1], c);
-      auto loadChunk = [&](OpBuilder &nb, Location l) -> Value {
+      auto read = [&](OpBuilder &nb, Location l) -> Value {
         if (flat) {
           Value inTile = arith::AddIOp::create(
               nb, l, arith::MulIOp::create(nb, l, r, rowStride), c);
@@ -1221,23 +1262,22 @@ struct Lowering {
         }
         return vector::LoadOp::create(nb, l, vecT, src, at, /*nontemporal=*/false, align);
       };
-      Value v;
       if (bound) {
-        Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
-                                         at[rowDim], bound);
-        auto ifOp = scf::IfOp::create(
-            b, loc(), in,
-            [&](OpBuilder &nb, Location l) {
-              scf::YieldOp::create(nb, l, loadChunk(nb, l));
-            },
-            [&](OpBuilder &nb, Location l) {
-              Value z = vector::BroadcastOp::create(nb, l, vecT, storedZero(nb, l, elt));
-              scf::YieldOp::create(nb, l, z);
-            });
-        v = ifOp.getResult(0);
-      } else {
-        v = loadChunk(b, loc());
+        Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, at[rowDim], bound);
+        guard = guard ? arith::AndIOp::create(b, loc(), guard, in).getResult() : in;
       }
+      if (!guard)
+        return read(b, loc());
+      return scf::IfOp::create(
+                 b, loc(), guard,
+                 [&](OpBuilder &nb, Location l) { scf::YieldOp::create(nb, l, read(nb, l)); },
+                 [&](OpBuilder &nb, Location l) {
+                   Value z = vector::BroadcastOp::create(nb, l, vecT, storedZero(nb, l, elt));
+                   scf::YieldOp::create(nb, l, z);
+                 })
+          .getResult(0);
+    };
+    auto storeChunk = [&](Value v, Value r, Value c) {
       if (order) {
         for (int64_t j = 0; j < vec; j += piece) {
           Value part = v;
@@ -1252,6 +1292,84 @@ struct Lowering {
         vector::StoreOp::create(b, loc(), v, tile->view, ValueRange{r, c},
                                 /*nontemporal=*/false, align);
       }
+    };
+    // Outside the KV loop (Q) the copy is straight-line in two phases:
+    // every round's load, then every round's store. A rolled loop, or one
+    // unrolled with each store right behind its load, waits one memory
+    // round trip per round; this waits one in all. A chain of casts that
+    // only re-rounds the tile into the same storage width (bf16 Q to f16)
+    // is applied to the loaded registers in between, instead of a second
+    // pass over shared memory after the copy.
+    int64_t rounds = llvm::divideCeil(chunks, threads);
+    if (!kvBody && vec > 1 && rounds <= kMaxStraightRounds) {
+      SmallVector<Operation *> chain = foldableChain(op);
+      auto eltOf = [](Operation *o) {
+        return cast<RankedTensorType>(o->getResult(0).getType()).getElementType();
+      };
+      // Through f32 and back to the loaded type is exact: nothing to do.
+      bool identity = !chain.empty() && eltOf(chain.back()) == elt &&
+                      llvm::all_of(ArrayRef(chain).drop_back(), [&](Operation *o) {
+                        return isa<CastOp>(o) && eltOf(o).isF32();
+                      });
+      SmallVector<std::array<Value, 3>> got;
+      for (int64_t i = 0; i < rounds; ++i) {
+        Value chunk = addc(tid, i * threads);
+        auto [r, c] = chunkCoord(chunk, vec, cols);
+        Value guard;
+        if ((i + 1) * threads > chunks)
+          guard = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, chunk, idx(chunks));
+        got.push_back({loadChunk(r, c, guard), r, c});
+      }
+      for (auto [i, g] : llvm::enumerate(got)) {
+        Value v = g[0];
+        if (!chain.empty() && !identity) {
+          SmallVector<Value> elems;
+          for (int64_t e = 0; e < vec; ++e) {
+            // As lowerCast and lowerScale evaluate them: f32 values rounded
+            // to each cast's type.
+            Value f = toF32(b, loc(), vector::ExtractOp::create(b, loc(), v, e), elt);
+            for (Operation *o : ArrayRef(chain).drop_back()) {
+              if (auto sc = dyn_cast<ScaleOp>(o))
+                f = arith::MulFOp::create(b, loc(), f, scalars.lookup(sc.getFactor()));
+              else
+                f = toF32(b, loc(), fromF32(b, loc(), f, eltOf(o)), eltOf(o));
+            }
+            if (auto sc = dyn_cast<ScaleOp>(chain.back()))
+              f = arith::MulFOp::create(b, loc(), f, scalars.lookup(sc.getFactor()));
+            elems.push_back(fromF32(b, loc(), f, eltOf(chain.back())));
+          }
+          v = vector::FromElementsOp::create(b, loc(), vecT, elems);
+        }
+        if ((int64_t(i) + 1) * threads > chunks) {
+          Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
+                                           addc(tid, i * threads), idx(chunks));
+          auto ifOp = scf::IfOp::create(b, loc(), in, /*withElseRegion=*/false);
+          OpBuilder::InsertionGuard ig(b);
+          b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+          storeChunk(v, g[1], g[2]);
+        } else {
+          storeChunk(v, g[1], g[2]);
+        }
+      }
+      barrier();
+      tiles[op] = tile;
+      for (Operation *o : chain) {
+        auto t2 = std::make_shared<Tile>(*tile);
+        t2->type = cast<RankedTensorType>(o->getResult(0).getType());
+        tiles[o->getResult(0)] = t2;
+        folded.insert(o);
+      }
+      return success();
+    }
+    auto loop = even ? scf::ForOp::create(b, loc(), idx(0), idx(chunks / threads), idx(1))
+                     : scf::ForOp::create(b, loc(), tid, idx(chunks), idx(threads));
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value chunk = even ? add(tid, mul(loop.getInductionVar(), threads))
+                         : loop.getInductionVar();
+      auto [r, c] = chunkCoord(chunk, vec, cols);
+      storeChunk(loadChunk(r, c, Value()), r, c);
     }
     // Straight-line code: the loads of one tile issue back to back, and the
     // KV loop body has a static instruction count (mla-compile reports it).
@@ -1272,7 +1390,7 @@ struct Lowering {
       return iv;
     Operation *def = v.getDefiningOp();
     if (!def || !loop->isProperAncestor(def))
-      return scalars.lookup(v);
+      return scalarNow(v, m);
     for (Value o : def->getOperands())
       m.map(o, rematAt(o, loop, iv, m));
     Operation *c = b.clone(*def, m);
@@ -1283,7 +1401,7 @@ struct Lowering {
   /// copies: a rank-2 source with identity layout and static rows of whole
   /// 16-byte chunks, indices computed from the induction variable by arith
   /// ops only, chunks a multiple of the threads.
-  bool canPrefetch(LoadOp op, KvLoopOp loop) {
+  bool canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
     if (!target.chip->asyncTileCopy)
       return false;
     auto src = cast<MemRefType>(op.getSource().getType());
@@ -1300,7 +1418,7 @@ struct Lowering {
     // the overlap gains. 4 KiB stands for what is allocated later (P, the
     // row-reduction arrays).
     int64_t tileBytes = t.getDimSize(0) * (rowBytes + kRowPadBytes);
-    if (2 * (smemBytes + 2 * tileBytes + 4096) > target.chip->sharedMemBytes)
+    if (2 * (smemBytes + reserve + 2 * tileBytes + 4096) > target.chip->sharedMemBytes)
       return false;
     std::function<bool(Value)> ok = [&](Value v) {
       if (v == loop.getBody().getArgument(0))
@@ -1365,6 +1483,78 @@ struct Lowering {
                                   b.getContext(), NVVM::LoadCacheModifierKind::CG),
                               size);
     }
+  }
+
+  /// `v` as a lowered scalar at the current point: its lowering if it has
+  /// one, else a clone of the pure arith ops that compute it from lowered
+  /// values (null where that is not possible). Lets code that the tile IR
+  /// places later start earlier (startPrefetch).
+  Value scalarNow(Value v, IRMapping &m) {
+    if (Value done = scalars.lookupOrNull(v))
+      return done;
+    if (Value done = m.lookupOrNull(v))
+      return done;
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getDialect() != b.getContext()->getLoadedDialect<arith::ArithDialect>() ||
+        def->getNumRegions() != 0)
+      return Value();
+    for (Value o : def->getOperands())
+      if (Value x = scalarNow(o, m))
+        m.map(o, x);
+      else
+        return Value();
+    return b.clone(*def, m)->getResult(cast<OpResult>(v).getResultNumber());
+  }
+
+  /// Sets up the double buffer of KV loop `loop`'s tile (if it has one
+  /// canPrefetch accepts) and sends the first tile's async copies, at the
+  /// current point. `reserve` bytes of shared memory are counted as
+  /// allocated already (a tile the caller is about to allocate). Called at
+  /// the Q load, the first tile's memory latency overlaps Q's copy; null
+  /// if the loop's bounds or the tile's indices cannot be computed yet.
+  std::optional<Prefetch> startPrefetch(KvLoopOp loop, int64_t reserve) {
+    std::optional<Prefetch> pf;
+    loop.getBody().walk([&](LoadOp ld) {
+      if (!pf && canPrefetch(ld, loop, reserve))
+        pf = Prefetch{ld, loop, {}, {}, {}, {}, {}, {}};
+    });
+    if (!pf)
+      return std::nullopt;
+    IRMapping outer;
+    Value lowerV = scalarNow(loop.getLower(), outer);
+    Value upperV = scalarNow(loop.getUpper(), outer);
+    Value bound;
+    if (pf->load.getBound() && !(bound = scalarNow(pf->load.getBound(), outer)))
+      return std::nullopt;
+    if (!lowerV || !upperV)
+      return std::nullopt;
+    // The start indices: in-loop arith on the induction variable (rematAt)
+    // over values computable now.
+    std::function<bool(Value)> ready = [&](Value v) {
+      if (v == loop.getBody().getArgument(0))
+        return true;
+      Operation *def = v.getDefiningOp();
+      if (def && loop->isProperAncestor(def))
+        return llvm::all_of(def->getOperands(), ready);
+      return bool(scalarNow(v, outer));
+    };
+    if (!llvm::all_of(pf->load.getIndices(), ready))
+      return std::nullopt;
+    auto t = pf->load.getResult().getType();
+    for (int i = 0; i < 2; ++i) {
+      pf->views[i] = allocSmem(t.getDimSize(0), t.getDimSize(1), t.getElementType());
+      pf->offsets[i] = lastSmemOffset;
+    }
+    Value any = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, lowerV, upperV);
+    auto first = scf::IfOp::create(b, loc(), any, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(first.thenBlock()->getTerminator());
+    IRMapping m = outer;
+    Value row0 = rematAt(pf->load.getIndices()[0], loop, lowerV, m);
+    Value col0 = rematAt(pf->load.getIndices()[1], loop, lowerV, m);
+    emitAsyncTileCopy(pf->load, row0, col0, bound, idx(pf->offsets[0]));
+    NVVM::CpAsyncCommitGroupOp::create(b, loc());
+    return pf;
   }
 
   /// The double-buffered tile load inside the KV loop: wait until nobody
@@ -2088,34 +2278,18 @@ struct Lowering {
       inits.append(t->regs.begin(), t->regs.end());
     }
     // The KV tile's copy, double-buffered where the chip copies
-    // asynchronously: the first tile's copies go out before the loop.
+    // asynchronously: the first tile's copies went out before the loop
+    // (earlier still where startPrefetch ran at the Q load).
     std::optional<Prefetch> pf;
-    op.getBody().walk([&](LoadOp ld) {
-      if (!pf && canPrefetch(ld, op))
-        pf = Prefetch{ld, op, {}, {}, {}, {}, {}, {}};
-    });
+    if (auto it = started.find(op); it != started.end())
+      pf = it->second;
+    else
+      pf = startPrefetch(op, 0);
     Value lowerV = scalars.lookup(op.getLower()), upperV = scalars.lookup(op.getUpper());
     if (pf) {
-      auto t = pf->load.getResult().getType();
-      for (int i = 0; i < 2; ++i) {
-        pf->views[i] = allocSmem(t.getDimSize(0), t.getDimSize(1), t.getElementType());
-        pf->offsets[i] = lastSmemOffset;
-      }
       pf->lower = lowerV;
       pf->upper = upperV;
       pf->step = idx(op.getStep());
-      Value bound = pf->load.getBound() ? scalars.lookup(pf->load.getBound()) : Value();
-      Value any = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, lowerV, upperV);
-      auto first = scf::IfOp::create(b, loc(), any, /*withElseRegion=*/false);
-      {
-        OpBuilder::InsertionGuard g(b);
-        b.setInsertionPoint(first.thenBlock()->getTerminator());
-        IRMapping m;
-        Value row0 = rematAt(pf->load.getIndices()[0], op, lowerV, m);
-        Value col0 = rematAt(pf->load.getIndices()[1], op, lowerV, m);
-        emitAsyncTileCopy(pf->load, row0, col0, bound, idx(pf->offsets[0]));
-        NVVM::CpAsyncCommitGroupOp::create(b, loc());
-      }
     }
     auto loop = scf::ForOp::create(b, loc(), lowerV, upperV, idx(op.getStep()), inits);
     OpBuilder::InsertionGuard g(b);
@@ -2209,8 +2383,8 @@ struct Lowering {
         .Case([&](FillOp o) { return lowerFill(o); })
         .Case([&](LoadOp o) { return lowerLoad(o); })
         .Case([&](StoreOp o) { return lowerStore(o); })
-        .Case([&](CastOp o) { return lowerCast(o); })
-        .Case([&](ScaleOp o) { return lowerScale(o); })
+        .Case([&](CastOp o) { return folded.contains(o) ? success() : lowerCast(o); })
+        .Case([&](ScaleOp o) { return folded.contains(o) ? success() : lowerScale(o); })
         .Case([&](SliceOp o) { return lowerSlice(o); })
         .Case([&](MaskOp o) { return lowerMask(o); })
         .Case([&](DotOp o) { return lowerDot(o); })

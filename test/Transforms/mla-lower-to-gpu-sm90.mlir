@@ -10,33 +10,38 @@
 // 4 warps of 32 lanes:
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // Shared memory, every row padded by 16 bytes (a 576- or 1152-byte row
-// would put one column of consecutive rows into one bank): Q 16 x (576 + 8)
-// bf16, two KV tiles 64 x (576 + 16) fp8 (double-buffered: sm_90 copies
-// asynchronously), P 16 x (64 + 8) bf16, two 4 x (16 + 4) f32 reduction
+// would put one column of consecutive rows into one bank): two KV tiles
+// 64 x (576 + 16) fp8 (double-buffered: sm_90 copies asynchronously), Q
+// 16 x (576 + 8) bf16, P 16 x (64 + 8) bf16, two 4 x (16 + 4) f32 reduction
 // arrays and the S exchange between warp pairs, 4 warps x 8 accumulators
-// x (32 + 4) lanes of f32: 18688 + 2 x 37888 + 2304 + 640 + 4608 = 102016;
+// x (32 + 4) lanes of f32: 2 x 37888 + 18688 + 2304 + 640 + 4608 = 102016;
 // two programs fit an SM, and ptxas is told to keep registers within that
 // (nvvm.minctasm).
 // CHECK-SAME: mla.shared_bytes = 102016
 // CHECK-SAME: nvvm.minctasm = 2
 // CHECK: gpu.dynamic_shared_memory
-// CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x584xi16, #gpu.address_space<workgroup>>
-// Q: 16 x 576 bf16 in 16-byte chunks (1152 of them) through the flat view
-// of the row-major q (the tile's origin plus the chunk's offset in the
-// tile), then evaluated once (scaled, rounded) in place before the loop.
-// CHECK: %[[QFLAT:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [%{{.*}}], strides: [1] : memref<?x16x576xi16> to memref<?xi16>
-// CHECK: vector.load %[[QFLAT]][%{{.*}}] {alignment = 16 : i64} : memref<?xi16>, vector<8xi16>
-// CHECK: scf.for
-// The two KV buffers, then the first tile's copies (2304 chunks of 16
-// bytes, 18 per thread; rows past the bound zero-filled by a copy size of
-// 0) before the loop, as one group.
-// CHECK: %[[BUF0:.*]] = memref.view %{{.*}}[%c18688{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x592xi8, #gpu.address_space<workgroup>>
-// CHECK: %[[BUF1:.*]] = memref.view %{{.*}}[%c56576{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x592xi8, #gpu.address_space<workgroup>>
+// The two KV buffers and the first tile's copies (2304 chunks of 16 bytes,
+// 18 per thread; rows past the bound zero-filled by a copy size of 0) come
+// first, as one group, so that their memory latency overlaps Q's copy.
+// CHECK: %[[BUF0:.*]] = memref.view %{{.*}}[%c0{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x592xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[BUF1:.*]] = memref.view %{{.*}}[%c37888{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x592xi8, #gpu.address_space<workgroup>>
 // CHECK: scf.if
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c18
 // CHECK: %[[SIZE:.*]] = arith.select %{{.*}}, %c16{{.*}}, %c0{{.*}} : i32
 // CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg, %[[SIZE]] : !llvm.ptr<3>, !llvm.ptr<1>, i32
 // CHECK: nvvm.cp.async.commit.group
+// Q: 16 x 576 bf16 in 16-byte chunks (1152 of them, 9 per thread) through
+// the flat view of the row-major q (the tile's origin plus the chunk's
+// offset in the tile): the 9 loads straight-line, then each chunk scaled
+// and rounded in registers and stored; no second pass over the tile.
+// CHECK: %[[QVIEW:.*]] = memref.view %{{.*}}[%c75776{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x584xi16, #gpu.address_space<workgroup>>
+// CHECK: %[[QFLAT:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [%{{.*}}], strides: [1] : memref<?x16x576xi16> to memref<?xi16>
+// CHECK-COUNT-9: vector.load %[[QFLAT]][%{{.*}}] {alignment = 16 : i64} : memref<?xi16>, vector<8xi16>
+// CHECK-NOT: vector.load
+// CHECK: arith.mulf
+// CHECK: vector.store %{{.*}}, %[[QVIEW]]
+// CHECK-NOT: memref.load %[[QVIEW]]
+// CHECK: gpu.barrier
 // The KV loop carries 64 accumulator registers (16 x 512 over 128 lanes)
 // and the row max and sum (2 rows per lane each). Each iteration starts the
 // next tile's copies into the other buffer, waits for all but that group,

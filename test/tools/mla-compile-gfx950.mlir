@@ -136,8 +136,10 @@
 // interleaved O tiles (8 bytes per token = 8 tiles): v_perm_b32 with the
 // selectors of test/Target/amdgcn-perm.ll (rows e, e + 1 interleaved; then
 // pairs of rows joined), not shifts and masks.
+// The selectors are set up ahead of the loop, ILO first (the prologue's Q
+// copy may use 0x5040100 too, so the captures start at ILO's).
 // PERM-LABEL: deepseek_r1_decode_fp8_qp8_stage1_mask_free:
-// PERM-DAG: s_mov_b32 [[ILO:s[0-9]+]], 0x5010400
+// PERM: s_mov_b32 [[ILO:s[0-9]+]], 0x5010400
 // PERM-DAG: s_mov_b32 [[IHI:s[0-9]+]], 0x7030602
 // PERM-DAG: s_mov_b32 [[JLO:s[0-9]+]], 0x5040100
 // PERM-DAG: s_mov_b32 [[JHI:s[0-9]+]], 0x7060302

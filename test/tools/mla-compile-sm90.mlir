@@ -92,12 +92,21 @@ mla.decode @small {
 // fragments (f16 in shared
 // memory, rows 16-byte aligned) come with one ldmatrix.x4 per K step
 // (MatrixInstr::aByLdmatrix).
+// The prologue: the first KV tile's async copies go out first (one group),
+// then Q's 5 rounds of 16-byte loads (1152 chunks over 256 threads, the
+// last round guarded) before any of its stores, rounded to f16 in
+// registers and stored at Q's region (byte 75776, after the two KV
+// buffers) in 4-byte pieces.
 // QP16-LABEL: .entry deepseek_r1_decode_fp8_qp16_stage1_masked(
-// QP16: ld.global.v4.b32 {%r[[Q0:[0-9]+]], %r[[Q1:[0-9]+]], %r[[Q2:[0-9]+]], %r[[Q3:[0-9]+]]}
-// QP16: st.shared.b32 [%rd[[QDST:[0-9]+]]], %r[[Q0]];
-// QP16-NEXT: st.shared.b32 [%rd[[QDST]]+16], %r[[Q1]];
-// QP16-NEXT: st.shared.b32 [%rd[[QDST]]+32], %r[[Q2]];
-// QP16-NEXT: st.shared.b32 [%rd[[QDST]]+48], %r[[Q3]];
+// QP16: cp.async.commit_group
+// QP16-COUNT-4: ld.global.v4.b32
+// QP16-NOT: st.shared
+// QP16: ld.global.v4.b32
+// QP16: cvt.rn.f16x2.f32
+// QP16: st.shared.b32 [%rd[[QDST:[0-9]+]]+75776], %r{{[0-9]+}};
+// QP16-NEXT: st.shared.b32 [%rd[[QDST]]+75792], %r{{[0-9]+}};
+// QP16-NEXT: st.shared.b32 [%rd[[QDST]]+75808], %r{{[0-9]+}};
+// QP16-NEXT: st.shared.b32 [%rd[[QDST]]+75824], %r{{[0-9]+}};
 // QP16-NOT: cvt.f32.f16
 // QP16: cp.async.wait_group
 // QP16: bar.sync
