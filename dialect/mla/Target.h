@@ -67,6 +67,11 @@ struct ChipInfo {
   /// about half of A per tile. For chips whose KV loop is bound by
   /// shared-memory traffic (sm_90 with 8 warps, measured: docs/Performance.md).
   bool splitKAcrossWarps = false;
+  /// Loads through a buffer resource whose size the hardware checks: a
+  /// load past it returns zeros (CDNA: buffer_load with num_records, raw
+  /// mode). A tile load with a row bound then reads through a buffer of the
+  /// bound's rows, with no per-chunk compare or branch.
+  bool boundsCheckedLoads = false;
 
   /// The descriptors of `matrixInstrNames`.
   std::vector<const MatrixInstr *> matrixInstrs() const;

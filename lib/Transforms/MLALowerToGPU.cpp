@@ -183,6 +183,31 @@ struct GpuTarget {
   }
 
   /// The high half of an f32 as stored bf16 (i16): exact for fp8 values.
+  /// A buffer resource of `numRecords` bytes from global address `base`
+  /// (i64) whose loads past its size return zeros
+  /// (ChipInfo::boundsCheckedLoads; CDNA: raw mode, stride 0, where the
+  /// hardware checks every load's offset against num_records). The flag
+  /// word is CDNA's: data format 32-bit / float (must be nonzero, ignored
+  /// by raw loads), no swizzle, no thread-ID add.
+  static Value boundedBuffer(OpBuilder &b, Location loc, Value base, Value numRecords) {
+    auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
+    auto rsrc = LLVM::LLVMPointerType::get(b.getContext(), 8);
+    Value ptr = LLVM::IntToPtrOp::create(b, loc, global, base);
+    Value stride = arith::ConstantOp::create(b, loc, b.getI16IntegerAttr(0));
+    Value flags = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr((7 << 12) | (4 << 15)));
+    return ROCDL::MakeBufferRsrcOp::create(b, loc, rsrc, ptr, stride, numRecords, flags);
+  }
+
+  /// 16 bytes at byte `offset` (i32) of buffer `rsrc` (boundedBuffer) as a
+  /// vector of type `t`: buffer_load_dwordx4, zeros past the buffer's end.
+  static Value boundedLoad16(OpBuilder &b, Location loc, Value rsrc, Value offset, VectorType t) {
+    Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+    Value v = ROCDL::RawPtrBufferLoadOp::create(b, loc, VectorType::get({4}, b.getI32Type()),
+                                                rsrc, offset, zero, zero, nullptr, nullptr,
+                                                nullptr);
+    return vector::BitCastOp::create(b, loc, t, v);
+  }
+
   static Value f32HighHalf(OpBuilder &b, Location loc, Value x) {
     Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), x);
     bits = arith::ShRUIOp::create(b, loc, bits, cstI32(b, loc, 16));
@@ -1189,6 +1214,38 @@ struct Lowering {
       base.push_back(scalars.lookup(i));
     size_t rowDim = base.size() - 2;
     Value bound = op.getBound() ? scalars.lookup(op.getBound()) : Value();
+    // Where the chip checks a buffer's size (ChipInfo::boundsCheckedLoads)
+    // a row-major rank-2 source (the KV tile) is read through a buffer that
+    // starts at the tile's first row and ends at the bound's row (or the
+    // tile's last): rows from the bound on read as zeros by themselves, so
+    // no chunk needs a compare or a branch (a 16-byte chunk never straddles
+    // two rows: it is wholly in or wholly out), and a chunk's address is a
+    // 32-bit offset from the per-tile base, not a 64-bit add. Sized per
+    // tile, the buffer stays far below the resource's 32-bit size and
+    // offsets whatever the size of the KV cache.
+    Value rsrc;
+    auto srcMemT = cast<MemRefType>(src.getType());
+    int64_t srcRowBytes = srcMemT.getRank() == 2 && !srcMemT.isDynamicDim(1)
+                              ? srcMemT.getDimSize(1) * storedBytes(elt)
+                              : 0;
+    if (target.chip->boundsCheckedLoads && srcRowBytes &&
+        srcMemT.getLayout().isIdentity() && (cols * storedBytes(elt)) % 16 == 0) {
+      Type i64 = b.getI64Type();
+      auto toI64 = [&](Value x) { return arith::IndexCastOp::create(b, loc(), i64, x).getResult(); };
+      Value first = add(mul(base[0], srcRowBytes), mul(base[1], storedBytes(elt)));
+      Value addr = arith::AddIOp::create(
+          b, loc(),
+          toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), src)), toI64(first));
+      Value limit = idx(rows);
+      if (bound)
+        limit = arith::MinSIOp::create(
+            b, loc(),
+            arith::MaxSIOp::create(b, loc(), arith::SubIOp::create(b, loc(), bound, base[0]),
+                                   idx(0)),
+            limit);
+      rsrc = GpuTarget::boundedBuffer(b, loc(), addr, toI64(mul(limit, srcRowBytes)));
+      bound = Value();
+    }
 
     barrier(); // the region may still be read from the previous iteration
     // Copy in 16-byte chunks when rows are whole chunks (every KV and Q row
@@ -1222,7 +1279,7 @@ struct Lowering {
     // 16-byte load).
     auto srcT = cast<MemRefType>(src.getType());
     Value flat, origin, rowStride;
-    if (srcT.getLayout().isIdentity() && !bound) {
+    if (srcT.getLayout().isIdentity() && !bound && !rsrc) {
       SmallVector<Value> strides(srcT.getRank());
       strides.back() = idx(1);
       for (int64_t d = srcT.getRank() - 2; d >= 0; --d) {
@@ -1253,6 +1310,12 @@ struct Lowering {
       at[rowDim] = add(base[rowDim], r);
       at[rowDim + 1] = add(base[rowDim + 1], c);
       auto read = [&](OpBuilder &nb, Location l) -> Value {
+        if (rsrc) {
+          Value off = arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, r, idx(srcRowBytes)),
+                                            arith::MulIOp::create(nb, l, c, idx(eltBytes)));
+          return GpuTarget::boundedLoad16(
+              nb, l, rsrc, arith::IndexCastOp::create(nb, l, nb.getI32Type(), off), vecT);
+        }
         if (flat) {
           Value inTile = arith::AddIOp::create(
               nb, l, arith::MulIOp::create(nb, l, r, rowStride), c);
@@ -1293,15 +1356,18 @@ struct Lowering {
                                 /*nontemporal=*/false, align);
       }
     };
-    // Outside the KV loop (Q) the copy is straight-line in two phases:
+    // Outside the KV loop (Q), and inside it on chips that unroll tile
+    // loops (CDNA's KV tile), the copy is straight-line in two phases:
     // every round's load, then every round's store. A rolled loop, or one
     // unrolled with each store right behind its load, waits one memory
-    // round trip per round; this waits one in all. A chain of casts that
+    // round trip per round; this waits one in all (the backend does not
+    // move buffer loads above LDS stores by itself). A chain of casts that
     // only re-rounds the tile into the same storage width (bf16 Q to f16)
     // is applied to the loaded registers in between, instead of a second
     // pass over shared memory after the copy.
     int64_t rounds = llvm::divideCeil(chunks, threads);
-    if (!kvBody && vec > 1 && rounds <= kMaxStraightRounds) {
+    if ((!kvBody || (even && target.chip->unrollTileLoops)) && vec > 1 &&
+        rounds <= kMaxStraightRounds) {
       SmallVector<Operation *> chain = foldableChain(op);
       auto eltOf = [](Operation *o) {
         return cast<RankedTensorType>(o->getResult(0).getType()).getElementType();

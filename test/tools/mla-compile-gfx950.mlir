@@ -33,14 +33,34 @@
 // per K step of 32 tokens, 64 / 32 = 2 steps. The inner loops are unrolled
 // on CDNA: 18 + 16 = 34 MFMA instructions in the KV loop.
 // CHECK-LABEL: deepseek_r1_decode_fp8_stage1_masked:
-// 16-byte global loads of Q and KV rows:
+// 16-byte global loads of Q; the KV tile in 16-byte buffer loads (32-bit
+// offsets into a buffer that starts at the tile and ends at the sequence's
+// last row: rows past it read as zeros, ChipInfo::boundsCheckedLoads), all
+// 9 of a lane issued before the first LDS write.
 // CHECK: global_load_dwordx4
-// CHECK-COUNT-34: v_mfma_f32_16x16x32_bf16
-// The per-row bound compares of the masked variant's next-tile loads:
-// CHECK: v_cmp_gt_i64
+// CHECK: buffer_load_dwordx4 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen
+// CHECK-NEXT: buffer_load_dwordx4 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen
+// CHECK-NEXT: buffer_load_dwordx4 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen
+// CHECK-NEXT: buffer_load_dwordx4 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen
+// CHECK-NEXT: buffer_load_dwordx4 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen
+// CHECK-NEXT: buffer_load_dwordx4 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen
+// CHECK-NEXT: buffer_load_dwordx4 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen
+// CHECK-NEXT: buffer_load_dwordx4 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen
+// CHECK-NEXT: buffer_load_dwordx4 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen
+// CHECK-NOT: buffer_load
+// CHECK: ds_write_b128
+// The masked variant's score mask (between S's 18 MFMAs and O's 16; the
+// REPORT lines count the loop's 34): the token index of each column a lane
+// holds against the bound, -inf where past it:
+// CHECK: v_mfma_f32_16x16x32_bf16
+// CHECK: v_cmp_gt_i64_e32 vcc, s{{\[[0-9]+:[0-9]+\]}}, v{{\[[0-9]+:[0-9]+\]}}
+// CHECK: v_cndmask_b32_e32 v{{[0-9]+}}, v{{[0-9]+}}, v{{[0-9]+}}, vcc
+// CHECK: v_mfma_f32_16x16x32_bf16
 // CHECK-NOT: scratch_
 // CHECK-LABEL: deepseek_r1_decode_fp8_stage1_mask_free:
 // CHECK: global_load_dwordx4
+// CHECK-NOT: v_cmp_gt_i64
+// CHECK: buffer_load_dwordx4
 // CHECK-NOT: v_cmp_gt_i64
 // CHECK-COUNT-34: v_mfma_f32_16x16x32_bf16
 // CHECK-NOT: v_cmp_gt_i64
@@ -84,12 +104,13 @@
 // the same 18 + 16 instructions per KV tile.
 // P is rounded to fp8 two values at a time by the hardware
 // (v_cvt_pk_fp8_f32 after a clamp: ChipInfo::fp8PairEncode): 4 P elements
-// per lane and tile, 2 instructions. The mask-free loop reads the KV tile
-// through the flat view of kv (one address add per 16-byte load) and meets
-// the issue's figure: at most 24 wave-instructions per KV token (384
-// instructions per 64-token tile and 4 waves).
+// per lane and tile, 2 instructions. Both loops read the KV tile through a
+// per-tile buffer (32-bit offsets; the masked one's ends at the bound, so
+// its loads need no compare) and meet the issue's figure: at most 24
+// wave-instructions per KV token (384 instructions per 64-token tile and 4
+// waves).
 // QP8-REPORT: deepseek_r1_decode_fp8_qp8_stage1_masked: {{.*}} 0 VGPR spills, {{[0-9]+}} B LDS, 0 B scratch
-// QP8-REPORT-NEXT: KV loop: {{[0-9]+}} instructions (34 MFMA) per 64 tokens x 4 waves
+// QP8-REPORT-NEXT: KV loop: {{([0-2][0-9][0-9]|3[0-7][0-9]|38[0-4])}} instructions (34 MFMA) per 64 tokens x 4 waves = {{(1[0-9]|2[0-3])\.[0-9]|24\.0}} wave-instructions per KV token
 // QP8-REPORT-NEXT: deepseek_r1_decode_fp8_qp8_stage1_mask_free: {{.*}} 0 VGPR spills, {{[0-9]+}} B LDS, 0 B scratch
 // QP8-REPORT-NEXT: KV loop: {{([0-2][0-9][0-9]|3[0-7][0-9]|38[0-4])}} instructions (34 MFMA) per 64 tokens x 4 waves = {{(1[0-9]|2[0-3])\.[0-9]|24\.0}} wave-instructions per KV token
 // PK8-LABEL: deepseek_r1_decode_fp8_qp8_stage1_masked:
