@@ -182,7 +182,6 @@ struct GpuTarget {
                      x);
   }
 
-  /// The high half of an f32 as stored bf16 (i16): exact for fp8 values.
   /// A buffer resource of `numRecords` bytes from global address `base`
   /// (i64) whose loads past its size return zeros
   /// (ChipInfo::boundsCheckedLoads; CDNA: raw mode, stride 0, where the
@@ -208,6 +207,7 @@ struct GpuTarget {
     return vector::BitCastOp::create(b, loc, t, v);
   }
 
+  /// The high half of an f32 as stored bf16 (i16): exact for fp8 values.
   static Value f32HighHalf(OpBuilder &b, Location loc, Value x) {
     Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), x);
     bits = arith::ShRUIOp::create(b, loc, bits, cstI32(b, loc, 16));
@@ -1504,7 +1504,7 @@ struct Lowering {
   /// `op` at the lowered indices `at` into the shared region at byte
   /// `dstOffset` (padded rows as allocSmem lays them out); rows at or past
   /// the bound are zero-filled (copy size 0, source clamped to the tile's
-  /// first row, which exists whenever the loop runs).
+  /// first chunk, which exists whenever the loop runs).
   void emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound, Value dstOffset) {
     auto t = op.getResult().getType();
     auto src = cast<MemRefType>(op.getSource().getType());
@@ -1522,6 +1522,12 @@ struct Lowering {
                               dstOffset));
     auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
     auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+    // A chunk's address is the tile's first byte (the same for every
+    // thread) plus the chunk's 32-bit offset in the tile, which does not
+    // change from one tile to the next (hoisted out of the KV loop): one
+    // 64-bit add per chunk instead of a 64-bit multiply-add of its row.
+    Value tileBase = arith::AddIOp::create(
+        b, loc(), srcBase, toI64(mul(add(mul(row0, src.getDimSize(1)), col0), eltBytes)));
     // A rolled loop over the thread's chunks (as lowerLoad's on chips that
     // do not unroll): unrolled, the per-chunk addresses stay live across
     // the KV loop and cost registers.
@@ -1530,16 +1536,16 @@ struct Lowering {
     b.setInsertionPointToStart(rounds.getBody());
     {
       auto [r, col] = chunkCoord(add(tid, mul(rounds.getInductionVar(), threads)), vec, cols);
-      Value row = add(row0, r);
-      Value srcRow = row;
+      Value off = arith::IndexCastUIOp::create(
+          b, loc(), b.getI32Type(), mul(add(mul(r, src.getDimSize(1)), col), eltBytes));
       Value size;
       if (bound) {
-        Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, row, bound);
-        srcRow = arith::SelectOp::create(b, loc(), in, row, row0);
+        Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, add(row0, r), bound);
+        off = arith::SelectOp::create(b, loc(), in, off, cstI32(b, loc(), 0));
         size = arith::SelectOp::create(b, loc(), in, cstI32(b, loc(), 16), cstI32(b, loc(), 0));
       }
-      Value srcElem = add(mul(srcRow, src.getDimSize(1)), add(col0, col));
-      Value srcAddr = arith::AddIOp::create(b, loc(), srcBase, toI64(mul(srcElem, eltBytes)));
+      Value srcAddr =
+          arith::AddIOp::create(b, loc(), tileBase, arith::ExtUIOp::create(b, loc(), i64, off));
       Value dstElem = add(mul(r, padded), col);
       Value dstAddr = arith::AddIOp::create(b, loc(), dstBase, toI64(mul(dstElem, eltBytes)));
       NVVM::CpAsyncOp::create(b, loc(), LLVM::IntToPtrOp::create(b, loc(), sharedPtr, dstAddr),
