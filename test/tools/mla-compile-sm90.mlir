@@ -110,12 +110,14 @@ mla.decode @small {
 // QP16-NEXT: st.shared.b32 [%rd[[QDST]]+75808], %r{{[0-9]+}};
 // QP16-NEXT: st.shared.b32 [%rd[[QDST]]+75824], %r{{[0-9]+}};
 // QP16-NOT: cvt.f32.f16
-// QP16: cp.async.wait_group
-// QP16: bar.sync
+// QP16: cp.async.wait_group 0;
+// QP16-NEXT: bar.sync 0;
+// QP16: cp.async.commit_group;
 // QP16: [[SLOOP:\$L__BB[0-9_]+]]:{{$}}
-// QP16-NEXT: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// QP16-COUNT-3: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// QP16-NEXT: ld.shared.v4.b32
+// QP16-NOT: {{ld.shared|cvt}}
+// QP16-COUNT-4: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// QP16-NOT: {{ldmatrix|cvt}}
+// QP16: ld.shared.v4.b32
 // QP16-NOT: {{ldmatrix|ld.shared}}
 // QP16-COUNT-8: cvt.rn.f16x2.e4m3x2
 // QP16: ld.shared.v4.b32
@@ -133,12 +135,14 @@ mla.decode @small {
 // QP16-COUNT-16: cvt.rn.f16x2.e4m3x2
 // QP16-NOT: cvt.f32.f16
 // QP16-LABEL: .entry deepseek_r1_decode_fp8_qp16_stage1_mask_free(
-// In the loop, the next tile's 9 copies per thread: the buffer picked, the
-// tile's first byte once (its row x 576 + kv's address), then one 64-bit
-// add per chunk of the chunk's offset in the tile, which stays in a
-// register from tile to tile.
-// QP16: selp.b64 %rd{{[0-9]+}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, %p{{[0-9]+}};
-// QP16-NEXT: mad.lo.s64 %rd[[BASE:[0-9]+]], %rd{{[0-9]+}}, 576, %rd{{[0-9]+}};
+// In the loop, the next tile's 9 copies per thread: the tile's first byte
+// once (its row x 576 + kv's address), the buffer's, then one 64-bit add
+// per chunk of the chunk's offset in the tile, which stays in a register
+// from tile to tile.
+// QP16: cp.async.wait_group 0;
+// QP16-NEXT: bar.sync 0;
+// QP16: mad.lo.s64 %rd[[BASE:[0-9]+]], %rd{{[0-9]+}}, 576, %rd{{[0-9]+}};
+// QP16-NEXT: mad.lo.s64 %rd{{[0-9]+}}, %rd{{[0-9]+}}, 37888, %rd{{[0-9]+}};
 // QP16-NEXT: add.s64 %rd[[SRC0:[0-9]+]], %rd[[BASE]], %rd{{[0-9]+}};
 // QP16-NEXT: add.s64 %rd[[DST0:[0-9]+]], %rd{{[0-9]+}}, %rd{{[0-9]+}};
 // QP16-NEXT: cp.async.cg.shared.global [%rd[[DST0]]], [%rd[[SRC0]]], 16;
@@ -166,7 +170,7 @@ mla.decode @small {
 // QP16-NEXT: add.s64 %rd[[SRC8:[0-9]+]], %rd[[BASE]], %rd{{[0-9]+}};
 // QP16-NEXT: add.s64 %rd[[DST8:[0-9]+]], %rd{{[0-9]+}}, %rd{{[0-9]+}};
 // QP16-NEXT: cp.async.cg.shared.global [%rd[[DST8]]], [%rd[[SRC8]]], 16;
-// QP16-NEXT: cp.async.commit_group;
+// QP16: cp.async.commit_group;
 // QP16-NOT: cvt.f32.f16
 // QP16: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // QP16-NOT: cvt.f32.f16
