@@ -12,7 +12,8 @@
 //   RowPartial  a row sum not yet summed across lanes and warps: one
 //             register per row offset holding this lane's share (the online
 //             softmax's running sum, completed once by the finalize)
-//   Blocked   registers, element e on thread e % T (register e / T)
+//   Blocked   registers, runs of R adjacent elements round-robin over the
+//             threads (R = 1: element e on thread e % T, register e / T)
 //
 // Target differences come from the chip descriptor (ChipInfo) and the
 // matrix-instruction descriptor (MatrixInstr): lane layouts, wave size,
@@ -397,6 +398,10 @@ struct Tile {
   std::function<Value(OpBuilder &, Location, Value)> fn;
   // Acc / RowSlice / Blocked: f32 values (rounded to `type`'s element type).
   SmallVector<Value> regs;
+  // Blocked: thread t holds runs of blockRun adjacent elements, run k of
+  // them at element (t + k * threads) * blockRun (register k * blockRun +
+  // j holds element j of run k).
+  int64_t blockRun = 1;
   // Acc of a narrow element type made by a cast: the stored form of each
   // register (what ensureShared writes; saves re-rounding).
   SmallVector<Value> stored;
@@ -2158,11 +2163,20 @@ struct Lowering {
     float negInfF = -std::numeric_limits<float>::infinity();
     Value negInf = cstF32(b, loc(), negInfF);
     Value zero = cstF32(b, loc(), 0.0f);
-    int64_t perThread = (numel + threads - 1) / threads;
+    // A thread combines runs of `run` adjacent columns of one head (Blocked
+    // with blockRun): one 16-byte load per split and run, and one set of
+    // split weights per run, where the columns divide into whole rounds of
+    // runs; else single elements.
+    int64_t run = 4;
+    auto partT = cast<MemRefType>(part.getType());
+    if (cols % run || numel % (threads * run) || !partT.getElementType().isF32() ||
+        !partT.getLayout().isIdentity())
+      run = 1;
+    int64_t perThread = (numel + threads * run - 1) / (threads * run);
     SmallVector<Value> heads, colIdx;
     for (int64_t k = 0; k < perThread; ++k) {
-      Value e = addc(tid, k * threads);
-      if (numel % threads != 0) // threads past the end compute element 0
+      Value e = mul(addc(tid, k * threads), run);
+      if (numel % (threads * run) != 0) // threads past the end compute element 0
         e = arith::SelectOp::create(
             b, loc(),
             arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, e, idx(numel)),
@@ -2170,10 +2184,14 @@ struct Lowering {
       heads.push_back(add(h0, arith::DivUIOp::create(b, loc(), e, idx(cols))));
       colIdx.push_back(arith::RemUIOp::create(b, loc(), e, idx(cols)));
     }
-    // Per element: running max, weighted sum, sum of weights.
+    // Per run: running max and sum of weights, and the weighted sum of
+    // each of its elements.
+    int64_t per = 2 + run;
     SmallVector<Value> init;
-    for (int64_t k = 0; k < perThread; ++k)
-      init.append({negInf, zero, zero});
+    for (int64_t k = 0; k < perThread; ++k) {
+      init.append({negInf, zero});
+      init.append(run, zero);
+    }
     auto loop = scf::ForOp::create(b, loc(), idx(0), n, idx(kSplitUnroll), init);
     {
       OpBuilder::InsertionGuard g(b);
@@ -2186,18 +2204,30 @@ struct Lowering {
         in.push_back(arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, su, n));
         at.push_back(arith::SelectOp::create(b, loc(), in.back(), su, last));
       }
+      auto vecT = VectorType::get({run}, b.getF32Type());
       SmallVector<Value> next;
       for (int64_t k = 0; k < perThread; ++k) {
-        SmallVector<Value> l, p;
+        SmallVector<Value> l;
+        SmallVector<SmallVector<Value>> p;
         for (int64_t u = 0; u < kSplitUnroll; ++u) {
           Value v = memref::LoadOp::create(b, loc(), lse, ValueRange{bIdx, at[u], heads[k]});
           l.push_back(arith::SelectOp::create(b, loc(), in[u], v, negInf));
-          p.push_back(memref::LoadOp::create(b, loc(), part,
-                                             ValueRange{bIdx, at[u], heads[k], colIdx[k]}));
+          SmallVector<Value, 4> idxs{bIdx, at[u], heads[k], colIdx[k]};
+          SmallVector<Value> elems;
+          if (run == 1) {
+            elems.push_back(memref::LoadOp::create(b, loc(), part, idxs));
+          } else {
+            Value vec = vector::LoadOp::create(b, loc(), vecT, part, idxs,
+                                               /*nontemporal=*/false,
+                                               llvm::MaybeAlign(run * 4));
+            for (int64_t j = 0; j < run; ++j)
+              elems.push_back(vector::ExtractOp::create(b, loc(), vec, ArrayRef<int64_t>{j}));
+          }
+          p.push_back(std::move(elems));
         }
-        Value m = loop.getRegionIterArgs()[3 * k];
-        Value acc = loop.getRegionIterArgs()[3 * k + 1];
-        Value den = loop.getRegionIterArgs()[3 * k + 2];
+        ValueRange args = loop.getRegionIterArgs().slice(per * k, per);
+        Value m = args[0], den = args[1];
+        SmallVector<Value> acc(args.drop_front(2));
         Value mNew = m;
         for (Value v : l)
           mNew = arith::MaximumFOp::create(b, loc(), mNew, v);
@@ -2208,26 +2238,34 @@ struct Lowering {
                                            cstF32(b, loc(), kLog2E)));
         };
         Value c = weight(m);
-        acc = arith::MulFOp::create(b, loc(), acc, c);
         den = arith::MulFOp::create(b, loc(), den, c);
+        for (Value &a : acc)
+          a = arith::MulFOp::create(b, loc(), a, c);
         for (int64_t u = 0; u < kSplitUnroll; ++u) {
           Value w = weight(l[u]);
-          acc = arith::AddFOp::create(b, loc(), acc, arith::MulFOp::create(b, loc(), w, p[u]));
           den = arith::AddFOp::create(b, loc(), den, w);
+          for (int64_t j = 0; j < run; ++j)
+            acc[j] = arith::AddFOp::create(b, loc(), acc[j],
+                                           arith::MulFOp::create(b, loc(), w, p[u][j]));
         }
-        next.append({mNew, acc, den});
+        next.append({mNew, den});
+        next.append(acc.begin(), acc.end());
       }
       scf::YieldOp::create(b, loc(), next);
     }
     SmallVector<Value> regs;
     for (int64_t k = 0; k < perThread; ++k) {
-      Value acc = loop.getResult(3 * k + 1), den = loop.getResult(3 * k + 2);
+      Value den = loop.getResult(per * k + 1);
       Value empty = arith::CmpFOp::create(b, loc(), arith::CmpFPredicate::OEQ, den, zero);
       Value safe = arith::SelectOp::create(b, loc(), empty, cstF32(b, loc(), 1.0f), den);
-      regs.push_back(arith::SelectOp::create(
-          b, loc(), empty, zero, arith::DivFOp::create(b, loc(), acc, safe)));
+      for (int64_t j = 0; j < run; ++j)
+        regs.push_back(arith::SelectOp::create(
+            b, loc(), empty, zero,
+            arith::DivFOp::create(b, loc(), loop.getResult(per * k + 2 + j), safe)));
     }
-    tiles[op] = regTile(Kind::Blocked, t, std::move(regs));
+    auto tile = regTile(Kind::Blocked, t, std::move(regs));
+    tile->blockRun = run;
+    tiles[op] = tile;
     return success();
   }
 
@@ -2322,10 +2360,11 @@ struct Lowering {
     case Kind::Blocked: {
       int64_t cols = t->type.getDimSize(rank - 1);
       int64_t numel = t->type.getNumElements();
+      int64_t run = t->blockRun;
       for (auto [k, v] : llvm::enumerate(t->regs)) {
-        Value e = addc(tid, k * threads);
+        Value e = addc(mul(addc(tid, int64_t(k) / run * threads), run), int64_t(k) % run);
         Value pred;
-        if (numel % threads != 0)
+        if (numel % (threads * run) != 0)
           pred = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, e,
                                        idx(numel));
         if (rank == 2)
