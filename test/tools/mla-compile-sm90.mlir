@@ -174,4 +174,13 @@ mla.decode @small {
 // QP16-NOT: cvt.f32.f16
 // QP16: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // QP16-NOT: cvt.f32.f16
+// The split-K combine: 128 threads over 512 columns, each a run of 4
+// adjacent ones of its head; per 8 splits of the unrolled loop one 16-byte
+// load each and one weight (exp2) each, plus the running max's rescale.
 // QP16-LABEL: .entry deepseek_r1_decode_fp8_qp16_stage2(
+// QP16-COUNT-3: ld.global.v4.b32
+// QP16-COUNT-9: ex2.approx.ftz.f32
+// QP16-NOT: ex2.approx
+// QP16-COUNT-5: ld.global.v4.b32
+// QP16-NOT: {{ld.global.v4|ex2}}
+// QP16: st.global.b16
