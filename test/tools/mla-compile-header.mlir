@@ -63,7 +63,7 @@ mla.decode @small {
 // CHECK-NEXT: 0.102062076, "bf16", "f8E4M3FN", "bf16",
 // CHECK-NEXT: 1, /* has_kv_scale (f8E4M3FN KV) */
 // CHECK-NEXT: (int)(sizeof(small_split_candidates) / sizeof(int64_t)), small_split_candidates,
-// CHECK-NEXT: 2, 8, 1, 0.05, /* split cost model */
+// CHECK-NEXT: 2, 6, 4, 0.05, /* split cost model */
 // CHECK-NEXT: 2, small_targets};
 // CHECK-LABEL: static inline mla_status small_create(const char *chip, int device, mla_context **ctx) {
 // CHECK: #ifdef MLA_WITH_HIP

@@ -49,20 +49,19 @@ TEST(SplitCostModel, CostFormula) {
   SplitProblem p{4, 8192, 64, 256, {}};
   // One split: 128 tiles + 2 overhead, one round, no stage 2.
   EXPECT_DOUBLE_EQ(estimateSplitCost(p, 1), 130.0);
-  // 64 splits: 2 tiles + 2, one round; stage 2: 8 + 0.05 x 64 splits +
-  // 256 / 256 partials.
-  EXPECT_DOUBLE_EQ(estimateSplitCost(p, 64), 4.0 + 8.0 + 3.2 + 1.0);
+  // 64 splits: 2 tiles + 2, one round; stage 2: 6 + 0.05 x 64 splits +
+  // 4 x 256 / 256 partials.
+  EXPECT_DOUBLE_EQ(estimateSplitCost(p, 64), 4.0 + 6.0 + 3.2 + 4.0);
   // Two rounds once programs exceed the CUs.
   SplitProblem q{256, 8192, 64, 256, {}};
-  EXPECT_DOUBLE_EQ(estimateSplitCost(q, 2), 2 * (64.0 + 2.0) + 8.0 + 0.1 + 2.0);
+  EXPECT_DOUBLE_EQ(estimateSplitCost(q, 2), 2 * (64.0 + 2.0) + 6.0 + 0.1 + 8.0);
 }
 
 TEST(SplitCostModel, MeasuredH200Choices) {
-  // The fastest split count of every task shape in the H200 sweep
-  // (bench/sweep_splits.py, docs/Performance.md) except bs 32 / kv 1024
-  // (4 splits 30.4 us, the model's 8: 32.2 us), with 264 programs at once
-  // (132 SMs x 2).
-  const int64_t want[4][2] = {{16, 32}, {8, 8}, {4, 4}, {1, 1}};
+  // The fastest split count of every task shape in the H200 sweep of
+  // 2026-11-30 (bench/sweep_splits.py, docs/Performance.md), with 264
+  // programs at once (132 SMs x 2).
+  const int64_t want[4][2] = {{16, 32}, {4, 8}, {4, 4}, {1, 1}};
   const int64_t batches[4] = {4, 32, 64, 256};
   for (int b = 0; b < 4; ++b)
     for (int k = 0; k < 2; ++k)
