@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Everything the H200 checks and times in one device call (see
+# docs/Performance.md, "Method"). Run from the repository root with the
+# artifacts that `make artifacts` wrote (and, for the seed port and the
+# embedded-launcher example, artifacts/seed_triton_nv.py and
+# artifacts/embed/embed-cuda copied there):
+#
+#   OUT=/tmp/out bash bench/run_h200.sh
+#
+# Writes $OUT/h200.json (checks + timings, seed port beside ours) and
+# $OUT/log.txt; prints a summary last. Exits non-zero if any check fails.
+set -u
+OUT=${OUT:-/tmp/mla-out}
+mkdir -p "$OUT"
+export MLA_ARTIFACTS=${MLA_ARTIFACTS:-artifacts} PYTHONPATH=python PYTHONUNBUFFERED=1
+status=0
+summary=()
+step() { # name, command...
+  local name=$1
+  shift
+  echo "== $name" | tee -a "$OUT/log.txt"
+  if "$@" >>"$OUT/log.txt" 2>&1; then
+    summary+=("ok    $name")
+  else
+    summary+=("FAIL  $name")
+    status=1
+  fi
+}
+baseline=()
+[ -f artifacts/seed_triton_nv.py ] && baseline=(--baseline artifacts/seed_triton_nv.py)
+# (a) + (b): 28 checks (fp8 and bf16 KV) and the 8 task shapes timed.
+step "checks + timing" python3 bench/bench_h200.py "${baseline[@]}" --reps 30 --json "$OUT/h200.json"
+# The default fp8 spec (bf16 Q and P) instead of the qp16 one.
+step "default fp8 spec checks" env MLA_SPEC_FP8=deepseek_r1_decode_fp8 \
+  python3 bench/bench_h200.py --formats fp8 --skip-timing
+# Plain launches: no programmatic dependent launch, no CUDA graph.
+step "plain-launch checks" env MLA_NO_PDL=1 MLA_NO_GRAPH=1 \
+  python3 bench/bench_h200.py --formats fp8 --skip-timing
+# Out-of-bounds accesses on a ragged batch with a zero-length sequence.
+step "memcheck (ragged)" compute-sanitizer --tool memcheck --error-exitcode 3 \
+  python3 bench/bench_h200.py --memcheck-case
+# The C launcher through the generated header (one split and several).
+if [ -x artifacts/embed/embed-cuda ]; then
+  step "memcheck embed-cuda 4x1024" compute-sanitizer --tool memcheck --error-exitcode 3 \
+    artifacts/embed/embed-cuda 4 1024
+  step "embed-cuda 64x1000" artifacts/embed/embed-cuda 64 1000
+fi
+# Every split count of every task shape beside the cost model's choice.
+step "split sweep" python3 bench/sweep_splits.py
+grep -E "^ +[0-9]+/[0-9]+|geomean|failed|memcheck case|ERROR SUMMARY|relative error|chosen" "$OUT/log.txt" |
+  grep -v " ok$" | tail -40
+printf '%s\n' "${summary[@]}"
+exit $status
