@@ -29,6 +29,26 @@ TEST(Target, KnownChips) {
   EXPECT_EQ(lookupChip("host")->fp8Decode, Fp8Decode::Software);
 }
 
+TEST(Target, CopyStrategies) {
+  // The KV tile: bounds-checked buffer loads on CDNA (the masked variant's
+  // rows past the bound read as zeros), async copies on sm_90 (double
+  // buffer, with the split-K across warp pairs and dependent launch that
+  // were measured there); exactly one of the two per GPU chip.
+  for (const char *chip : {"gfx950", "gfx942"}) {
+    const ChipInfo *c = lookupChip(chip);
+    EXPECT_TRUE(c->boundsCheckedLoads) << chip;
+    EXPECT_FALSE(c->asyncTileCopy) << chip;
+    EXPECT_TRUE(c->unrollTileLoops) << chip;
+  }
+  const ChipInfo *h200 = lookupChip("sm_90");
+  EXPECT_FALSE(h200->boundsCheckedLoads);
+  EXPECT_TRUE(h200->asyncTileCopy);
+  EXPECT_FALSE(h200->unrollTileLoops);
+  EXPECT_TRUE(h200->splitKAcrossWarps);
+  EXPECT_TRUE(h200->dependentLaunch);
+  EXPECT_FALSE(lookupChip("host")->boundsCheckedLoads);
+}
+
 TEST(Target, UnknownChip) {
   EXPECT_EQ(lookupChip("gfx90a"), nullptr);
   EXPECT_EQ(knownChipNames(), "gfx950, gfx942, sm_90, host");
