@@ -1113,20 +1113,31 @@ struct Lowering {
     }
     if (warps == 1)
       return part;
-    // Across warps through shared memory: red[warp][row].
-    Value red = allocSmem(warps, l.mi->m, b.getF32Type());
+    // Across warps through shared memory: red[row][warp], so that a lane
+    // reads a row's shares of all warps with 16-byte loads (8 warps: two
+    // instead of eight; rows padded to 16-byte multiples by allocSmem).
+    Value red = allocSmem(l.mi->m, warps, b.getF32Type());
     barrierBeforeRewrite();
     for (auto [g, p] : llvm::enumerate(part))
       memref::StoreOp::create(b, loc(), p, red,
-                              ValueRange{warp, addc(cRow, l.rowGroups[g])});
+                              ValueRange{addc(cRow, l.rowGroups[g]), warp});
     barrier();
+    int64_t vec = warps % 4 == 0 ? 4 : 1;
     SmallVector<Value> out;
     for (auto [g, p] : llvm::enumerate(part)) {
+      Value row = addc(cRow, l.rowGroups[g]);
       Value acc = cstF32(b, loc(), identity);
-      for (int64_t w = 0; w < warps; ++w)
-        acc = combine(acc, memref::LoadOp::create(
-                               b, loc(), red,
-                               ValueRange{idx(w), addc(cRow, l.rowGroups[g])}));
+      for (int64_t w = 0; w < warps; w += vec) {
+        if (vec == 1) {
+          acc = combine(acc, memref::LoadOp::create(b, loc(), red, ValueRange{row, idx(w)}));
+          continue;
+        }
+        Value v = vector::LoadOp::create(b, loc(), VectorType::get({vec}, b.getF32Type()), red,
+                                         ValueRange{row, idx(w)}, /*nontemporal=*/false,
+                                         llvm::MaybeAlign(16));
+        for (int64_t j = 0; j < vec; ++j)
+          acc = combine(acc, vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{j}));
+      }
       out.push_back(acc);
     }
     return out;

@@ -74,16 +74,17 @@ mla.decode @small {
 // at a time with cvt.rn.f16x2.f32. The loops stay rolled on sm_90: with the
 // spec's 8 warps the V loop's body is one K step of 16 tokens over the
 // warp's 8 O tiles, 2 pairs of tokens per tile = 16 conversions, after P's
-// rounding. 8 warps of 32 threads; the two row-reduction arrays grow to
-// 8 x (16 + 4) f32, the KV tile is double-buffered (asynchronous copies),
-// and S's warp pairs swap 8 warps x 4 accumulators x (32 + 4) lanes of
-// f32: 59520 + 640 + 37888 + 4608 = 102656 bytes, 2 programs per SM,
+// rounding. 8 warps of 32 threads; the two row-reduction arrays (row-major
+// over the warps, 16-byte reads) grow to 16 x (8 + 4) f32, the KV tile is
+// double-buffered (asynchronous copies), and S's warp pairs swap 8 warps x
+// 4 accumulators x (32 + 4) lanes of f32: 59904 + 512 + 37888 + 4608 =
+// 102912 bytes, 2 programs per SM,
 // registers held to 128 for that (nvvm.minctasm). The KV tile's async
 // copies address a chunk as the tile's base plus the chunk's 32-bit offset
 // in the tile (invariant across tiles), which keeps both variants well
 // within it (about 110 / 122 registers), without spills.
-// QP16-REPORT: deepseek_r1_decode_fp8_qp16_stage1_masked: {{(1[01][0-9]|12[0-8])}} registers, 0 B spilled, 0 B stack, 102656 B shared, 256 threads, 2 programs/SM
-// QP16-REPORT-NEXT: deepseek_r1_decode_fp8_qp16_stage1_mask_free: {{(1[01][0-9]|12[0-8])}} registers, 0 B spilled, 0 B stack, 102656 B shared, 256 threads, 2 programs/SM
+// QP16-REPORT: deepseek_r1_decode_fp8_qp16_stage1_masked: {{(1[01][0-9]|12[0-8])}} registers, 0 B spilled, 0 B stack, 102912 B shared, 256 threads, 2 programs/SM
+// QP16-REPORT-NEXT: deepseek_r1_decode_fp8_qp16_stage1_mask_free: {{(1[01][0-9]|12[0-8])}} registers, 0 B spilled, 0 B stack, 102912 B shared, 256 threads, 2 programs/SM
 // S = Q K^T runs in groups of 4 K steps with K permuted alike in Q and K
 // (groupKSteps), K split across warp pairs (each warp computes its own and
 // its partner's 8 columns over 5 or 4 of the 9 groups). Q is stored in the
