@@ -1950,11 +1950,9 @@ struct Lowering {
       kLo = arith::SelectOp::create(b, loc(), odd, idx(splitAt), idx(0));
       kHi = arith::SelectOp::create(b, loc(), odd, idx(k), idx(splitAt));
     }
-    auto loop = scf::ForOp::create(b, loc(), kLo, kHi, idx(kStep), init);
-    if (grouped) {
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value kk = loop.getInductionVar();
+    // One K group of a grouped dot at column kk: its operand reads and
+    // matrix instructions on `acc` (all accumulators).
+    auto emitGroup = [&](Value kk, SmallVector<Value> acc) {
       LaneLayout ga = grouped->a(), gb = grouped->b();
       Value aRowG = laneOffset(lane, ga.laneBases, true);
       Value aColG = laneOffset(lane, ga.laneBases, false);
@@ -1984,7 +1982,6 @@ struct Lowering {
                                    : tileColumnOf(*l, partnerWarp(), n, j - l->tiles);
           return std::pair(col, add(kk, addc(bRowG, c.row)));
         }));
-      SmallVector<Value> acc(loop.getRegionIterArgs());
       int64_t ea = mi->a.elemsPerLane(), eb = mi->b.elemsPerLane();
       for (int64_t s = 0; s < grouped->steps; ++s)
         for (int64_t j = 0; j < l->tiles * kSplit; ++j) {
@@ -1994,7 +1991,54 @@ struct Lowering {
                                    ArrayRef<Value>(acc).slice(j * l->elems, l->elems));
           llvm::copy(d, acc.begin() + j * l->elems);
         }
-      scf::YieldOp::create(b, loc(), acc);
+      return acc;
+    };
+    // K split across a warp pair: both walk the same number of whole groups
+    // (a loop with a static trip count, unrolled: the rolled walk of 5 or 4
+    // groups spent about 12 instructions a group on its loop), and the warp
+    // with the extra group of an odd count takes it under a warp-uniform
+    // branch.
+    if (kSplit == 2) {
+      int64_t each = (k / kStep) / 2;
+      auto walk = scf::ForOp::create(b, loc(), idx(0), idx(each), idx(1), init);
+      {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(walk.getBody());
+        Value kk = add(kLo, mul(walk.getInductionVar(), kStep));
+        scf::YieldOp::create(b, loc(),
+                             emitGroup(kk, SmallVector<Value>(walk.getRegionIterArgs())));
+      }
+      auto hold = UnrealizedConversionCastOp::create(
+          b, loc(), TypeRange(walk.getResultTypes()), walk.getResults());
+      (void)loopUnrollFull(walk);
+      SmallVector<Value> acc(hold.getInputs());
+      hold.erase();
+      if ((k / kStep) % 2) {
+        // The first warp of the pair walks ceil(groups / 2) (splitAt).
+        auto extra = scf::IfOp::create(
+            b, loc(), TypeRange(ValueRange(acc)),
+            arith::XOrIOp::create(b, loc(), odd, arith::ConstantOp::create(
+                                                     b, loc(), b.getBoolAttr(true))),
+            /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPointToStart(extra.thenBlock());
+          scf::YieldOp::create(b, loc(), emitGroup(add(kLo, idx(each * kStep)), acc));
+          b.setInsertionPointToStart(extra.elseBlock());
+          scf::YieldOp::create(b, loc(), acc);
+        }
+        acc.assign(extra.getResults().begin(), extra.getResults().end());
+      }
+      finishDot(op, *l, kSplit, std::move(acc), resT);
+      return success();
+    }
+    auto loop = scf::ForOp::create(b, loc(), kLo, kHi, idx(kStep), init);
+    if (grouped) {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(loop.getBody());
+      scf::YieldOp::create(b, loc(),
+                           emitGroup(loop.getInductionVar(),
+                                     SmallVector<Value>(loop.getRegionIterArgs())));
     } else {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(loop.getBody());
@@ -2041,10 +2085,19 @@ struct Lowering {
       results.assign(hold.getInputs().begin(), hold.getInputs().end());
       hold.erase();
     }
+    finishDot(op, *l, kSplit, std::move(results), resT);
+    return success();
+  }
+
+  /// The dot's result from its accumulators: with K split across warp pairs
+  /// (kSplit 2), `results` holds this warp's columns and then its
+  /// partner's, and the pair swaps the partner halves through shared
+  /// memory: row block w of `slots` holds, lane-major, the partial sums of
+  /// warp w's columns computed by its partner.
+  void finishDot(DotOp op, const AccLayout &l, int64_t kSplit, SmallVector<Value> results,
+                 RankedTensorType resT) {
     if (kSplit == 2) {
-      // The exchange: row block w of `slots` holds, lane-major, the partial
-      // sums of warp w's columns computed by its partner.
-      int64_t n = l->size();
+      int64_t n = l.size();
       Value slots = allocSmem(warps * n, wave, b.getF32Type());
       barrierBeforeRewrite();
       for (int64_t r = 0; r < n; ++r)
@@ -2058,7 +2111,6 @@ struct Lowering {
       results.resize(n);
     }
     tiles[op] = regTile(Kind::Acc, resT, results);
-    return success();
   }
 
   LogicalResult lowerOnlineSoftmax(OnlineSoftmaxOp op) {

@@ -63,16 +63,21 @@
 // and tile, groupKSteps), K split across warp pairs
 // (ChipInfo::splitKAcrossWarps): warps 2p and 2p + 1 walk dims 0-319 and
 // 320-575 (5 and 4 groups) for the 32 columns of both (4 tiles of 8, 16
-// accumulators, 16 mma.sync per group), then each stores its partner's
-// half in shared memory and adds its own. No barrier before the stores:
-// the loop body's first barrier already separates them from the previous
-// iteration's loads (barrierBeforeRewrite).
+// accumulators, 16 mma.sync per group): 4 groups each straight-line (a
+// static walk, unrolled), the fifth for the even warp under a warp-uniform
+// branch. Then each stores its partner's half in shared memory and adds
+// its own. No barrier before the stores: the loop body's first barrier
+// already separates them from the previous iteration's loads
+// (barrierBeforeRewrite).
 // CHECK: %[[ODD:.*]] = arith.cmpi ne
-// CHECK: %[[LO:.*]] = arith.select %[[ODD]], %c320{{.*}}, %c0{{.*}} : index
-// CHECK: %[[HI:.*]] = arith.select %[[ODD]], %c576{{.*}}, %c320{{.*}} : index
-// CHECK: scf.for %{{.*}} = %[[LO]] to %[[HI]] step %c64{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
-// CHECK-COUNT-16: nvvm.mma.sync {{.*}} {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
-// CHECK: scf.yield
+// CHECK: arith.select %[[ODD]], %c320{{.*}}, %c0{{.*}} : index
+// CHECK-NOT: scf.for
+// CHECK-COUNT-64: nvvm.mma.sync {{.*}} {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+// CHECK-NOT: scf.for
+// CHECK: scf.if %{{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK-COUNT-16: nvvm.mma.sync
+// CHECK: } else {
+// CHECK-NEXT: scf.yield
 // CHECK: %[[XCHG:.*]] = memref.view {{.*}} to memref<32x36xf32, #gpu.address_space<workgroup>>
 // CHECK-NOT: gpu.barrier
 // CHECK-COUNT-8: memref.store {{.*}}, %[[XCHG]]

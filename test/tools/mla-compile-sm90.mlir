@@ -114,20 +114,15 @@ mla.decode @small {
 // QP16: cp.async.wait_group 0;
 // QP16-NEXT: bar.sync 0;
 // QP16: cp.async.commit_group;
-// QP16: [[SLOOP:\$L__BB[0-9_]+]]:{{$}}
-// QP16-NOT: {{ld.shared|cvt}}
-// QP16-COUNT-4: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// QP16-NOT: {{ldmatrix|cvt}}
-// QP16: ld.shared.v4.b32
-// QP16-NOT: {{ldmatrix|ld.shared}}
-// QP16-COUNT-8: cvt.rn.f16x2.e4m3x2
-// QP16: ld.shared.v4.b32
-// QP16-NOT: {{ldmatrix|ld.shared}}
-// QP16-COUNT-8: cvt.rn.f16x2.e4m3x2
-// QP16-NOT: {{ldmatrix|ld.shared}}
+// S, straight-line: per group 4 ldmatrix.x4 of Q, a 16-byte K load per
+// 8-column tile (2), 16 pair conversions, 8 mma; 4 groups for each warp of a
+// pair, the fifth for the first warp under a branch (no loop back).
+// QP16-NOT: bar.sync
+// QP16-COUNT-32: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// QP16-NOT: bar.sync
 // QP16-COUNT-8: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// QP16-NOT: {{ldmatrix|ld.shared|cvt.f32.f16}}
-// QP16: @%p{{[0-9]+}} bra [[SLOOP]];
+// QP16-NOT: mma.sync
+// QP16: bar.sync 0;
 // QP16-NOT: cvt.f32.f16
 // QP16: cvt.rn.f16x2.f32
 // QP16-NOT: cvt.f32.f16
