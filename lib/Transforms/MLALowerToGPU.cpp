@@ -61,6 +61,11 @@ using namespace mlir::mla;
 namespace {
 
 constexpr float kLog2E = 1.44269504088896340736f;
+/// The element type of `o`'s (tensor) result.
+Type resultElt(Operation *o) {
+  return cast<RankedTensorType>(o->getResult(0).getType()).getElementType();
+}
+
 /// Most rounds of 16-byte chunks per thread that a tile copy outside the KV
 /// loop issues as straight-line loads before its stores (registers: 4 per
 /// round).
@@ -1202,10 +1207,7 @@ struct Lowering {
       v = user->getResult(0);
     }
     Type st = storageType(op.getType().getElementType());
-    auto eltOf = [](Operation *o) {
-      return cast<RankedTensorType>(o->getResult(0).getType()).getElementType();
-    };
-    while (!chain.empty() && storageType(eltOf(chain.back())) != st)
+    while (!chain.empty() && storageType(resultElt(chain.back())) != st)
       chain.pop_back();
     return chain;
   }
@@ -1394,13 +1396,10 @@ struct Lowering {
     if ((!kvBody || (even && target.chip->unrollTileLoops)) && vec > 1 &&
         rounds <= kMaxStraightRounds) {
       SmallVector<Operation *> chain = foldableChain(op);
-      auto eltOf = [](Operation *o) {
-        return cast<RankedTensorType>(o->getResult(0).getType()).getElementType();
-      };
       // Through f32 and back to the loaded type is exact: nothing to do.
-      bool identity = !chain.empty() && eltOf(chain.back()) == elt &&
+      bool identity = !chain.empty() && resultElt(chain.back()) == elt &&
                       llvm::all_of(ArrayRef(chain).drop_back(), [&](Operation *o) {
-                        return isa<CastOp>(o) && eltOf(o).isF32();
+                        return isa<CastOp>(o) && resultElt(o).isF32();
                       });
       SmallVector<std::array<Value, 3>> got;
       for (int64_t i = 0; i < rounds; ++i) {
@@ -1418,16 +1417,15 @@ struct Lowering {
           for (int64_t e = 0; e < vec; ++e) {
             // As lowerCast and lowerScale evaluate them: f32 values rounded
             // to each cast's type.
+            // (the last cast's rounding is its stored form).
             Value f = toF32(b, loc(), vector::ExtractOp::create(b, loc(), v, e), elt);
-            for (Operation *o : ArrayRef(chain).drop_back()) {
+            for (auto [k, o] : llvm::enumerate(chain)) {
               if (auto sc = dyn_cast<ScaleOp>(o))
                 f = arith::MulFOp::create(b, loc(), f, scalars.lookup(sc.getFactor()));
-              else
-                f = toF32(b, loc(), fromF32(b, loc(), f, eltOf(o)), eltOf(o));
+              else if (k + 1 < chain.size())
+                f = toF32(b, loc(), fromF32(b, loc(), f, resultElt(o)), resultElt(o));
             }
-            if (auto sc = dyn_cast<ScaleOp>(chain.back()))
-              f = arith::MulFOp::create(b, loc(), f, scalars.lookup(sc.getFactor()));
-            elems.push_back(fromF32(b, loc(), f, eltOf(chain.back())));
+            elems.push_back(fromF32(b, loc(), f, resultElt(chain.back())));
           }
           v = vector::FromElementsOp::create(b, loc(), vecT, elems);
         }
@@ -1943,12 +1941,11 @@ struct Lowering {
       splitAt = (k / kStep + 1) / 2 * kStep;
       init.append(l->size(), cstF32(b, loc(), 0.0f));
     }
-    Value kLo = idx(0), kHi = idx(k), odd;
+    Value kLo = idx(0), odd;
     if (kSplit == 2) {
       odd = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ne,
                                   arith::AndIOp::create(b, loc(), warp, idx(1)), idx(0));
       kLo = arith::SelectOp::create(b, loc(), odd, idx(splitAt), idx(0));
-      kHi = arith::SelectOp::create(b, loc(), odd, idx(k), idx(splitAt));
     }
     // One K group of a grouped dot at column kk: its operand reads and
     // matrix instructions on `acc` (all accumulators).
@@ -2008,31 +2005,24 @@ struct Lowering {
         scf::YieldOp::create(b, loc(),
                              emitGroup(kk, SmallVector<Value>(walk.getRegionIterArgs())));
       }
-      auto hold = UnrealizedConversionCastOp::create(
-          b, loc(), TypeRange(walk.getResultTypes()), walk.getResults());
-      (void)loopUnrollFull(walk);
-      SmallVector<Value> acc(hold.getInputs());
-      hold.erase();
+      SmallVector<Value> acc = unrollFully(walk);
       if ((k / kStep) % 2) {
         // The first warp of the pair walks ceil(groups / 2) (splitAt).
-        auto extra = scf::IfOp::create(
-            b, loc(), TypeRange(ValueRange(acc)),
-            arith::XOrIOp::create(b, loc(), odd, arith::ConstantOp::create(
-                                                     b, loc(), b.getBoolAttr(true))),
-            /*withElseRegion=*/true);
+        auto extra = scf::IfOp::create(b, loc(), TypeRange(ValueRange(acc)), odd,
+                                       /*withElseRegion=*/true);
         {
           OpBuilder::InsertionGuard g(b);
           b.setInsertionPointToStart(extra.thenBlock());
-          scf::YieldOp::create(b, loc(), emitGroup(add(kLo, idx(each * kStep)), acc));
-          b.setInsertionPointToStart(extra.elseBlock());
           scf::YieldOp::create(b, loc(), acc);
+          b.setInsertionPointToStart(extra.elseBlock());
+          scf::YieldOp::create(b, loc(), emitGroup(add(kLo, idx(each * kStep)), acc));
         }
         acc.assign(extra.getResults().begin(), extra.getResults().end());
       }
       finishDot(op, *l, kSplit, std::move(acc), resT);
       return success();
     }
-    auto loop = scf::ForOp::create(b, loc(), kLo, kHi, idx(kStep), init);
+    auto loop = scf::ForOp::create(b, loc(), kLo, idx(k), idx(kStep), init);
     if (grouped) {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(loop.getBody());
@@ -2075,18 +2065,23 @@ struct Lowering {
       }
       scf::YieldOp::create(b, loc(), next);
     }
-    // The K steps of one dot, unrolled (see lowerLoad). Unrolling replaces
-    // the loop's results: hold them through a placeholder use.
-    SmallVector<Value> results(loop.getResults());
-    if (target.chip->unrollTileLoops) {
-      auto hold = UnrealizedConversionCastOp::create(
-          b, loc(), TypeRange(loop.getResultTypes()), loop.getResults());
-      (void)loopUnrollFull(loop);
-      results.assign(hold.getInputs().begin(), hold.getInputs().end());
-      hold.erase();
-    }
+    // The K steps of one dot, unrolled (see lowerLoad).
+    SmallVector<Value> results =
+        target.chip->unrollTileLoops ? unrollFully(loop) : SmallVector<Value>(loop.getResults());
     finishDot(op, *l, kSplit, std::move(results), resT);
     return success();
+  }
+
+  /// Unrolls `loop` (static trip count) and returns the values that replace
+  /// its results: unrolling replaces them, so they are held through a
+  /// placeholder use meanwhile.
+  SmallVector<Value> unrollFully(scf::ForOp loop) {
+    auto hold = UnrealizedConversionCastOp::create(b, loc(), TypeRange(loop.getResultTypes()),
+                                                   loop.getResults());
+    (void)loopUnrollFull(loop);
+    SmallVector<Value> out(hold.getInputs());
+    hold.erase();
+    return out;
   }
 
   /// The dot's result from its accumulators: with K split across warp pairs

@@ -74,10 +74,11 @@
 // CHECK-NOT: scf.for
 // CHECK-COUNT-64: nvvm.mma.sync {{.*}} {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
 // CHECK-NOT: scf.for
-// CHECK: scf.if %{{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
-// CHECK-COUNT-16: nvvm.mma.sync
-// CHECK: } else {
+// CHECK: scf.if %[[ODD]] -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
 // CHECK-NEXT: scf.yield
+// CHECK-NEXT: } else {
+// CHECK-COUNT-16: nvvm.mma.sync
+// CHECK: scf.yield
 // CHECK: %[[XCHG:.*]] = memref.view {{.*}} to memref<32x36xf32, #gpu.address_space<workgroup>>
 // CHECK-NOT: gpu.barrier
 // CHECK-COUNT-8: memref.store {{.*}}, %[[XCHG]]
