@@ -92,39 +92,29 @@ def check(kv_format, lengths, seed):
     return err, nan
 
 
-def time_call(fn, data, reps, flush):
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+def time_call(fn, data, reps, flush, synced):
+    """Whole-call time, us (median): the L2 flush, then CUDA events around
+    the call. Queued (synced=False, the anchors' method and
+    triton.testing.do_bench's loop): flush, events and call go back to back
+    with no host sync, so the host's launch work overlaps the flush; the gap
+    left is what a caller that keeps the stream busy sees. Synced: the host
+    waits for the flush first, so its launch work is timed too."""
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+              for _ in range(reps)]
     for _ in range(3):
         fn(data)
-    times = []
-    for _ in range(reps):
+    torch.cuda.synchronize()
+    for start, end in events:
         flush.zero_()
-        torch.cuda.synchronize()
+        if synced:
+            torch.cuda.synchronize()
         start.record()
         fn(data)
         end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1000.0)
-    return statistics.median(times)
-
-
-def queued_time(fn, data, reps, flush):
-    """The anchors' method (triton.testing.do_bench's loop): the L2 flush is
-    queued, then the events and the call, with no host sync in between, so
-    the host's launch work overlaps the flush instead of being timed. The
-    gap this leaves is what a caller that keeps the stream busy sees, us."""
-    start = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    end = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for _ in range(3):
-        fn(data)
+        if synced:
+            end.synchronize()
     torch.cuda.synchronize()
-    for i in range(reps):
-        flush.zero_()
-        start[i].record()
-        fn(data)
-        end[i].record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) * 1000.0 for s, e in zip(start, end))
+    return statistics.median(s.elapsed_time(e) * 1000.0 for s, e in events)
 
 
 def graph_time(fn, data, reps, flush):
@@ -140,17 +130,7 @@ def graph_time(fn, data, reps, flush):
     except Exception as e:  # e.g. a host sync inside the call
         print(f"  (graph capture failed: {e})")
         return None
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(reps):
-        flush.zero_()
-        torch.cuda.synchronize()
-        start.record()
-        graph.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1000.0)
-    return statistics.median(times)
+    return time_call(lambda _: graph.replay(), None, reps, flush, synced=True)
 
 
 def kernel_time(fn, data, calls=10):
@@ -216,8 +196,8 @@ def main():
         ours_all, base_all, oq_all, bq_all = [], [], [], []
         for bs, kv in TASK_SHAPES:
             data, _ = make_inputs([kv] * bs, "fp8", seed)
-            t = time_call(mla_torch.custom_kernel, data, args.reps, flush)
-            tq = queued_time(mla_torch.custom_kernel, data, args.reps, flush)
+            t = time_call(mla_torch.custom_kernel, data, args.reps, flush, synced=True)
+            tq = time_call(mla_torch.custom_kernel, data, args.reps, flush, synced=False)
             oq_all.append(tq)
             k = mla_torch.kernels_for("fp8")
             splits = k.choose_splits(bs, kv)
@@ -230,8 +210,10 @@ def main():
             # fp8 KV bytes over the kernel-only time (graph replay if it worked).
             row["fp8_tb_s"] = bs * kv * QK / ((row["ours_graph_us"] or row["ours_kernel_total_us"]) * 1e-6) / 1e12
             if baseline:
-                row["baseline_us"] = time_call(baseline.custom_kernel, data, args.reps, flush)
-                row["baseline_queued_us"] = queued_time(baseline.custom_kernel, data, args.reps, flush)
+                row["baseline_us"] = time_call(baseline.custom_kernel, data, args.reps, flush,
+                                               synced=True)
+                row["baseline_queued_us"] = time_call(baseline.custom_kernel, data, args.reps,
+                                                      flush, synced=False)
                 row["baseline_graph_us"] = graph_time(baseline.custom_kernel, data, args.reps, flush)
                 base_all.append(row["baseline_us"])
                 bq_all.append(row["baseline_queued_us"])
