@@ -246,10 +246,12 @@ void buildStage2(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   Value batch = ProgramIdOp::create(b, loc, b.getIndexType(), 0);
   Value head = ProgramIdOp::create(b, loc, b.getIndexType(), 1);
+  // The output row first: qo_indptr is an input, not stage 1's output,
+  // so its load need not wait for stage 1 (programmatic dependent launch).
+  Value qRow = loadIndex(b, loc, qoIndptr, batch);
   Value combined = SplitKReduceOp::create(
       b, loc, tile({1, s.vDim}, b.getF32Type()), partial, lse, batch, head,
       numSplits);
-  Value qRow = loadIndex(b, loc, qoIndptr, batch);
   StoreOp::create(b, loc, combined, out, ValueRange{qRow, head, c0}, Value());
   ReturnOp::create(b, loc);
 }

@@ -171,12 +171,22 @@ mla.decode @small {
 // QP16: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // QP16-NOT: cvt.f32.f16
 // The split-K combine: 128 threads over 512 columns, each a run of 4
-// adjacent ones of its head; per 8 splits of the unrolled loop one 16-byte
-// load each and one weight (exp2) each, plus the running max's rescale.
+// adjacent ones of its head. The output row (qo_indptr, an input) is read
+// before the wait for stage 1's stores; then one branch per width of the
+// split loop, with one 16-byte load per split of a round: up to 8 splits
+// (one straight-line round), up to 16, else a loop of 32 per round.
 // QP16-LABEL: .entry deepseek_r1_decode_fp8_qp16_stage2(
-// QP16-COUNT-3: ld.global.v4.b32
-// QP16-COUNT-9: ex2.approx.ftz.f32
-// QP16-NOT: ex2.approx
-// QP16-COUNT-5: ld.global.v4.b32
-// QP16-NOT: {{ld.global.v4|ex2}}
+// QP16-NOT: griddepcontrol.wait
+// QP16: ld.global.s32
+// QP16-NEXT: griddepcontrol.wait;
+// QP16-NOT: ld.global
+// QP16: setp.gt.u64 %p{{[0-9]+}}, %rd[[SPLITS:[0-9]+]], 8;
+// QP16-COUNT-8: ld.global.v4.b32
+// QP16-NOT: ld.global.v4
+// QP16: setp.lt.u64 %p{{[0-9]+}}, %rd[[SPLITS]], 17;
+// QP16-COUNT-16: ld.global.v4.b32
+// QP16-NOT: ld.global.v4
+// QP16: setp.lt.u64 %p{{[0-9]+}}, %rd{{[0-9]+}}, %rd[[SPLITS]];
+// QP16-COUNT-32: ld.global.v4.b32
+// QP16-NOT: ld.global.v4
 // QP16: st.global.b16
