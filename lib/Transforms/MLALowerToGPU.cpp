@@ -2324,7 +2324,7 @@ struct Lowering {
     // flight instead of several in turn (H200, 32 splits, the combine alone
     // after an L2 flush: 11.6 us in 4 rounds of 8, 9.2 in 2 of 16, 8.3 in
     // one of 32; the whole decode at bs 4 / kv 8192 26.9 -> 22.4 us). The
-    // kernel keeps the registers of its widest loop (sm_90: 32 -> 137),
+    // kernel keeps the registers of its widest loop (sm_90: 32 -> 168),
     // which cut the combine programs resident per SM from 16 to 3; the
     // whole decode of the 4-split shapes did not change beyond noise.
     const int64_t widths[] = {8, 16, 32};
