@@ -47,7 +47,7 @@ if [ -x artifacts/embed/embed-cuda ]; then
 fi
 # Every split count of every task shape beside the cost model's choice.
 step "split sweep" python3 bench/sweep_splits.py
-grep -E "^ +[0-9]+/[0-9]+|geomean|failed|memcheck case|ERROR SUMMARY|relative error|chosen" "$OUT/log.txt" |
+grep -E "^ +[0-9]+/[0-9]+|geomean|memory bandwidth|failed|memcheck case|ERROR SUMMARY|relative error|chosen" "$OUT/log.txt" |
   grep -v " ok$" | tail -40
 printf '%s\n' "${summary[@]}"
 exit $status
