@@ -149,30 +149,17 @@ def kernel_time(fn, data, calls=10):
     return per
 
 
-def bandwidth(reps=20):
+def bandwidth(flush, reps=20):
     """The device's memory bandwidth as plain torch kernels reach it, TB/s
-    (median of `reps`, events around each, 1 GiB buffers, far above the
-    L2): a device-to-device copy counted as bytes read + written, and a
-    read-only pass (a sum over the buffer as float32), the roofline of a
-    kernel that mostly reads."""
+    (time_call, synced: 1 GiB buffers, far above the L2): a
+    device-to-device copy counted as bytes read + written, and a read-only
+    pass (a sum over the buffer as float32), the roofline of a kernel that
+    mostly reads."""
     n = 1 << 30
     a = torch.rand(n // 4, device="cuda")
     b = torch.empty_like(a)
-    def timed(fn):
-        for _ in range(3):
-            fn()
-        ts = []
-        for _ in range(reps):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            fn()
-            e.record()
-            e.synchronize()
-            ts.append(s.elapsed_time(e) * 1e-3)
-        return statistics.median(ts)
-    copy = 2 * n / timed(lambda: b.copy_(a)) / 1e12
-    read = n / timed(lambda: a.sum()) / 1e12
-    del a, b
+    copy = 2 * n / time_call(lambda _: b.copy_(a), None, reps, flush, synced=True) / 1e6
+    read = n / time_call(lambda _: a.sum(), None, reps, flush, synced=True) / 1e6
     return copy, read
 
 
@@ -217,10 +204,10 @@ def main():
             spec = importlib.util.spec_from_file_location("baseline", args.baseline)
             baseline = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(baseline)
-        copy, read = bandwidth()
+        flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
+        copy, read = bandwidth(flush)
         results["copy_tb_s"], results["read_tb_s"] = copy, read
         print(f"\nmemory bandwidth: copy {copy:.2f} TB/s (read + write), read-only {read:.2f} TB/s")
-        flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
         print(f"\n{'bs/kv':>10} {'queued':>8} {'synced':>8} {'graph':>8} {'kernels':>8} {'TB/s':>6} {'splits':>6}"
               f" {'b.queued':>9} {'b.synced':>9} {'b.graph':>8} {'ratio q':>7}")
         ours_all, base_all, oq_all, bq_all = [], [], [], []
