@@ -1401,16 +1401,18 @@ struct Lowering {
                       llvm::all_of(ArrayRef(chain).drop_back(), [&](Operation *o) {
                         return isa<CastOp>(o) && resultElt(o).isF32();
                       });
-      SmallVector<std::array<Value, 3>> got;
+      // Per round: the loaded chunk, its row and column, and (last round
+      // only, where not every thread has a chunk) whether this thread has one.
+      SmallVector<std::array<Value, 4>> got;
       for (int64_t i = 0; i < rounds; ++i) {
         Value chunk = addc(tid, i * threads);
         auto [r, c] = chunkCoord(chunk, vec, cols);
         Value guard;
         if ((i + 1) * threads > chunks)
           guard = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, chunk, idx(chunks));
-        got.push_back({loadChunk(r, c, guard), r, c});
+        got.push_back({loadChunk(r, c, guard), r, c, guard});
       }
-      for (auto [i, g] : llvm::enumerate(got)) {
+      for (const auto &g : got) {
         Value v = g[0];
         if (!chain.empty() && !identity) {
           SmallVector<Value> elems;
@@ -1429,10 +1431,8 @@ struct Lowering {
           }
           v = vector::FromElementsOp::create(b, loc(), vecT, elems);
         }
-        if ((int64_t(i) + 1) * threads > chunks) {
-          Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
-                                           addc(tid, i * threads), idx(chunks));
-          auto ifOp = scf::IfOp::create(b, loc(), in, /*withElseRegion=*/false);
+        if (Value guard = g[3]) {
+          auto ifOp = scf::IfOp::create(b, loc(), guard, /*withElseRegion=*/false);
           OpBuilder::InsertionGuard ig(b);
           b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
           storeChunk(v, g[1], g[2]);
@@ -2255,20 +2255,20 @@ struct Lowering {
       init.append({negInf, zero});
       init.append(run, zero);
     }
+    Value last = arith::SubIOp::create(b, loc(), n, idx(1));
+    auto vecT = VectorType::get({run}, b.getF32Type());
     auto combineLoop = [&](int64_t width) -> SmallVector<Value> {
       auto loop = scf::ForOp::create(b, loc(), idx(0), n, idx(width), init);
       {
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPointToStart(loop.getBody());
         Value s0 = loop.getInductionVar();
-        Value last = arith::SubIOp::create(b, loc(), n, idx(1));
         SmallVector<Value> in, at;
         for (int64_t u = 0; u < width; ++u) {
           Value su = addc(s0, u);
           in.push_back(arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, su, n));
           at.push_back(arith::SelectOp::create(b, loc(), in.back(), su, last));
         }
-        auto vecT = VectorType::get({run}, b.getF32Type());
         SmallVector<Value> next;
         for (int64_t k = 0; k < perThread; ++k) {
           SmallVector<Value> l;
