@@ -9,6 +9,7 @@
 // Exits 1 when the error exceeds --tolerance or the output holds a NaN.
 //
 //===----------------------------------------------------------------------===//
+#include "EmulatedRun.h"
 #include "mla/DecodeRunner.h"
 #include "mla/MLAOps.h"
 #include "mla/Pipelines.h"
@@ -39,9 +40,16 @@ static cl::list<int64_t> kvLens("kv-lens", cl::CommaSeparated,
                                 cl::desc("per-sequence KV lengths (overrides --batch/--kv-len)"));
 static cl::opt<std::string> splitsOpt("splits", cl::desc("auto or a count"),
                                       cl::init("auto"));
-static cl::opt<std::string> chipOpt("chip",
-                                    cl::desc("chip whose compute units the split rule uses"),
-                                    cl::init("gfx950"));
+static cl::opt<std::string> chipOpt(
+    "chip",
+    cl::desc("host: run on the CPU with gfx950's split rule (default); gfx950 / gfx942: "
+             "compile for that chip and run the code object on the ISA emulator"),
+    cl::init("host"));
+static cl::opt<int64_t> patchOffset(
+    "patch-offset", cl::desc("test hook: overwrite this byte of the code object"),
+    cl::init(-1), cl::Hidden);
+static cl::opt<unsigned> patchByte("patch-byte", cl::desc("the byte for --patch-offset"),
+                                   cl::init(0), cl::Hidden);
 static cl::opt<uint64_t> seedOpt("seed", cl::desc("input seed (default: fresh)"),
                                  cl::init(0));
 static cl::opt<double> tolerance("tolerance",
@@ -55,13 +63,34 @@ static int fail(const llvm::Twine &msg) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "run an MLA decode spec on the CPU\n");
+  // --stats (the emulator's counters) is taken before LLVM's parser, which
+  // owns a -stats of its own.
+  bool statsOpt = false;
+  std::vector<const char *> args;
+  for (int i = 0; i < argc; ++i) {
+    llvm::StringRef a = argv[i];
+    if (i && (a == "--stats" || a == "-stats"))
+      statsOpt = true;
+    else
+      args.push_back(argv[i]);
+  }
+  cl::ParseCommandLineOptions(
+      int(args.size()), args.data(),
+      "run an MLA decode spec on the CPU (--chip=host) or, compiled for gfx950 / gfx942, "
+      "on the AMD ISA emulator\n\n  --stats  with an AMD --chip: print the emulator's "
+      "counters per dispatch\n");
 
-  const mla::ChipInfo *chip = mla::lookupChip(chipOpt);
-  if (!chip)
+  bool emulate = chipOpt != "host";
+  const mla::ChipInfo *chip = mla::lookupChip(emulate ? chipOpt : std::string("gfx950"));
+  if (emulate && chip && StringRef(chipOpt).starts_with("sm_"))
+    return fail("--chip=" + chipOpt + " cannot run here: NVIDIA code runs on a GPU "
+                "(bench/); the emulator runs gfx950 and gfx942");
+  if (!chip || (emulate && chip->waveSize != 64))
     return fail("unknown chip '" + chipOpt + "' (known: " +
                 mla::knownChipNames() + ")");
   int64_t splits = 0;
+  if (emulate && splitsOpt != "auto")
+    return fail("--splits applies to the CPU run; on the emulator the C launcher chooses");
   if (splitsOpt != "auto" &&
       (llvm::StringRef(splitsOpt).getAsInteger(10, splits) || splits < 1))
     return fail("--splits must be 'auto' or a positive count, got '" +
@@ -96,6 +125,8 @@ int main(int argc, char **argv) {
   std::string name = spec.getSymName().str();
   double smScale = spec.getSoftmaxScale().convertToDouble();
 
+  // The emulated run compiles the spec itself, as mla-compile does.
+  OwningOpRef<ModuleOp> source = module->clone();
   PassManager pm(&ctx);
   mla::buildTileKernelPipeline(pm);
   if (failed(pm.run(*module)))
@@ -103,16 +134,30 @@ int main(int argc, char **argv) {
   auto kernels = mla::findDecodeKernels(*module, name);
   if (!kernels)
     return fail(llvm::toString(kernels.takeError()));
-  auto host = mla::HostModule::compile(*module);
-  if (!host)
-    return fail(llvm::toString(host.takeError()));
+  std::unique_ptr<mla::HostModule> host;
+  if (!emulate) {
+    auto compiled = mla::HostModule::compile(*module);
+    if (!compiled)
+      return fail(llvm::toString(compiled.takeError()));
+    host = std::move(*compiled);
+  }
   auto inputs = mla::makeRandomDecode(*kernels, lengths, smScale, seed);
   if (!inputs)
     return fail(llvm::toString(inputs.takeError()));
 
   auto t0 = std::chrono::steady_clock::now();
-  auto run = mla::runDecode(**host, *kernels, inputs->inputs, splits,
-                            chip->computeUnits);
+  llvm::Expected<mla::DecodeRun> run = mla::DecodeRun();
+  if (emulate) {
+    mla::EmulatedOptions eopts;
+    eopts.stats = statsOpt;
+    eopts.patchOffset = patchOffset;
+    eopts.patchByte = uint8_t(patchByte);
+    if (failed(mla::runOnEmulator(ctx, *source, *chip, *kernels, *inputs, eopts, *run,
+                                  llvm::outs())))
+      return 2;
+  } else {
+    run = mla::runDecode(*host, *kernels, inputs->inputs, splits, chip->computeUnits);
+  }
   if (!run)
     return fail(llvm::toString(run.takeError()));
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -125,9 +170,10 @@ int main(int argc, char **argv) {
   else
     llvm::interleaveComma(lengths, llvm::outs());
   llvm::outs() << "\nsplits    " << run->splits
-               << (splits ? " (given)" : " (auto, " + chip->name.str() + " with " +
-                                             std::to_string(chip->computeUnits) +
-                                             " CUs)")
+               << (splits ? " (given)"
+                          : " (auto, " + chip->name.str() + " with " +
+                                std::to_string(chip->computeUnits) + " CUs" +
+                                (emulate ? ", the C launcher's rule)" : ")"))
                << "\nstage 1   @" << run->stage1 << "\nstage 2   "
                << (run->ranStage2 ? "@" + kernels->stage2 : std::string("skipped (one split)"))
                << "\nseed      " << seed << "\ncpu time  "

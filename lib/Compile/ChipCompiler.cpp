@@ -1,0 +1,479 @@
+//===- ChipCompiler.cpp - one spec, one chip: code object + manifest -----===//
+//
+// Expands the spec (mla-to-tiles), lowers the kernels for the chip
+// (mla-to-gpu), serialises the gpu.module (gpu-module-to-binary) and, for
+// NVIDIA, assembles it with ptxas. Reads the resource report (ptxas -v / the
+// AMDHSA metadata in the assembly) and fills the manifest (docs/Design.md).
+// mla-compile writes what this returns; mla-run runs it on the emulator.
+//
+//===----------------------------------------------------------------------===//
+#include "mla/ChipCompiler.h"
+#include "mla/MLAOps.h"
+#include "mla/Pipelines.h"
+#include "mla/SplitCostModel.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+#include <map>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::mla;
+
+/// The ROCm "toolkit" folder for gpu-module-to-binary: --rocm-toolkit, else
+/// the one installed beside this executable (share/mla-compiler/rocm-toolkit,
+/// the same relative place in the build tree and in an install).
+std::string mlir::mla::defaultRocmToolkit() {
+  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
+  llvm::SmallString<256> p(llvm::sys::path::parent_path(exe));
+  llvm::sys::path::append(p, "..", "share", "mla-compiler", "rocm-toolkit");
+  return std::string(p);
+}
+
+static std::string typeName(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+/// The figure of merit for a stage-1 kernel: instructions in its
+/// KV loop (the innermost loop of the assembly that holds every matrix
+/// instruction) x waves per workgroup / KV tokens per iteration. Returns
+/// {instructions, matrix instructions}, or {0, 0} if no such loop exists.
+static std::pair<int64_t, int64_t> kvLoopInstructions(StringRef isa,
+                                                      StringRef kernel) {
+  size_t at = isa.find(("\n" + kernel + ":\n").str());
+  if (at == StringRef::npos)
+    return {0, 0};
+  StringRef body = isa.substr(at + kernel.size() + 3);
+  body = body.substr(0, body.find(".Lfunc_end"));
+  std::map<std::string, int64_t> labels;
+  std::vector<StringRef> instrs;
+  SmallVector<StringRef> lines;
+  body.split(lines, '\n');
+  for (StringRef l : lines) {
+    StringRef t = l.trim();
+    if (t.empty() || t.starts_with(";") || t.starts_with("//"))
+      continue;
+    if (t.starts_with(".LBB") && t.ends_with(":")) {
+      labels[t.drop_back().str()] = instrs.size();
+      continue;
+    }
+    if (t.starts_with("."))
+      continue; // directives
+    instrs.push_back(t);
+  }
+  int64_t first = -1, last = -1;
+  for (auto [i, t] : llvm::enumerate(instrs))
+    if (t.starts_with("v_mfma")) {
+      if (first < 0)
+        first = i;
+      last = i;
+    }
+  if (first < 0)
+    return {0, 0};
+  // Loops are backward branches; keep the smallest that spans all MFMAs.
+  std::pair<int64_t, int64_t> best{-1, -1};
+  for (auto [i, t] : llvm::enumerate(instrs)) {
+    if (!t.starts_with("s_branch") && !t.starts_with("s_cbranch"))
+      continue;
+    auto it = labels.find(t.substr(t.find_last_of(" \t") + 1).str());
+    if (it == labels.end() || it->second > static_cast<int64_t>(i))
+      continue;
+    int64_t lo = it->second, hi = i;
+    if (lo <= first && hi >= last && (best.first < 0 || hi - lo < best.second - best.first))
+      best = {lo, hi};
+  }
+  if (best.first < 0)
+    return {0, 0};
+  int64_t mfma = 0;
+  for (int64_t i = best.first; i <= best.second; ++i)
+    mfma += instrs[i].starts_with("v_mfma");
+  return {best.second - best.first + 1, mfma};
+}
+
+/// The manifest entry of one kernel, read before lowering.
+static llvm::json::Object describeKernel(mla::KernelOp k, int64_t waveSize) {
+  llvm::json::Object o;
+  o["name"] = k.getSymName().str();
+  llvm::json::Array grid;
+  for (Attribute a : k.getGrid())
+    grid.push_back(cast<StringAttr>(a).getValue().str());
+  o["grid"] = std::move(grid);
+  o["block_threads"] = k.getNumWarps() * waveSize;
+  o["stage"] = k.getBlockN() ? 1 : 2;
+  if (auto v = k.getVariant())
+    o["variant"] = v->str();
+  if (auto d = k.getDispatchKvMultiple())
+    o["dispatch_kv_multiple"] = static_cast<int64_t>(*d);
+  auto names = k->getAttrOfType<ArrayAttr>("mla.arg_names");
+  llvm::json::Array args;
+  for (auto [i, t] : llvm::enumerate(k.getArgumentTypes())) {
+    llvm::json::Object a;
+    if (names && i < names.size())
+      a["name"] = cast<StringAttr>(names[i]).getValue().str();
+    if (auto mt = dyn_cast<MemRefType>(t)) {
+      // Passed as a memref descriptor: 2 pointers, offset, sizes, strides.
+      a["kind"] = "memref";
+      a["rank"] = mt.getRank();
+      a["dtype"] = typeName(mt.getElementType());
+      llvm::json::Array shape;
+      for (int64_t d : mt.getShape())
+        shape.push_back(ShapedType::isDynamic(d) ? llvm::json::Value(nullptr)
+                                                 : llvm::json::Value(d));
+      a["shape"] = std::move(shape);
+    } else if (t.isIndex()) {
+      a["kind"] = "i64";
+    } else {
+      a["kind"] = typeName(t);
+    }
+    args.push_back(std::move(a));
+  }
+  o["args"] = std::move(args);
+  return o;
+}
+
+
+/// Lowers a clone of the spec module for `chip`, reads the resource report,
+/// and fills the manifest. Writes the assembly (and, with `writeFiles`, the
+/// code object and manifest) into `outDir` under `stem`.
+FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parsed,
+                                                const ChipInfo &chip,
+                                                const CompileOptions &opts) {
+  StringRef outDir = opts.outDir, stem = opts.stem;
+  Emit emit = opts.emit;
+  llvm::raw_ostream &out = opts.report ? *opts.report : llvm::nulls();
+  auto fail = [&](const llvm::Twine &msg) {
+    llvm::errs() << "mla-compile: error: " << msg << "\n";
+    return 1;
+  };
+  OwningOpRef<ModuleOp> module = parsed.clone();
+  mla::DecodeOp spec = mla::lookupDecodeSpec(*module);
+  std::string name = spec.getSymName().str();
+  bool nvidia = StringRef(chip.name).starts_with("sm_");
+  auto failed = [&](const llvm::Twine &msg) -> FailureOr<ChipOutput> {
+    fail(msg);
+    return failure();
+  };
+
+  ChipOutput result;
+  result.chip = chip.name.str();
+  result.nvidia = nvidia;
+  llvm::json::Object &manifest = result.manifest;
+  manifest["spec"] = name;
+  manifest["chip"] = chip.name.str();
+  manifest["compute_units"] = chip.computeUnits;
+  manifest["num_heads"] = static_cast<int64_t>(spec.getNumHeads());
+  manifest["qk_dim"] = static_cast<int64_t>(spec.getQkDim());
+  manifest["v_dim"] = static_cast<int64_t>(spec.getVDim());
+  manifest["q_seq_len"] = static_cast<int64_t>(spec.getQSeqLen());
+  manifest["q_type"] = typeName(spec.getQType());
+  manifest["kv_type"] = typeName(spec.getKvType());
+  manifest["out_type"] = typeName(spec.getOutType());
+  manifest["kv_scale"] = spec.getKvScale().str();
+  manifest["softmax_scale"] = spec.getSoftmaxScale().convertToDouble();
+  manifest["block_n"] = static_cast<int64_t>(spec.getBlockN());
+  mla::SplitCostParams params;
+  manifest["split_cost_model"] = llvm::json::Object{
+      {"program_overhead", params.programOverhead},
+      {"combine_launch", params.combineLaunch},
+      {"combine_per_partial", params.combinePerPartial},
+      {"combine_per_split", params.combinePerSplit}};
+  manifest["rules"] = llvm::json::Object{
+      {"splits", "fixed by the spec when split_candidates has one entry; else "
+                 "the candidate minimising split_cost_model (docs/Design.md) "
+                 "with compute_units x min(programs_per_cu of stage 1) "
+                 "programs at once"},
+      {"variant", "stage1 mask_free when every kv length is a multiple of "
+                  "num_splits * dispatch_kv_multiple (or only mask_free exists); "
+                  "else masked"},
+      {"stage2", "only when num_splits > 1; stage 1 writes out directly otherwise"},
+      {"shared_bytes", "dynamic shared memory per block, set on launch"},
+      {"dependent_launch",
+       "the kernel may be launched with programmatic stream serialization "
+       "(CUDA: cudaLaunchAttributeProgrammaticStreamSerialization) right "
+       "behind stage 1; it waits for stage 1's stores itself. A plain "
+       "launch is also correct"}};
+
+  PassManager pm(&ctx);
+  mla::buildTileKernelPipeline(pm);
+  if (mlir::failed(pm.run(*module)))
+    return failure();
+  llvm::json::Array kernels;
+  std::vector<int64_t> candidates;
+  for (mla::KernelOp k : module->getOps<mla::KernelOp>()) {
+    kernels.push_back(describeKernel(k, chip.waveSize));
+    if (auto c = k.getSplitCandidates(); c && candidates.empty())
+      candidates.assign(c->begin(), c->end());
+  }
+  manifest["split_candidates"] = llvm::json::Array(candidates);
+
+  // Lower, read the shared-memory size of each gpu.func, then serialise.
+  PassManager lower(&ctx);
+  mla::buildGpuLoweringPipeline(lower, chip.name.str());
+  if (mlir::failed(lower.run(*module)))
+    return failure();
+  std::map<std::string, int64_t> shared;
+  std::set<std::string> dependent;
+  module->walk([&](Operation *op) {
+    auto a = op->getAttrOfType<IntegerAttr>("mla.shared_bytes");
+    if (!a)
+      return;
+    std::string kname =
+        cast<StringAttr>(op->getAttr(SymbolTable::getSymbolAttrName())).getValue().str();
+    shared[kname] = a.getInt();
+    if (op->hasAttr("mla.dependent_launch"))
+      dependent.insert(kname);
+  });
+  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
+    return failed("cannot create " + outDir + ": " + ec.message());
+  auto path = [&](StringRef ext) {
+    llvm::SmallString<256> p(outDir);
+    llvm::sys::path::append(p, stem + ext);
+    return std::string(p);
+  };
+  auto writeFile = [&](const std::string &file, StringRef text) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(file, ec);
+    if (ec)
+      return false;
+    os << text;
+    return true;
+  };
+  // gpu-module-to-binary replaces the gpu.module with its serialised object.
+  auto serialise = [&](ModuleOp m, StringRef format,
+                       StringRef toolkit) -> FailureOr<std::string> {
+    PassManager pm(&ctx);
+    GpuModuleToBinaryPassOptions toBinary;
+    toBinary.compilationTarget = format.str();
+    toBinary.toolkitPath = toolkit.str();
+    pm.addPass(createGpuModuleToBinaryPass(toBinary));
+    if (mlir::failed(pm.run(m)))
+      return failure();
+    std::string text;
+    m.walk([&](gpu::BinaryOp bin) {
+      for (Attribute o : bin.getObjects())
+        text = cast<gpu::ObjectAttr>(o).getObject().str();
+    });
+    if (text.empty())
+      return failure();
+    return text;
+  };
+
+  std::map<std::string, llvm::json::Object> resources;
+  std::string arch = chip.name.str();
+  std::string amdIsa;
+  bool keepIsa = emit != Emit::Header;
+  if (nvidia) {
+    // NVPTX: PTX from LLVM, the cubin and the resource figures from ptxas.
+    // The PTX and the ptxas report are written even for a header (ptxas
+    // reads the one and writes the other).
+    auto ptx = serialise(*module, "isa", "");
+    if (mlir::failed(ptx) || !writeFile(path(".ptx"), *ptx))
+      return failed("could not produce " + path(".ptx"));
+    std::string report = path(".ptxas.txt");
+    std::string cubin = path(".cubin");
+    std::optional<StringRef> redirects[] = {std::nullopt, StringRef(report),
+                                            StringRef(report)};
+    std::string errMsg;
+    int rc = llvm::sys::ExecuteAndWait(
+        opts.ptxas, {opts.ptxas, "-arch=" + arch, "-O3", "-v", path(".ptx"), "-o", cubin},
+        std::nullopt, redirects, 0, 0, &errMsg);
+    auto reportText = llvm::MemoryBuffer::getFile(report);
+    if (rc != 0)
+      return failed("ptxas (" + opts.ptxas + ") failed (" + Twine(rc) + ") " + errMsg + "\n" +
+                    (reportText ? (*reportText)->getBuffer() : StringRef()));
+    auto cubinText = llvm::MemoryBuffer::getFile(cubin, /*IsText=*/false);
+    if (!cubinText)
+      return failed("ptxas wrote no " + cubin);
+    result.binary = (*cubinText)->getBuffer().str();
+    result.binaryExt = ".cubin";
+    if (emit == Emit::Isa)
+      llvm::sys::fs::remove(cubin);
+    // ptxas prints one block per entry function.
+    std::string current;
+    SmallVector<StringRef> lines;
+    if (reportText)
+      (*reportText)->getBuffer().split(lines, '\n');
+    for (StringRef line : lines) {
+      size_t at = line.find("Compiling entry function '");
+      if (at != StringRef::npos) {
+        current = line.substr(at + 26).take_until([](char c) { return c == '\''; }).str();
+        continue;
+      }
+      auto grab = [&](StringRef key, StringRef what) {
+        size_t k = line.find(key);
+        if (k == StringRef::npos || current.empty())
+          return;
+        StringRef rest = line.substr(0, k).rtrim();
+        StringRef num = rest.substr(rest.find_last_of(" ,:") + 1);
+        int64_t v;
+        if (!num.getAsInteger(10, v))
+          resources[current][what] = v;
+      };
+      grab(" registers", "registers");
+      grab(" bytes spill stores", "spill_store_bytes");
+      grab(" bytes stack frame", "stack_bytes");
+    }
+    if (emit == Emit::Header) {
+      llvm::sys::fs::remove(path(".ptx"));
+      llvm::sys::fs::remove(report);
+      llvm::sys::fs::remove(cubin);
+    }
+    out << "kernel resources (" << arch << ", ptxas -v):\n";
+  } else {
+    // AMDGPU: the assembly (for reading and the ISA tests) and the code
+    // object, linked by the toolkit folder's ld.lld. Resource figures come
+    // from the AMDHSA metadata (amdhsa.kernels) in the assembly: the record
+    // the code object's note carries, read without ROCm's comgr.
+    OwningOpRef<ModuleOp> copy = module->clone();
+    std::string toolkit = opts.rocmToolkit.empty() ? defaultRocmToolkit() : opts.rocmToolkit;
+    auto isa = serialise(*copy, "isa", toolkit);
+    if (mlir::succeeded(isa))
+      amdIsa = *isa;
+    auto bin = serialise(*module, "bin", toolkit);
+    if (mlir::failed(isa) || mlir::failed(bin))
+      return failed("gpu-module-to-binary failed for " + chip.name +
+                    " (toolkit folder: " + toolkit + ")");
+    if (keepIsa && !writeFile(path(".s"), *isa))
+      return failed("cannot write into " + outDir);
+    result.binary = *bin;
+    result.binaryExt = ".hsaco";
+    // amdhsa.kernels is a YAML list: a record starts at "- " and its keys
+    // come in alphabetical order, .name among them.
+    std::string recordName;
+    llvm::json::Object record;
+    auto flush = [&] {
+      if (!recordName.empty())
+        resources[recordName] = std::move(record);
+      recordName.clear();
+      record = llvm::json::Object();
+    };
+    bool inKernels = false;
+    SmallVector<StringRef> lines;
+    StringRef(*isa).split(lines, '\n');
+    for (StringRef line : lines) {
+      StringRef t = line.trim();
+      if (t.starts_with("amdhsa.kernels:")) {
+        inKernels = true;
+        continue;
+      }
+      if (!inKernels)
+        continue;
+      if (line.starts_with("  - ")) // a kernel record (arguments nest deeper)
+        flush();
+      t.consume_front("- ");
+      t = t.trim();
+      if (t.consume_front(".name:")) {
+        recordName = t.trim().str();
+        continue;
+      }
+      static const std::pair<StringRef, StringRef> keys[] = {
+          {".vgpr_count:", "vgprs"},
+          {".agpr_count:", "agprs"},
+          {".sgpr_count:", "sgprs"},
+          {".vgpr_spill_count:", "vgpr_spills"},
+          {".sgpr_spill_count:", "sgpr_spills"},
+          {".private_segment_fixed_size:", "scratch_bytes"},
+          {".group_segment_fixed_size:", "lds_static_bytes"}};
+      for (auto [key, what] : keys) {
+        StringRef rest = t;
+        int64_t v;
+        if (rest.consume_front(key) && !rest.trim().getAsInteger(10, v))
+          record[what] = v;
+      }
+    }
+    flush();
+    out << "kernel resources (" << arch << ", AMDHSA metadata):\n";
+  }
+  manifest["binary"] = stem.str() + result.binaryExt;
+
+  for (llvm::json::Value &kv : kernels) {
+    llvm::json::Object &k = *kv.getAsObject();
+    std::string kname = k.getString("name")->str();
+    k["shared_bytes"] = shared[kname];
+    if (dependent.count(kname))
+      k["dependent_launch"] = true;
+    llvm::json::Object &r = resources[kname];
+    int64_t threads = k.getInteger("block_threads").value_or(0);
+    if (nvidia) {
+      // Programs resident per SM (Hopper: 64K registers, 228 KiB of shared
+      // memory of which each block also reserves 1 KiB, 2048 threads, 32
+      // blocks): the split rule's concurrency.
+      int64_t regs = std::max<int64_t>(1, r.getInteger("registers").value_or(255));
+      int64_t perSm = std::min<int64_t>({65536 / (regs * threads), 2048 / threads, 32});
+      if (shared[kname])
+        perSm = std::min<int64_t>(perSm, 228 * 1024 / (shared[kname] + 1024));
+      r["programs_per_sm"] = perSm;
+      r["programs_per_cu"] = perSm;
+      out << "  " << kname << ": " << r.getInteger("registers").value_or(-1)
+                   << " registers, " << r.getInteger("spill_store_bytes").value_or(-1)
+                   << " B spilled, " << r.getInteger("stack_bytes").value_or(-1)
+                   << " B stack, " << shared[kname] << " B shared, " << threads
+                   << " threads, " << perSm << " programs/SM\n";
+    } else {
+      // Waves per SIMD: 512 registers per lane per SIMD (VGPRs and AGPRs
+      // share them on CDNA3/4) in granules of 8, at most 8 waves; a
+      // workgroup's waves spread over the 4 SIMDs of a CU; LDS limits the
+      // workgroups per CU.
+      int64_t regs = r.getInteger("vgprs").value_or(0) + r.getInteger("agprs").value_or(0);
+      int64_t byRegs = std::min<int64_t>(8, 512 / std::max<int64_t>(8, (regs + 7) / 8 * 8));
+      int64_t wavesPerGroup = std::max<int64_t>(1, threads / chip.waveSize);
+      int64_t groupsByLds = shared[kname] ? chip.sharedMemBytes / shared[kname] : 64;
+      int64_t groups = std::min<int64_t>(byRegs * 4 / wavesPerGroup, groupsByLds);
+      r["waves_per_simd"] = std::min<int64_t>(byRegs, (groups * wavesPerGroup + 3) / 4);
+      r["programs_per_cu"] = std::max<int64_t>(1, groups);
+      out << "  " << kname << ": " << r.getInteger("vgprs").value_or(-1)
+                   << " VGPRs, " << r.getInteger("agprs").value_or(-1) << " AGPRs, "
+                   << r.getInteger("sgprs").value_or(-1) << " SGPRs, "
+                   << r.getInteger("vgpr_spills").value_or(-1) << " VGPR spills, "
+                   << shared[kname] << " B LDS, "
+                   << r.getInteger("scratch_bytes").value_or(-1) << " B scratch, "
+                   << r.getInteger("waves_per_simd").value_or(0) << " waves/SIMD, "
+                   << threads << " threads\n";
+      if (shared[kname] > chip.sharedMemBytes)
+        return failed(kname + " needs " + Twine(shared[kname]) + " B of LDS; " +
+                      chip.name + " has " + Twine(chip.sharedMemBytes));
+      if (k.getInteger("stage").value_or(0) == 1) {
+        auto [n, mfma] = kvLoopInstructions(amdIsa, kname);
+        int64_t blockN = manifest.getInteger("block_n").value_or(1);
+        if (n) {
+          double perToken = static_cast<double>(n) * wavesPerGroup / blockN;
+          r["kv_loop_instructions"] = n;
+          r["kv_loop_mfma"] = mfma;
+          r["wave_instructions_per_kv_token"] = perToken;
+          out << "    KV loop: " << n << " instructions (" << mfma
+                       << " MFMA) per " << blockN << " tokens x "
+                       << wavesPerGroup << " waves = "
+                       << llvm::format("%.1f", perToken)
+                       << " wave-instructions per KV token\n";
+        }
+      }
+    }
+    k["resources"] = llvm::json::Object(r);
+  }
+  manifest["kernels"] = std::move(kernels);
+
+  if (emit == Emit::All) {
+    if (!nvidia && !writeFile(path(result.binaryExt), result.binary))
+      return failed("cannot write " + path(result.binaryExt));
+    std::error_code ec;
+    llvm::raw_fd_ostream json(path(".json"), ec);
+    if (ec)
+      return failed("cannot write " + path(".json"));
+    json << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object(manifest))) << "\n";
+    out << "wrote " << path(result.binaryExt) << ", " << path(".json") << "\n";
+  } else if (emit == Emit::Isa) {
+    out << "wrote " << path(nvidia ? ".ptx" : ".s") << "\n";
+  }
+  return result;
+}
+

@@ -1,0 +1,388 @@
+//===- MemoryOps.cpp - LDS, buffer, global and scalar memory --------------===//
+//
+// Semantics from the ISA guides' "Data Share Operations", "Vector Memory
+// Buffer Instructions", "Flat, Scratch and Global Instructions" and "Scalar
+// Memory Operations". Loads read memory at issue and hand their data to the
+// wait model (Dispatch.cpp); stores write at issue and count on the same
+// counter. LDS accesses outside the workgroup's allocation and global
+// accesses outside the registered buffers fault. Raw buffer accesses (stride
+// 0) are range-checked per dword against num_records as the guide states for
+// raw buffers: out of range reads return 0, writes are dropped.
+//
+//===----------------------------------------------------------------------===//
+#include "Machine.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <cstring>
+
+using namespace mla::emu;
+
+namespace {
+
+using U32 = uint32_t;
+using U64 = uint64_t;
+
+bool ldsCheck(Exec &x, U64 addr, unsigned n, unsigned lane) {
+  if (addr + n > x.d.lds.size())
+    return x.fail("lane " + llvm::Twine(lane) + " accesses LDS bytes [" + llvm::Twine(addr) +
+                  ", " + llvm::Twine(addr + n) + ") beyond the workgroup's " +
+                  llvm::Twine(x.d.lds.size()) + " bytes");
+  return true;
+}
+
+/// ds_read_* / ds_read2_*: `dwords` per element, `two` for read2
+/// (offset0 / offset1 in units of the element size).
+template <unsigned Bytes, bool Two, bool Signed = false> bool dsRead(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  const Opnd &dst = in.defs[0];
+  unsigned dwords = Two ? 2 * ((Bytes + 3) / 4) : (Bytes + 3) / 4;
+  Pending p{Counter::LGKM, true, dst.file, dst.reg, uint8_t(dwords), e,
+            std::vector<U32>(dwords * 64, 0), nullptr};
+  U32 addrs[64] = {};
+  for (unsigned l = 0; l < 64; ++l) {
+    if (!(e >> l & 1))
+      continue;
+    U32 base = x.u32(in.srcs[0], l);
+    unsigned parts = Two ? 2 : 1;
+    for (unsigned part = 0; part < parts; ++part) {
+      U64 addr = Two ? U64(base) + U64(in.imms[part]) * Bytes : U64(base) + U64(in.imms[0]);
+      if (part == 0)
+        addrs[l] = U32(addr);
+      if (!ldsCheck(x, addr, Bytes, l))
+        return false;
+      uint8_t buf[16] = {};
+      std::memcpy(buf, &x.d.lds[addr], Bytes);
+      if (Bytes < 4) {
+        U32 v = Bytes == 1 ? buf[0] : buf[0] | U32(buf[1]) << 8;
+        if (Signed)
+          v = Bytes == 1 ? U32(int32_t(int8_t(v))) : U32(int32_t(int16_t(v)));
+        p.data[l] = v;
+        continue;
+      }
+      for (unsigned d = 0; d < Bytes / 4; ++d) {
+        U32 v;
+        std::memcpy(&v, buf + 4 * d, 4);
+        p.data[(part * (Bytes / 4) + d) * 64 + l] = v;
+      }
+    }
+  }
+  x.ldsBankCycles(addrs, e, Bytes);
+  if (Two) {
+    // the second address of each lane counts as a second access
+    U32 addrs2[64] = {};
+    for (unsigned l = 0; l < 64; ++l)
+      if (e >> l & 1)
+        addrs2[l] = U32(x.u32(in.srcs[0], l) + U64(in.imms[1]) * Bytes);
+    x.ldsBankCycles(addrs2, e, Bytes);
+  }
+  x.deferLoad(std::move(p));
+  return true;
+}
+
+/// ds_write_*: srcs = addr, data[, data1]; imms = offset (offset0, offset1).
+template <unsigned Bytes, bool Two> bool dsWrite(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  U32 addrs[64] = {};
+  for (unsigned l = 0; l < 64; ++l) {
+    if (!(e >> l & 1))
+      continue;
+    U32 base = x.u32(in.srcs[0], l);
+    unsigned parts = Two ? 2 : 1;
+    for (unsigned part = 0; part < parts; ++part) {
+      U64 addr = Two ? U64(base) + U64(in.imms[part]) * Bytes : U64(base) + U64(in.imms[0]);
+      if (part == 0)
+        addrs[l] = U32(addr);
+      if (!ldsCheck(x, addr, Bytes, l))
+        return false;
+      const Opnd &data = in.srcs[1 + part];
+      uint8_t buf[16];
+      for (unsigned d = 0; d < (Bytes + 3) / 4; ++d) {
+        U32 v = x.getV(data, l, d);
+        std::memcpy(buf + 4 * d, &v, 4);
+      }
+      std::memcpy(&x.d.lds[addr], buf, Bytes);
+    }
+  }
+  x.ldsBankCycles(addrs, e, Bytes);
+  x.deferLoad({Counter::LGKM, true, File::None, 0, 0, 0, {}, nullptr});
+  return true;
+}
+
+/// ds_swizzle_b32: offset[15] = 1: quad permute (offset[7:0]); else the
+/// bit-mask mode within 32 lanes: src = ((lane & and) | or) ^ xor.
+bool ds_swizzle_b32(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  U32 off = U32(in.imms[0]);
+  const Opnd &dst = in.defs[0];
+  Pending p{Counter::LGKM, true, dst.file, dst.reg, 1, e, std::vector<U32>(64, 0), nullptr};
+  for (unsigned l = 0; l < 64; ++l) {
+    if (!(e >> l & 1))
+      continue;
+    unsigned src;
+    if (off & 0x8000) {
+      src = (l & ~3u) | ((off >> (2 * (l & 3))) & 3);
+    } else {
+      unsigned andM = off & 31, orM = (off >> 5) & 31, xorM = (off >> 10) & 31;
+      src = (l & 32) | ((((l & 31) & andM) | orM) ^ xorM);
+    }
+    p.data[l] = (e >> src & 1) ? x.u32(in.srcs[0], src) : 0;
+  }
+  x.deferLoad(std::move(p));
+  return true;
+}
+
+/// ds_bpermute_b32 (pull: D[l] = data[(addr[l] + offset) / 4 mod 64]) and
+/// ds_permute_b32 (push: D[(addr[l] + offset) / 4 mod 64] = data[l]).
+template <bool Backward> bool dsPermute(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  const Opnd &dst = in.defs[0];
+  Pending p{Counter::LGKM, true, dst.file, dst.reg, 1, e, std::vector<U32>(64, 0), nullptr};
+  for (unsigned l = 0; l < 64; ++l) {
+    if (!(e >> l & 1))
+      continue;
+    unsigned sel = ((x.u32(in.srcs[0], l) + U32(in.imms[0])) / 4) & 63;
+    if (Backward)
+      p.data[l] = (e >> sel & 1) ? x.u32(in.srcs[1], sel) : 0;
+    else
+      p.data[sel] = x.u32(in.srcs[1], l);
+  }
+  x.deferLoad(std::move(p));
+  return true;
+}
+
+/// gfx950 ds_read_b64_tr_b8 / _b16: a transposing read. The 64 lanes form
+/// 4 groups of 16 (tr_b8: 8 groups of 8 per... ): see docs/Emulator.md. Lane
+/// l reads 8 bytes at its address like ds_read_b64; the result of lane l is
+/// assembled from element (l mod N) of the loads of the N lanes in its
+/// block, so that a block's rows become columns.
+template <unsigned ElemBytes> bool dsReadTr(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  const Opnd &dst = in.defs[0];
+  constexpr unsigned kElems = 8 / ElemBytes; // elements per lane (8 or 4)
+  Pending p{Counter::LGKM, true, dst.file, dst.reg, 2, e, std::vector<U32>(128, 0), nullptr};
+  uint8_t loaded[64][8] = {};
+  U32 addrs[64] = {};
+  for (unsigned l = 0; l < 64; ++l) {
+    if (!(e >> l & 1))
+      continue;
+    U64 addr = U64(x.u32(in.srcs[0], l)) + U64(in.imms[0]);
+    addrs[l] = U32(addr);
+    if (!ldsCheck(x, addr, 8, l))
+      return false;
+    std::memcpy(loaded[l], &x.d.lds[addr], 8);
+  }
+  // Blocks of kElems lanes; within a block, lane j's element i is lane i's
+  // loaded element j (a kElems x kElems transpose), block by block.
+  for (unsigned l = 0; l < 64; ++l) {
+    if (!(e >> l & 1))
+      continue;
+    unsigned block = l / kElems * kElems, j = l % kElems;
+    uint8_t out[8];
+    for (unsigned i = 0; i < kElems; ++i)
+      std::memcpy(out + i * ElemBytes, loaded[block + i] + j * ElemBytes, ElemBytes);
+    U32 lo, hi;
+    std::memcpy(&lo, out, 4);
+    std::memcpy(&hi, out + 4, 4);
+    p.data[l] = lo;
+    p.data[64 + l] = hi;
+  }
+  x.ldsBankCycles(addrs, e, 8);
+  x.deferLoad(std::move(p));
+  return true;
+}
+
+//===-- buffer (MUBUF) ----------------------------------------------------===//
+
+struct Rsrc {
+  U64 base;
+  U32 stride, numRecords;
+};
+Rsrc rsrc(Exec &x, const Opnd &o) {
+  U32 d0 = x.w.s[o.reg], d1 = x.w.s[o.reg + 1], d2 = x.w.s[o.reg + 2];
+  return {d0 | U64(d1 & 0xffff) << 32, (d1 >> 16) & 0x3fff, d2};
+}
+
+/// buffer_load / buffer_store with OFFEN (vaddr = byte offset) or OFFSET
+/// (no vaddr). Operands: vdata, [vaddr], srsrc, soffset; imms: offset, ...
+template <unsigned Bytes, bool Store, bool Offen> bool bufferOp(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  unsigned i = Store ? 0 : 0;
+  const Opnd &data = Store ? in.srcs[i++] : in.defs[0];
+  const Opnd *vaddr = Offen ? &in.srcs[i++] : nullptr;
+  const Opnd &srs = in.srcs[i++];
+  const Opnd &soff = in.srcs[i++];
+  Rsrc r = rsrc(x, srs);
+  if (r.stride)
+    return x.fail("structured buffers (stride " + llvm::Twine(r.stride) +
+                  ") are not modelled; the kernels use raw buffers");
+  U32 so = x.s32(soff), instOff = U32(in.imms[0]);
+  unsigned dwords = (Bytes + 3) / 4;
+  Pending p{Counter::VM, true, data.file, data.reg, uint8_t(Store ? 0 : dwords), e,
+            std::vector<U32>(Store ? 0 : dwords * 64, 0), nullptr};
+  for (unsigned l = 0; l < 64; ++l) {
+    if (!(e >> l & 1))
+      continue;
+    U64 off = U64(Offen ? x.u32(*vaddr, l) : 0) + instOff;
+    for (unsigned d = 0; d < dwords; ++d) {
+      unsigned n = Bytes < 4 ? Bytes : 4;
+      bool inRange = off + 4 * d + n <= r.numRecords;
+      U64 addr = r.base + so + off + 4 * d;
+      if (Store) {
+        if (!inRange)
+          continue;
+        U32 v = x.getV(data, l, d);
+        if (!x.writeGlobal(addr, &v, n, l))
+          return false;
+      } else {
+        U32 v = 0;
+        if (inRange && !x.readGlobal(addr, &v, n, l))
+          return false;
+        p.data[d * 64 + l] = v;
+      }
+    }
+  }
+  x.deferLoad(std::move(p));
+  return true;
+}
+
+//===-- global ------------------------------------------------------------===//
+
+/// global_load_* (vdst, vaddr64 | saddr + vaddr32, offset) and
+/// global_store_* (vaddr, vdata, [saddr], offset).
+template <unsigned Bytes, bool Store, bool Saddr, bool Signed = false>
+bool globalOp(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  const Opnd *vaddr, *data = nullptr, *saddr = nullptr;
+  if (Store) {
+    vaddr = &in.srcs[0];
+    data = &in.srcs[1];
+    if (Saddr)
+      saddr = &in.srcs[2];
+  } else {
+    data = &in.defs[0];
+    if (Saddr) {
+      saddr = &in.srcs[0];
+      vaddr = &in.srcs[1];
+    } else {
+      vaddr = &in.srcs[0];
+    }
+  }
+  // The MC operand holds the encoding's signed 13-bit field as is.
+  int64_t off = llvm::SignExtend64<13>(uint64_t(in.imms[0]));
+  unsigned dwords = (Bytes + 3) / 4;
+  Pending p{Counter::VM, true, data->file, data->reg, uint8_t(Store ? 0 : dwords), e,
+            std::vector<U32>(Store ? 0 : dwords * 64, 0), nullptr};
+  for (unsigned l = 0; l < 64; ++l) {
+    if (!(e >> l & 1))
+      continue;
+    U64 addr = Saddr ? x.s64(*saddr) + x.u32(*vaddr, l) : x.u64(*vaddr, l);
+    addr += off;
+    uint8_t buf[16] = {};
+    if (Store) {
+      for (unsigned d = 0; d < dwords; ++d) {
+        U32 v = x.getV(*data, l, d);
+        std::memcpy(buf + 4 * d, &v, 4);
+      }
+      if (!x.writeGlobal(addr, buf, Bytes, l))
+        return false;
+      continue;
+    }
+    if (!x.readGlobal(addr, buf, Bytes, l))
+      return false;
+    if (Bytes < 4) {
+      U32 v = Bytes == 1 ? buf[0] : buf[0] | U32(buf[1]) << 8;
+      if (Signed)
+        v = Bytes == 1 ? U32(int32_t(int8_t(v))) : U32(int32_t(int16_t(v)));
+      p.data[l] = v;
+      continue;
+    }
+    for (unsigned d = 0; d < dwords; ++d)
+      std::memcpy(&p.data[d * 64 + l], buf + 4 * d, 4);
+  }
+  x.deferLoad(std::move(p));
+  return true;
+}
+
+//===-- scalar memory -------------------------------------------------------===//
+
+/// s_load_dword*: sdst, sbase, [soffset], imm offset. The address is
+/// dword-aligned (its low two bits are ignored).
+template <unsigned Dwords, bool Soffset> bool sLoad(Exec &x, const Inst &in) {
+  const Opnd &dst = in.defs[0];
+  // The immediate is the encoding's signed 21-bit offset field.
+  U64 addr = x.s64(in.srcs[0]) + U64(llvm::SignExtend64<21>(uint64_t(in.imms[0])));
+  if (Soffset)
+    addr += x.s32(in.srcs[1]);
+  addr &= ~U64(3);
+  Pending p{Counter::LGKM, false, File::S, dst.reg, uint8_t(Dwords), 0,
+            std::vector<U32>(Dwords, 0), nullptr};
+  if (!x.readGlobal(addr, p.data.data(), 4 * Dwords, 0))
+    return false;
+  x.deferLoad(std::move(p));
+  return true;
+}
+
+} // namespace
+
+void mla::emu::addMemoryOps(OpTable &t) {
+  auto L = [&](const char *n, Handler h) { t[n] = {h, Class::LDS}; };
+  auto M = [&](const char *n, Handler h) { t[n] = {h, Class::VMEM}; };
+  auto S = [&](const char *n, Handler h) { t[n] = {h, Class::SMEM}; };
+  L("ds_read_u8", dsRead<1, false>);
+  L("ds_read_i8", dsRead<1, false, true>);
+  L("ds_read_u16", dsRead<2, false>);
+  L("ds_read_i16", dsRead<2, false, true>);
+  L("ds_read_b32", dsRead<4, false>);
+  L("ds_read_b64", dsRead<8, false>);
+  L("ds_read_b96", dsRead<12, false>);
+  L("ds_read_b128", dsRead<16, false>);
+  L("ds_read2_b32", dsRead<4, true>);
+  L("ds_read2_b64", dsRead<8, true>);
+  L("ds_write_b8", dsWrite<1, false>);
+  L("ds_write_b16", dsWrite<2, false>);
+  L("ds_write_b32", dsWrite<4, false>);
+  L("ds_write_b64", dsWrite<8, false>);
+  L("ds_write_b96", dsWrite<12, false>);
+  L("ds_write_b128", dsWrite<16, false>);
+  L("ds_write2_b32", dsWrite<4, true>);
+  L("ds_write2_b64", dsWrite<8, true>);
+  L("ds_swizzle_b32", ds_swizzle_b32);
+  L("ds_bpermute_b32", dsPermute<true>);
+  L("ds_permute_b32", dsPermute<false>);
+  L("ds_read_b64_tr_b8", dsReadTr<1>);
+  L("ds_read_b64_tr_b16", dsReadTr<2>);
+  M("buffer_load_dword_offen", bufferOp<4, false, true>);
+  M("buffer_load_dwordx2_offen", bufferOp<8, false, true>);
+  M("buffer_load_dwordx3_offen", bufferOp<12, false, true>);
+  M("buffer_load_dwordx4_offen", bufferOp<16, false, true>);
+  M("buffer_load_dword_offset", bufferOp<4, false, false>);
+  M("buffer_load_dwordx2_offset", bufferOp<8, false, false>);
+  M("buffer_load_dwordx4_offset", bufferOp<16, false, false>);
+  M("buffer_store_dword_offen", bufferOp<4, true, true>);
+  M("buffer_store_dwordx2_offen", bufferOp<8, true, true>);
+  M("buffer_store_dwordx4_offen", bufferOp<16, true, true>);
+  M("buffer_store_dword_offset", bufferOp<4, true, false>);
+  M("buffer_store_dwordx4_offset", bufferOp<16, true, false>);
+#define G(NAME, BYTES, SIGNED)                                                 \
+  M("global_load_" NAME, globalOp<BYTES, false, false, SIGNED>);               \
+  M("global_load_" NAME "_saddr", globalOp<BYTES, false, true, SIGNED>);
+  G("ubyte", 1, false) G("sbyte", 1, true) G("ushort", 2, false) G("sshort", 2, true)
+  G("dword", 4, false) G("dwordx2", 8, false) G("dwordx3", 12, false) G("dwordx4", 16, false)
+#undef G
+#define GS(NAME, BYTES)                                                        \
+  M("global_store_" NAME, globalOp<BYTES, true, false>);                       \
+  M("global_store_" NAME "_saddr", globalOp<BYTES, true, true>);
+  GS("byte", 1) GS("short", 2) GS("dword", 4) GS("dwordx2", 8) GS("dwordx3", 12)
+  GS("dwordx4", 16)
+#undef GS
+  S("s_load_dword_imm", sLoad<1, false>);
+  S("s_load_dwordx2_imm", sLoad<2, false>);
+  S("s_load_dwordx4_imm", sLoad<4, false>);
+  S("s_load_dwordx8_imm", sLoad<8, false>);
+  S("s_load_dwordx16_imm", sLoad<16, false>);
+  S("s_load_dword_sgpr_imm", sLoad<1, true>);
+  S("s_load_dwordx2_sgpr_imm", sLoad<2, true>);
+  S("s_load_dwordx4_sgpr_imm", sLoad<4, true>);
+  S("s_load_dwordx8_sgpr_imm", sLoad<8, true>);
+}

@@ -1,0 +1,784 @@
+//===- VectorOps.cpp - VOP1 / VOP2 / VOP3 / VOPC / VOP3P semantics --------===//
+//
+// From the CDNA3 / CDNA4 ISA guides' pseudo-code ("Vector ALU Operations").
+// Every lane enabled in EXEC computes; VOPC and carry-outs write 0 for
+// lanes that are off. SDWA sources and destinations are selected per the
+// sel fields; DPP moves the first source across lanes (row masks, bound
+// control). Float results of VOP3 honour omod and clamp.
+//
+//===----------------------------------------------------------------------===//
+#include "Machine.h"
+#include "Numerics.h"
+
+#include "llvm/ADT/bit.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mla::emu;
+
+namespace {
+
+using U32 = uint32_t;
+using U64 = uint64_t;
+
+//===-- source selection (SDWA, DPP) and destination writes ---------------===//
+
+/// SDWA select of a 32-bit value: 0-3 bytes, 4-5 words, 6 dword.
+U32 sdwaSel(U32 v, int64_t sel, bool sext) {
+  switch (sel) {
+  case 0: case 1: case 2: case 3: {
+    U32 b = (v >> (8 * sel)) & 0xff;
+    return sext ? U32(int32_t(int8_t(b))) : b;
+  }
+  case 4: case 5: {
+    U32 h = (v >> (16 * (sel - 4))) & 0xffff;
+    return sext ? U32(int32_t(int16_t(h))) : h;
+  }
+  default:
+    return v;
+  }
+}
+
+/// The source lane DPP reads for `lane`, or -1 when there is none.
+int dppLane(int64_t ctrl, unsigned lane) {
+  unsigned row = lane & ~15u, inRow = lane & 15;
+  if (ctrl <= 0xff)
+    return (lane & ~3u) | ((ctrl >> (2 * (lane & 3))) & 3);
+  if (ctrl >= 0x101 && ctrl <= 0x10f) { // row_shl
+    int s = inRow + (ctrl & 15);
+    return s < 16 ? int(row + s) : -1;
+  }
+  if (ctrl >= 0x111 && ctrl <= 0x11f) { // row_shr
+    int s = int(inRow) - int(ctrl & 15);
+    return s >= 0 ? int(row + s) : -1;
+  }
+  if (ctrl >= 0x121 && ctrl <= 0x12f) // row_ror
+    return row + ((inRow + 16 - (ctrl & 15)) & 15);
+  switch (ctrl) {
+  case 0x130: return lane + 1 < 64 ? int(lane + 1) : -1; // wave_shl1
+  case 0x134: return (lane + 1) & 63;                     // wave_rol1
+  case 0x138: return lane >= 1 ? int(lane - 1) : -1;      // wave_shr1
+  case 0x13c: return (lane + 63) & 63;                    // wave_ror1
+  case 0x140: return row + (15 - inRow);                  // row_mirror
+  case 0x141: return row + ((inRow & 8) | (7 - (inRow & 7))); // row_half_mirror
+  case 0x142: return inRow == 15 || row == 0 ? -2 : int(row - 1) | 15; // row_bcast15
+  case 0x143: return lane < 32 ? -2 : 31;                 // row_bcast31
+  }
+  return -1;
+}
+
+struct VArgs {
+  U32 a = 0, b = 0, c = 0;
+};
+
+/// Applies float abs / neg modifiers to the bits of an f32.
+U32 fmods(U32 v, uint8_t mods) {
+  if (mods & kAbs)
+    v &= 0x7fffffffu;
+  if (mods & kNeg)
+    v ^= 0x80000000u;
+  return v;
+}
+
+/// Where the real sources start: DPP puts the old destination first.
+unsigned firstSrc(const Inst &in) { return in.enc == Enc::DPP ? 1 : 0; }
+
+/// Reads the sources of `lane` with SDWA / modifiers applied. Returns false
+/// when DPP has no source lane and bound_ctrl is off (lane not written).
+bool readSrcs(Exec &x, const Inst &in, unsigned lane, unsigned n, bool isFloat, VArgs &v) {
+  unsigned f0 = firstSrc(in);
+  U32 *out[3] = {&v.a, &v.b, &v.c};
+  for (unsigned i = 0; i < n && f0 + i < in.srcs.size(); ++i) {
+    const Opnd &o = in.srcs[f0 + i];
+    unsigned l = lane;
+    if (in.enc == Enc::DPP && i == 0) {
+      int s = dppLane(in.imms[0], lane);
+      bool boundCtrl = in.imms.size() > 3 && in.imms[3];
+      if (s < 0 || !(x.exec() >> s & 1)) {
+        if (!boundCtrl)
+          return false;
+        *out[i] = 0;
+        continue;
+      }
+      l = unsigned(s);
+    }
+    U32 raw = x.u32(o, l);
+    if (in.enc == Enc::SDWA) {
+      size_t k = in.imms.size();
+      int64_t sel = n >= 2 ? in.imms[k - 2 + i] : in.imms[k - 1];
+      raw = sdwaSel(raw, sel, o.mods & 16);
+    }
+    *out[i] = isFloat ? fmods(raw, o.mods) : raw;
+  }
+  return true;
+}
+
+U32 applyOmodClamp(const Inst &in, U32 r) {
+  if (in.enc != Enc::E64 && in.enc != Enc::Plain)
+    return r;
+  if (in.imms.size() < 2)
+    return r;
+  float f = asF(r);
+  switch (in.imms[1]) {
+  case 1: f *= 2; break;
+  case 2: f *= 4; break;
+  case 3: f *= 0.5f; break;
+  }
+  if (in.imms[0])
+    f = std::isnan(f) ? 0.0f : std::min(1.0f, std::max(0.0f, f));
+  return asU(f);
+}
+
+/// Writes the 32-bit result of `lane` through SDWA's dst_sel / dst_unused.
+void writeDst(Exec &x, const Inst &in, unsigned lane, U32 r) {
+  const Opnd &d = in.defs[0];
+  if (in.enc == Enc::SDWA && in.imms.size() >= 4) {
+    size_t k = in.imms.size();
+    bool vop2 = in.srcs.size() - firstSrc(in) >= 2;
+    int64_t sel = vop2 ? in.imms[k - 4] : in.imms[k - 3];
+    int64_t unused = vop2 ? in.imms[k - 3] : in.imms[k - 2];
+    if (sel != 6) {
+      U32 old = x.getV(d, lane);
+      unsigned shift = sel <= 3 ? 8 * sel : 16 * (sel - 4);
+      U32 mask = (sel <= 3 ? 0xffu : 0xffffu) << shift;
+      U32 v = (r << shift) & mask;
+      if (unused == 2) // preserve
+        v |= old & ~mask;
+      else if (unused == 1 && (v >> (shift + (sel <= 3 ? 7 : 15)) & 1)) // sign-extend
+        v |= ~(mask | ((1u << shift) - 1));
+      r = v;
+    }
+  }
+  x.setV(d, lane, r);
+}
+
+using Fn3 = U32 (*)(U32, U32, U32);
+
+/// A 32-bit VALU op with up to three sources.
+template <Fn3 F, unsigned N, bool Float> bool vop(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  if (in.enc == Enc::DPP) {
+    U64 rowMask = in.imms.size() > 1 ? in.imms[1] : 15, bankMask = in.imms.size() > 2 ? in.imms[2] : 15;
+    for (unsigned l = 0; l < 64; ++l)
+      if (!(rowMask >> (l / 16) & 1) || !(bankMask >> ((l & 15) / 4) & 1))
+        e &= ~(U64(1) << l);
+  }
+  U32 results[64];
+  U64 written = 0;
+  for (unsigned l = 0; l < 64; ++l) {
+    if (!(e >> l & 1))
+      continue;
+    VArgs v;
+    if (!readSrcs(x, in, l, N, Float, v))
+      continue;
+    U32 r = F(v.a, v.b, v.c);
+    results[l] = Float ? applyOmodClamp(in, r) : r;
+    written |= U64(1) << l;
+  }
+  for (unsigned l = 0; l < 64; ++l)
+    if (written >> l & 1)
+      writeDst(x, in, l, results[l]);
+  return true;
+}
+
+float F(U32 b) { return asF(b); }
+U32 B(float f) { return asU(f); }
+
+#define OP(NAME, ...)                                                          \
+  U32 NAME(U32 a, U32 b, U32 c) {                                              \
+    (void)a, (void)b, (void)c;                                                 \
+    __VA_ARGS__                                                                \
+  }
+
+// float
+OP(f_add, return B(F(a) + F(b));)
+OP(f_sub, return B(F(a) - F(b));)
+OP(f_subrev, return B(F(b) - F(a));)
+OP(f_mul, return B(F(a) * F(b));)
+OP(f_max, return B(std::fmax(F(a), F(b)));)
+OP(f_min, return B(std::fmin(F(a), F(b)));)
+OP(f_fma, return B(std::fma(F(a), F(b), F(c)));)
+OP(f_fmac, return B(std::fma(F(a), F(b), F(c)));)
+OP(f_max3, return B(std::fmax(std::fmax(F(a), F(b)), F(c)));)
+OP(f_min3, return B(std::fmin(std::fmin(F(a), F(b)), F(c)));)
+float ieeeMax(float p, float q) {
+  if (std::isnan(p) || std::isnan(q))
+    return std::numeric_limits<float>::quiet_NaN();
+  if (p == 0 && q == 0)
+    return std::signbit(p) ? q : p;
+  return p > q ? p : q;
+}
+float ieeeMin(float p, float q) {
+  if (std::isnan(p) || std::isnan(q))
+    return std::numeric_limits<float>::quiet_NaN();
+  if (p == 0 && q == 0)
+    return std::signbit(p) ? p : q;
+  return p < q ? p : q;
+}
+OP(f_maximum3, return B(ieeeMax(ieeeMax(F(a), F(b)), F(c)));)
+OP(f_minimum3, return B(ieeeMin(ieeeMin(F(a), F(b)), F(c)));)
+OP(f_med3, {
+  float p = F(a), q = F(b), r = F(c);
+  return B(std::fmax(std::fmin(p, q), std::fmin(std::fmax(p, q), r)));
+})
+OP(f_exp, return B(std::exp2(F(a)));)
+OP(f_log, return B(std::log2(F(a)));)
+OP(f_rcp, return B(1.0f / F(a));)
+OP(f_rsq, return B(1.0f / std::sqrt(F(a)));)
+OP(f_sqrt, return B(std::sqrt(F(a)));)
+OP(f_trunc, return B(std::trunc(F(a)));)
+OP(f_floor, return B(std::floor(F(a)));)
+OP(f_ceil, return B(std::ceil(F(a)));)
+OP(f_rndne, return B(std::nearbyint(F(a)));)
+OP(f_fract, { float f = F(a); return B(std::isinf(f) ? NAN : std::fmin(f - std::floor(f), 0x1.fffffep-1f)); })
+OP(f_ldexp, return B(std::ldexp(F(a), int32_t(b)));)
+OP(f_cvt_f32_u32, return B(float(a));)
+OP(f_cvt_f32_i32, return B(float(int32_t(a)));)
+OP(f_cvt_u32_f32, {
+  float f = F(a);
+  if (std::isnan(f) || f <= 0) return 0u;
+  if (f >= 4294967296.0f) return 0xffffffffu;
+  return U32(f);
+})
+OP(f_cvt_i32_f32, {
+  float f = F(a);
+  if (std::isnan(f)) return 0u;
+  if (f <= -2147483648.0f) return 0x80000000u;
+  if (f >= 2147483648.0f) return 0x7fffffffu;
+  return U32(int32_t(f));
+})
+OP(f_cvt_f32_bf16, return B(bf16ToF32(uint16_t(a)));)
+OP(f_cvt_f32_f16, return B(f16ToF32(uint16_t(a)));)
+OP(f_cvt_pk_bf16_f32, return U32(f32ToBf16(F(a))) | U32(f32ToBf16(F(b))) << 16;)
+
+// integer
+OP(i_mov, return a;)
+OP(i_add, return a + b;)
+OP(i_sub, return a - b;)
+OP(i_subrev, return b - a;)
+OP(i_and, return a & b;)
+OP(i_or, return a | b;)
+OP(i_xor, return a ^ b;)
+OP(i_not, return ~a;)
+OP(i_lshlrev, return b << (a & 31);)
+OP(i_lshrrev, return b >> (a & 31);)
+OP(i_ashrrev, return U32(int32_t(b) >> (a & 31));)
+OP(i_lshlrev16, return (b << (a & 15)) & 0xffff;)
+OP(i_lshrrev16, return ((b & 0xffff) >> (a & 15));)
+OP(i_add16, return (a + b) & 0xffff;)
+OP(i_sub16, return (a - b) & 0xffff;)
+OP(i_mul_lo16, return (a * b) & 0xffff;)
+OP(i_add3, return a + b + c;)
+OP(i_and_or, return (a & b) | c;)
+OP(i_or3, return a | b | c;)
+OP(i_xad, return (a ^ b) + c;)
+OP(i_lshl_or, return (a << (b & 31)) | c;)
+OP(i_lshl_add, return (a << (b & 31)) + c;)
+OP(i_add_lshl, return (a + b) << (c & 31);)
+OP(i_bfe_u32, {
+  unsigned off = b & 31, w = c & 31;
+  return w ? (a >> off) & ((1u << w) - 1) : 0u;
+})
+OP(i_bfe_i32, {
+  unsigned off = b & 31, w = c & 31;
+  return w ? U32(int32_t((a >> off) << (32 - w)) >> (32 - w)) : 0u;
+})
+OP(i_bfi, return (a & b) | (~a & c);)
+OP(i_alignbit, return U32(((U64(a) << 32) | b) >> (c & 31));)
+OP(i_alignbyte, return U32(((U64(a) << 32) | b) >> (8 * (c & 3)));)
+OP(i_mul_lo, return a * b;)
+OP(i_mul_hi_u32, return U32((U64(a) * b) >> 32);)
+OP(i_mul_hi_i32, return U32((int64_t(int32_t(a)) * int32_t(b)) >> 32);)
+OP(i_mul_u24, return (a & 0xffffff) * (b & 0xffffff);)
+OP(i_mad_u24, return (a & 0xffffff) * (b & 0xffffff) + c;)
+OP(i_min_u32, return std::min(a, b);)
+OP(i_max_u32, return std::max(a, b);)
+OP(i_min_i32, return U32(std::min(int32_t(a), int32_t(b)));)
+OP(i_max_i32, return U32(std::max(int32_t(a), int32_t(b)));)
+OP(i_bcnt, return U32(llvm::popcount(a)) + b;)
+OP(i_bfrev, return llvm::reverseBits(a);)
+/// v_perm_b32: byte i of D = BYTE_PERMUTE({S0, S1}, S2.byte[i]).
+OP(i_perm, {
+  U64 data = (U64(a) << 32) | b;
+  U32 r = 0;
+  for (int i = 0; i < 4; ++i) {
+    U32 sel = (c >> (8 * i)) & 0xff, byte;
+    if (sel >= 13) byte = 0xff;
+    else if (sel == 12) byte = 0;
+    else if (sel >= 8) byte = (data >> (16 * (sel - 8) + 15) & 1) ? 0xff : 0;
+    else byte = (data >> (8 * sel)) & 0xff;
+    r |= byte << (8 * i);
+  }
+  return r;
+})
+
+//===-- compares ----------------------------------------------------------===//
+
+template <typename T, bool Is64, bool Float> T cmpSrc(Exec &x, const Opnd &o, unsigned l) {
+  if constexpr (Float)
+    return T(x.f32(o, l));
+  else if constexpr (Is64)
+    return T(x.u64(o, l));
+  else
+    return T(x.u32(o, l));
+}
+
+/// VOPC: e32 writes VCC, e64 its sdst; lanes off in EXEC get 0.
+template <typename T, bool Is64, bool Float, bool (*P)(T, T)> bool vcmp(Exec &x, const Inst &in) {
+  U64 e = x.exec(), r = 0;
+  for (unsigned l = 0; l < 64; ++l)
+    if (e >> l & 1) {
+      T a = cmpSrc<T, Is64, Float>(x, in.srcs[0], l), b = cmpSrc<T, Is64, Float>(x, in.srcs[1], l);
+      if (P(a, b))
+        r |= U64(1) << l;
+    }
+  if (in.defs.empty())
+    x.w.setVcc(r);
+  else
+    x.setS64(in.defs[0], r);
+  return true;
+}
+template <typename T> bool pEq(T a, T b) { return a == b; }
+template <typename T> bool pNe(T a, T b) { return a != b; }
+template <typename T> bool pLt(T a, T b) { return a < b; }
+template <typename T> bool pLe(T a, T b) { return a <= b; }
+template <typename T> bool pGt(T a, T b) { return a > b; }
+template <typename T> bool pGe(T a, T b) { return a >= b; }
+bool fO(float a, float b) { return !std::isnan(a) && !std::isnan(b); }
+bool fU(float a, float b) { return std::isnan(a) || std::isnan(b); }
+bool fNeq(float a, float b) { return !(a == b); }
+bool fNlt(float a, float b) { return !(a < b); }
+bool fNle(float a, float b) { return !(a <= b); }
+bool fNgt(float a, float b) { return !(a > b); }
+bool fNge(float a, float b) { return !(a >= b); }
+bool fLg(float a, float b) { return a < b || a > b; }
+bool fNlg(float a, float b) { return !(a < b || a > b); }
+
+//===-- carries, lane moves, 64-bit -------------------------------------===//
+
+/// v_add_co / v_sub_co / v_subrev_co / v_addc_co / v_subb_co / v_subbrev_co.
+template <int Kind, bool CarryIn> bool vcarry(Exec &x, const Inst &in) {
+  U64 e = x.exec(), cout = 0;
+  bool e64 = in.defs.size() > 1;
+  U64 cin = CarryIn ? (e64 ? x.s64(in.srcs[2]) : x.w.vcc()) : 0;
+  for (unsigned l = 0; l < 64; ++l) {
+    if (!(e >> l & 1))
+      continue;
+    U64 a = x.u32(in.srcs[0], l), b = x.u32(in.srcs[1], l), c = cin >> l & 1;
+    if (Kind == 2)
+      std::swap(a, b); // reversed subtract
+    U64 r = Kind == 0 ? a + b + c : a - b - c;
+    bool carry = Kind == 0 ? (r >> 32) != 0 : (b + c > a);
+    if (carry)
+      cout |= U64(1) << l;
+    x.setV(in.defs[0], l, U32(r));
+  }
+  if (e64)
+    x.setS64(in.defs[1], cout);
+  else
+    x.w.setVcc(cout);
+  return true;
+}
+
+bool v_cndmask_b32(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  U64 cond = in.enc == Enc::E64 ? x.s64(in.srcs[2]) : x.w.vcc();
+  U32 res[64];
+  for (unsigned l = 0; l < 64; ++l)
+    if (e >> l & 1) {
+      VArgs v;
+      readSrcs(x, in, l, 2, in.enc == Enc::E64, v);
+      res[l] = (cond >> l & 1) ? v.b : v.a;
+    }
+  for (unsigned l = 0; l < 64; ++l)
+    if (e >> l & 1)
+      writeDst(x, in, l, res[l]);
+  return true;
+}
+
+bool v_readlane_b32(Exec &x, const Inst &in) {
+  x.setS32(in.defs[0], x.u32(in.srcs[0], x.s32(in.srcs[1]) & 63));
+  return true;
+}
+bool v_readfirstlane_b32(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  unsigned l = e ? llvm::countr_zero(e) : 0;
+  x.setS32(in.defs[0], x.u32(in.srcs[0], l));
+  return true;
+}
+bool v_writelane_b32(Exec &x, const Inst &in) {
+  x.setV(in.defs[0], x.s32(in.srcs[1]) & 63, x.s32(in.srcs[0]));
+  return true;
+}
+
+bool v_mov_b64(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  for (unsigned l = 0; l < 64; ++l)
+    if (e >> l & 1) {
+      U64 v = x.u64(in.srcs[0], l);
+      x.setV(in.defs[0], l, U32(v), 0);
+      x.setV(in.defs[0], l, U32(v >> 32), 1);
+    }
+  return true;
+}
+
+template <U64 (*F)(U64, U64, U64)> bool vop64(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  U64 res[64];
+  for (unsigned l = 0; l < 64; ++l)
+    if (e >> l & 1)
+      res[l] = F(x.u64(in.srcs[0], l), in.srcs.size() > 1 ? x.u64(in.srcs[1], l) : 0,
+                 in.srcs.size() > 2 ? x.u64(in.srcs[2], l) : 0);
+  for (unsigned l = 0; l < 64; ++l)
+    if (e >> l & 1) {
+      x.setV(in.defs[0], l, U32(res[l]), 0);
+      x.setV(in.defs[0], l, U32(res[l] >> 32), 1);
+    }
+  return true;
+}
+U64 lshlrev64(U64 a, U64 b, U64) { return b << (a & 63); }
+U64 lshrrev64(U64 a, U64 b, U64) { return b >> (a & 63); }
+U64 ashrrev64(U64 a, U64 b, U64) { return U64(int64_t(b) >> (a & 63)); }
+U64 lshladd64(U64 a, U64 b, U64 c) { return (a << (b & 7)) + c; }
+U64 add64(U64 a, U64 b, U64) { return a + b; }
+
+/// v_mad_u64_u32 / v_mad_i64_i32: D64 = S0 * S1 + S2 (64-bit), sdst = carry.
+template <bool Signed> bool vmad64(Exec &x, const Inst &in) {
+  U64 e = x.exec(), carry = 0;
+  for (unsigned l = 0; l < 64; ++l)
+    if (e >> l & 1) {
+      U32 a = x.u32(in.srcs[0], l), b = x.u32(in.srcs[1], l);
+      U64 c = x.u64(in.srcs[2], l);
+      unsigned __int128 p;
+      if (Signed)
+        p = (unsigned __int128)(__int128(int64_t(int32_t(a)) * int32_t(b)) + __int128(int64_t(c)));
+      else
+        p = (unsigned __int128)(U64(a) * b) + c;
+      if (Signed ? false : (p >> 64) != 0)
+        carry |= U64(1) << l;
+      x.setV(in.defs[0], l, U32(p), 0);
+      x.setV(in.defs[0], l, U32(U64(p) >> 32), 1);
+    }
+  if (in.defs.size() > 1)
+    x.setS64(in.defs[1], carry);
+  return true;
+}
+
+bool v_fmamk_f32(Exec &x, const Inst &in) { // D = S0 * K + S1
+  U64 e = x.exec();
+  float k = asF(U32(in.imms[0]));
+  for (unsigned l = 0; l < 64; ++l)
+    if (e >> l & 1)
+      x.setVf(in.defs[0], l, std::fma(x.f32(in.srcs[0], l), k, x.f32(in.srcs[1], l)));
+  return true;
+}
+bool v_fmaak_f32(Exec &x, const Inst &in) { // D = S0 * S1 + K
+  U64 e = x.exec();
+  float k = asF(U32(in.imms[0]));
+  for (unsigned l = 0; l < 64; ++l)
+    if (e >> l & 1)
+      x.setVf(in.defs[0], l, std::fma(x.f32(in.srcs[0], l), x.f32(in.srcs[1], l), k));
+  return true;
+}
+
+//===-- division helpers (ISA pseudo-code, f32) --------------------------===//
+
+int expOf(float f) { return (asU(f) >> 23) & 0xff; }
+bool isDenorm(float f) { return f != 0 && expOf(f) == 0; }
+
+/// v_div_scale_f32 D, VCC = S0, S1 (denominator), S2 (numerator).
+bool v_div_scale_f32(Exec &x, const Inst &in) {
+  U64 e = x.exec(), vcc = 0;
+  for (unsigned l = 0; l < 64; ++l) {
+    if (!(e >> l & 1))
+      continue;
+    float s0 = x.f32(in.srcs[0], l), s1 = x.f32(in.srcs[1], l), s2 = x.f32(in.srcs[2], l);
+    float d = s0;
+    bool flag = false;
+    if (s2 == 0 || s1 == 0) {
+      d = NAN;
+    } else if (expOf(s2) - expOf(s1) >= 96) {
+      flag = true;
+      if (s0 == s1) d = std::ldexp(s0, 64);
+    } else if (isDenorm(s1)) {
+      d = std::ldexp(s0, 64);
+    } else if (isDenorm(1.0f / s1) && isDenorm(s2 / s1)) {
+      flag = true;
+      if (s0 == s1) d = std::ldexp(s0, 64);
+    } else if (isDenorm(1.0f / s1)) {
+      d = std::ldexp(s0, -64);
+    } else if (isDenorm(s2 / s1)) {
+      flag = true;
+      if (s0 == s2) d = std::ldexp(s0, 64);
+    } else if (expOf(s2) <= 23) {
+      d = std::ldexp(s0, 64);
+    }
+    if (flag)
+      vcc |= U64(1) << l;
+    x.setVf(in.defs[0], l, d);
+  }
+  x.setS64(in.defs[1], vcc);
+  return true;
+}
+
+bool v_div_fmas_f32(Exec &x, const Inst &in) {
+  U64 e = x.exec(), vcc = x.w.vcc();
+  for (unsigned l = 0; l < 64; ++l)
+    if (e >> l & 1) {
+      float s0 = x.f32(in.srcs[0], l), s1 = x.f32(in.srcs[1], l), s2 = x.f32(in.srcs[2], l);
+      float r = std::fma(s0, s1, s2);
+      if (vcc >> l & 1)
+        r = expOf(s2) > 127 ? std::ldexp(r, 64) : std::ldexp(r, -64);
+      x.setVf(in.defs[0], l, r);
+    }
+  return true;
+}
+
+/// v_div_fixup_f32 D = S0 (quotient), S1 (denominator), S2 (numerator).
+bool v_div_fixup_f32(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  for (unsigned l = 0; l < 64; ++l) {
+    if (!(e >> l & 1))
+      continue;
+    float q = x.f32(in.srcs[0], l), den = x.f32(in.srcs[1], l), num = x.f32(in.srcs[2], l);
+    bool neg = std::signbit(den) != std::signbit(num);
+    float r;
+    if (std::isnan(den) || std::isnan(num)) r = NAN;
+    else if (den == 0 && num == 0) r = NAN;
+    else if (std::isinf(den) && std::isinf(num)) r = NAN;
+    else if (den == 0 || std::isinf(num)) r = neg ? -INFINITY : INFINITY;
+    else if (std::isinf(den)) r = neg ? -0.0f : 0.0f;
+    else r = neg ? -std::fabs(q) : std::fabs(q);
+    x.setVf(in.defs[0], l, r);
+  }
+  return true;
+}
+
+//===-- VOP3P --------------------------------------------------------------===//
+
+/// A 16-bit half of a packed source: op_sel / op_sel_hi pick it.
+U32 half16(Exec &x, const Opnd &o, unsigned l, bool hi) {
+  U32 v = x.u32(o, l);
+  bool sel = hi ? (o.mods & kOpSel1) : (o.mods & kOpSel0);
+  return sel ? v >> 16 : v & 0xffff;
+}
+
+template <U32 (*F)(U32, U32)> bool vpk16(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  for (unsigned l = 0; l < 64; ++l)
+    if (e >> l & 1) {
+      U32 lo = F(half16(x, in.srcs[0], l, false), half16(x, in.srcs[1], l, false)) & 0xffff;
+      U32 hi = F(half16(x, in.srcs[0], l, true), half16(x, in.srcs[1], l, true)) & 0xffff;
+      x.setV(in.defs[0], l, lo | hi << 16);
+    }
+  return true;
+}
+U32 pkLshl(U32 a, U32 b) { return b << (a & 15); }
+U32 pkLshr(U32 a, U32 b) { return b >> (a & 15); }
+U32 pkAdd(U32 a, U32 b) { return a + b; }
+U32 pkSub(U32 a, U32 b) { return a - b; }
+
+/// One f32 element of a packed-f32 source (v_pk_*_f32, gfx90a+).
+float pkF32(Exec &x, const Opnd &o, unsigned l, bool hi) {
+  bool sel = hi ? (o.mods & kOpSel1) : (o.mods & kOpSel0);
+  U32 bits = o.file == File::Imm ? U32(o.imm) : (sel ? U32(x.u64(o, l) >> 32) : U32(x.u64(o, l)));
+  float f = asF(bits);
+  if (o.mods & (hi ? kNegHi : kNeg))
+    f = -f;
+  return f;
+}
+template <int Kind> bool vpkF32(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  for (unsigned l = 0; l < 64; ++l)
+    if (e >> l & 1)
+      for (unsigned h = 0; h < 2; ++h) {
+        float a = pkF32(x, in.srcs[0], l, h), b = pkF32(x, in.srcs[1], l, h);
+        float r = Kind == 0 ? a + b : Kind == 1 ? a * b : std::fma(a, b, pkF32(x, in.srcs[2], l, h));
+        x.setV(in.defs[0], l, asU(r), h);
+      }
+  return true;
+}
+
+//===-- conversions to and from fp8 / bf16 --------------------------------===//
+
+const MiniFloat &fp8Format(Exec &x) { return x.d.gfx950 ? kE4M3FN : kE4M3FNUZ; }
+const MiniFloat &bf8Format(Exec &x) { return x.d.gfx950 ? kE5M2 : kE5M2FNUZ; }
+
+/// v_cvt_pk_fp8_f32 / v_cvt_pk_bf8_f32: two f32 -> two codes into word
+/// op_sel[dst] of D; the other word keeps its value.
+template <bool Bf8> bool vcvtPkF8(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  const MiniFloat &f = Bf8 ? bf8Format(x) : fp8Format(x);
+  bool hiWord = in.srcs[0].mods & kDstOpSel;
+  bool clamp = !in.imms.empty() && in.imms[0];
+  for (unsigned l = 0; l < 64; ++l)
+    if (e >> l & 1) {
+      U32 c0 = encodeMini(x.f32(in.srcs[0], l), f, clamp);
+      U32 c1 = encodeMini(x.f32(in.srcs[1], l), f, clamp);
+      U32 old = x.getV(in.defs[0], l);
+      U32 pair = c0 | c1 << 8;
+      x.setV(in.defs[0], l, hiWord ? (old & 0xffff) | pair << 16 : (old & 0xffff0000u) | pair);
+    }
+  return true;
+}
+
+/// v_cvt_pk_f32_fp8 / bf8: two codes of word op_sel (or SDWA WORD_1) of S0
+/// -> two f32.
+template <bool Bf8> bool vcvtPkF32F8(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  const MiniFloat &f = Bf8 ? bf8Format(x) : fp8Format(x);
+  bool hiWord = in.srcs[0].mods & kOpSel0;
+  if (in.enc == Enc::SDWA)
+    hiWord = in.imms.back() == 5;
+  for (unsigned l = 0; l < 64; ++l)
+    if (e >> l & 1) {
+      U32 v = x.u32(in.srcs[0], l) >> (hiWord ? 16 : 0);
+      x.setV(in.defs[0], l, asU(float(decodeMini(v & 0xff, f))), 0);
+      x.setV(in.defs[0], l, asU(float(decodeMini((v >> 8) & 0xff, f))), 1);
+    }
+  return true;
+}
+
+/// gfx950 v_cvt_scalef32_pk_{bf16,f32}_fp8: two codes of word op_sel[0] of
+/// S0, times the scale S1 (its exponent: 2^(exp - 127)), to bf16 (RNE) or f32.
+template <bool ToBf16, bool Bf8> bool vcvtScaleF8(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  const MiniFloat &f = Bf8 ? kE5M2 : kE4M3FN;
+  bool hiWord = in.srcs[0].mods & kOpSel0;
+  for (unsigned l = 0; l < 64; ++l)
+    if (e >> l & 1) {
+      U32 v = x.u32(in.srcs[0], l) >> (hiWord ? 16 : 0);
+      U32 sbits = x.u32(in.srcs[1], l);
+      double scale = e8m0(uint8_t(sbits >> 23));
+      float a = float(decodeMini(v & 0xff, f) * scale), b = float(decodeMini((v >> 8) & 0xff, f) * scale);
+      if (ToBf16) {
+        x.setV(in.defs[0], l, U32(f32ToBf16(a)) | U32(f32ToBf16(b)) << 16);
+      } else {
+        x.setV(in.defs[0], l, asU(a), 0);
+        x.setV(in.defs[0], l, asU(b), 1);
+      }
+    }
+  return true;
+}
+
+bool v_accvgpr_move(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  for (unsigned l = 0; l < 64; ++l)
+    if (e >> l & 1)
+      x.setV(in.defs[0], l, x.u32(in.srcs[0], l));
+  return true;
+}
+
+} // namespace
+
+void mla::emu::addVectorOps(OpTable &t) {
+  auto V = [&](const char *name, Handler h) { t[name] = {h, Class::VALU}; };
+#define F1(NAME, FN) V(NAME, vop<FN, 1, true>);
+#define F2(NAME, FN) V(NAME, vop<FN, 2, true>);
+#define F3(NAME, FN) V(NAME, vop<FN, 3, true>);
+#define I1(NAME, FN) V(NAME, vop<FN, 1, false>);
+#define I2(NAME, FN) V(NAME, vop<FN, 2, false>);
+#define I3(NAME, FN) V(NAME, vop<FN, 3, false>);
+  F2("v_add_f32", f_add) F2("v_sub_f32", f_sub) F2("v_subrev_f32", f_subrev)
+  F2("v_mul_f32", f_mul) F2("v_max_f32", f_max) F2("v_min_f32", f_min)
+  F3("v_fma_f32", f_fma) F3("v_fmac_f32", f_fmac) F3("v_max3_f32", f_max3)
+  F3("v_min3_f32", f_min3) F3("v_maximum3_f32", f_maximum3) F3("v_minimum3_f32", f_minimum3)
+  F3("v_med3_f32", f_med3)
+  F1("v_exp_f32", f_exp) F1("v_log_f32", f_log) F1("v_rcp_f32", f_rcp)
+  F1("v_rcp_iflag_f32", f_rcp) F1("v_rsq_f32", f_rsq) F1("v_sqrt_f32", f_sqrt)
+  F1("v_trunc_f32", f_trunc) F1("v_floor_f32", f_floor) F1("v_ceil_f32", f_ceil)
+  F1("v_rndne_f32", f_rndne) F1("v_fract_f32", f_fract)
+  I2("v_ldexp_f32", f_ldexp)
+  I1("v_cvt_f32_u32", f_cvt_f32_u32) I1("v_cvt_f32_i32", f_cvt_f32_i32)
+  F1("v_cvt_u32_f32", f_cvt_u32_f32) F1("v_cvt_i32_f32", f_cvt_i32_f32)
+  I1("v_cvt_f32_bf16", f_cvt_f32_bf16) I1("v_cvt_f32_f16", f_cvt_f32_f16)
+  F2("v_cvt_pk_bf16_f32", f_cvt_pk_bf16_f32)
+  I1("v_mov_b32", i_mov) I1("v_not_b32", i_not) I1("v_bfrev_b32", i_bfrev)
+  I2("v_add_u32", i_add) I2("v_sub_u32", i_sub) I2("v_subrev_u32", i_subrev)
+  I2("v_and_b32", i_and) I2("v_or_b32", i_or) I2("v_xor_b32", i_xor)
+  I2("v_lshlrev_b32", i_lshlrev) I2("v_lshrrev_b32", i_lshrrev) I2("v_ashrrev_i32", i_ashrrev)
+  I2("v_lshlrev_b16", i_lshlrev16) I2("v_lshrrev_b16", i_lshrrev16)
+  I2("v_add_u16", i_add16) I2("v_sub_u16", i_sub16) I2("v_mul_lo_u16", i_mul_lo16)
+  I2("v_mul_lo_u32", i_mul_lo) I2("v_mul_hi_u32", i_mul_hi_u32) I2("v_mul_hi_i32", i_mul_hi_i32)
+  I2("v_mul_u32_u24", i_mul_u24) I2("v_min_u32", i_min_u32) I2("v_max_u32", i_max_u32)
+  I2("v_min_i32", i_min_i32) I2("v_max_i32", i_max_i32) I2("v_bcnt_u32_b32", i_bcnt)
+  I3("v_add3_u32", i_add3) I3("v_and_or_b32", i_and_or) I3("v_or3_b32", i_or3)
+  I3("v_xad_u32", i_xad) I3("v_lshl_or_b32", i_lshl_or) I3("v_lshl_add_u32", i_lshl_add)
+  I3("v_add_lshl_u32", i_add_lshl) I3("v_bfe_u32", i_bfe_u32) I3("v_bfe_i32", i_bfe_i32)
+  I3("v_bfi_b32", i_bfi) I3("v_alignbit_b32", i_alignbit) I3("v_alignbyte_b32", i_alignbyte)
+  I3("v_mad_u32_u24", i_mad_u24) I3("v_perm_b32", i_perm)
+#undef F1
+#undef F2
+#undef F3
+#undef I1
+#undef I2
+#undef I3
+  V("v_add_co_u32", vcarry<0, false>);
+  V("v_sub_co_u32", vcarry<1, false>);
+  V("v_subrev_co_u32", vcarry<2, false>);
+  V("v_addc_co_u32", vcarry<0, true>);
+  V("v_subb_co_u32", vcarry<1, true>);
+  V("v_subbrev_co_u32", vcarry<2, true>);
+  V("v_cndmask_b32", v_cndmask_b32);
+  V("v_readlane_b32", v_readlane_b32);
+  V("v_readfirstlane_b32", v_readfirstlane_b32);
+  V("v_writelane_b32", v_writelane_b32);
+  V("v_mov_b64", v_mov_b64);
+  V("v_lshlrev_b64", vop64<lshlrev64>);
+  V("v_lshrrev_b64", vop64<lshrrev64>);
+  V("v_ashrrev_i64", vop64<ashrrev64>);
+  V("v_lshl_add_u64", vop64<lshladd64>);
+  V("v_add_u64", vop64<add64>);
+  V("v_mad_u64_u32", vmad64<false>);
+  V("v_mad_i64_i32", vmad64<true>);
+  V("v_fmamk_f32", v_fmamk_f32);
+  V("v_fmaak_f32", v_fmaak_f32);
+  V("v_div_scale_f32", v_div_scale_f32);
+  V("v_div_fmas_f32", v_div_fmas_f32);
+  V("v_div_fixup_f32", v_div_fixup_f32);
+  V("v_pk_lshlrev_b16", vpk16<pkLshl>);
+  V("v_pk_lshrrev_b16", vpk16<pkLshr>);
+  V("v_pk_add_u16", vpk16<pkAdd>);
+  V("v_pk_sub_u16", vpk16<pkSub>);
+  V("v_pk_add_f32", vpkF32<0>);
+  V("v_pk_mul_f32", vpkF32<1>);
+  V("v_pk_fma_f32", vpkF32<2>);
+  V("v_cvt_pk_fp8_f32", vcvtPkF8<false>);
+  V("v_cvt_pk_bf8_f32", vcvtPkF8<true>);
+  V("v_cvt_pk_f32_fp8", vcvtPkF32F8<false>);
+  V("v_cvt_pk_f32_bf8", vcvtPkF32F8<true>);
+  V("v_cvt_scalef32_pk_bf16_fp8", vcvtScaleF8<true, false>);
+  V("v_cvt_scalef32_pk_bf16_bf8", vcvtScaleF8<true, true>);
+  V("v_cvt_scalef32_pk_f32_fp8", vcvtScaleF8<false, false>);
+  V("v_cvt_scalef32_pk_f32_bf8", vcvtScaleF8<false, true>);
+  V("v_accvgpr_write_b32", v_accvgpr_move);
+  V("v_accvgpr_read_b32", v_accvgpr_move);
+  V("v_accvgpr_mov_b32", v_accvgpr_move);
+
+  // compares
+#define CMPS(SUF, T, IS64, FLT)                                                \
+  V("v_cmp_eq_" SUF, vcmp<T, IS64, FLT, pEq<T>>);                              \
+  V("v_cmp_ne_" SUF, vcmp<T, IS64, FLT, pNe<T>>);                              \
+  V("v_cmp_lt_" SUF, vcmp<T, IS64, FLT, pLt<T>>);                              \
+  V("v_cmp_le_" SUF, vcmp<T, IS64, FLT, pLe<T>>);                              \
+  V("v_cmp_gt_" SUF, vcmp<T, IS64, FLT, pGt<T>>);                              \
+  V("v_cmp_ge_" SUF, vcmp<T, IS64, FLT, pGe<T>>);
+  CMPS("u32", U32, false, false) CMPS("i32", int32_t, false, false)
+  CMPS("u64", U64, true, false) CMPS("i64", int64_t, true, false)
+#undef CMPS
+  V("v_cmp_eq_f32", vcmp<float, false, true, pEq<float>>);
+  V("v_cmp_lt_f32", vcmp<float, false, true, pLt<float>>);
+  V("v_cmp_le_f32", vcmp<float, false, true, pLe<float>>);
+  V("v_cmp_gt_f32", vcmp<float, false, true, pGt<float>>);
+  V("v_cmp_ge_f32", vcmp<float, false, true, pGe<float>>);
+  V("v_cmp_lg_f32", vcmp<float, false, true, fLg>);
+  V("v_cmp_o_f32", vcmp<float, false, true, fO>);
+  V("v_cmp_u_f32", vcmp<float, false, true, fU>);
+  V("v_cmp_neq_f32", vcmp<float, false, true, fNeq>);
+  V("v_cmp_nlt_f32", vcmp<float, false, true, fNlt>);
+  V("v_cmp_nle_f32", vcmp<float, false, true, fNle>);
+  V("v_cmp_ngt_f32", vcmp<float, false, true, fNgt>);
+  V("v_cmp_nge_f32", vcmp<float, false, true, fNge>);
+  V("v_cmp_nlg_f32", vcmp<float, false, true, fNlg>);
+}
