@@ -98,6 +98,11 @@ llvm::ArrayRef<const MatrixInstr *> knownMatrixInstrs();
 /// The instruction called `name`, or null.
 const MatrixInstr *lookupMatrixInstr(llvm::StringRef name);
 
+/// Test hook (the emulator's wrong-code test, docs/Emulator.md): while on,
+/// lookupMatrixInstr hands out AMD descriptors whose B operand has two lane
+/// bases swapped, a layout the hardware does not have.
+void setMatrixLayoutMutationForTesting(bool on);
+
 } // namespace mlir::mla
 
 #endif // MLA_MATRIXINSTR_H

@@ -13,6 +13,8 @@
 #include "Machine.h"
 
 #include "llvm/Object/ELFObjectFile.h"
+
+#include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/ADT/ScopeExit.h"
 
@@ -152,6 +154,7 @@ Expected<std::unique_ptr<CodeObject>> CodeObject::load(ArrayRef<uint8_t> bytes) 
       StringRef data = cantFail(s.getContents());
       co->text_.assign(data.begin(), data.end());
       co->textAddress_ = s.getAddress();
+      co->textFileOffset_ = data.data() - reinterpret_cast<const char *>(bytes.data());
     }
   }
   if (co->text_.empty())
@@ -234,4 +237,26 @@ Expected<std::unique_ptr<CodeObject>> CodeObject::fromCode(const std::string &ch
     return dec.takeError();
   co->decoder_ = std::move(*dec);
   return co;
+}
+
+Expected<std::vector<std::pair<uint64_t, std::string>>>
+CodeObject::disassemble(uint64_t from, uint64_t to) const {
+  std::vector<std::pair<uint64_t, std::string>> out;
+  for (uint64_t pc = from; pc < to;) {
+    uint64_t avail = 0;
+    const uint8_t *p = code(pc, &avail);
+    if (!p)
+      break;
+    auto in = decoder_->decode(ArrayRef<uint8_t>(p, std::min<uint64_t>(avail, 16)), pc);
+    if (!in) {
+      // Not every word is code (padding): report it and step on.
+      consumeError(in.takeError());
+      out.emplace_back(pc, "<no instruction>");
+      pc += 4;
+      continue;
+    }
+    out.emplace_back(pc, (*in)->text);
+    pc += (*in)->size;
+  }
+  return out;
 }

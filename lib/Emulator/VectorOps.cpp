@@ -662,6 +662,8 @@ template <bool ToBf16, bool Bf8> bool vcvtScaleF8(Exec &x, const Inst &in) {
   return true;
 }
 
+bool v_nop(Exec &, const Inst &) { return true; }
+
 bool v_accvgpr_move(Exec &x, const Inst &in) {
   U64 e = x.exec();
   for (unsigned l = 0; l < 64; ++l)
@@ -752,6 +754,7 @@ void mla::emu::addVectorOps(OpTable &t) {
   V("v_cvt_scalef32_pk_bf16_bf8", vcvtScaleF8<true, true>);
   V("v_cvt_scalef32_pk_f32_fp8", vcvtScaleF8<false, false>);
   V("v_cvt_scalef32_pk_f32_bf8", vcvtScaleF8<false, true>);
+  V("v_nop", v_nop);
   V("v_accvgpr_write_b32", v_accvgpr_move);
   V("v_accvgpr_read_b32", v_accvgpr_move);
   V("v_accvgpr_mov_b32", v_accvgpr_move);

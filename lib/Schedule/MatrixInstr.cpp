@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "mla/MatrixInstr.h"
 
+#include <map>
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -129,10 +131,29 @@ llvm::ArrayRef<const MatrixInstr *> mlir::mla::knownMatrixInstrs() {
   return kAll;
 }
 
+static bool mutateLayoutsForTesting = false;
+
+void mlir::mla::setMatrixLayoutMutationForTesting(bool on) { mutateLayoutsForTesting = on; }
+
+/// The test mutation of an AMD descriptor: B's first two lane bases
+/// swapped (columns n = 1 and n = 2 of every B operand trade lanes). Still
+/// one lane per element, so the lowering accepts it; the product is wrong.
+static const MatrixInstr *mutated(const MatrixInstr *mi) {
+  static std::map<const MatrixInstr *, std::pair<MatrixInstr, std::vector<Coord>>> copies;
+  auto it = copies.find(mi);
+  if (it == copies.end()) {
+    std::vector<Coord> lanes(mi->b.laneBases.begin(), mi->b.laneBases.end());
+    std::swap(lanes[0], lanes[1]);
+    it = copies.emplace(mi, std::make_pair(*mi, std::move(lanes))).first;
+    it->second.first.b.laneBases = it->second.second;
+  }
+  return &it->second.first;
+}
+
 const MatrixInstr *mlir::mla::lookupMatrixInstr(llvm::StringRef name) {
   for (const MatrixInstr *mi : kAll)
     if (mi->name == name)
-      return mi;
+      return mutateLayoutsForTesting && mi->waveSize == 64 ? mutated(mi) : mi;
   return nullptr;
 }
 

@@ -42,12 +42,17 @@ static cl::opt<std::string> splitsOpt("splits", cl::desc("auto or a count"),
                                       cl::init("auto"));
 static cl::opt<std::string> chipOpt(
     "chip",
-    cl::desc("host: run on the CPU with gfx950's split rule (default); gfx950 / gfx942: "
-             "compile for that chip and run the code object on the ISA emulator"),
-    cl::init("host"));
+    cl::desc("gfx950 / gfx942: compile for that chip and run the code object on the ISA "
+             "emulator; sm_90 / host: run on the CPU with that chip's split rule; not "
+             "given: on the CPU with gfx950's split rule"),
+    cl::init("gfx950"));
 static cl::opt<int64_t> patchOffset(
     "patch-offset", cl::desc("test hook: overwrite this byte of the code object"),
     cl::init(-1), cl::Hidden);
+static cl::opt<bool> mutateLayout(
+    "test-mutate-mfma-layout",
+    cl::desc("test hook: compile with a deliberately wrong MFMA B-operand layout"),
+    cl::init(false), cl::Hidden);
 static cl::opt<unsigned> patchByte("patch-byte", cl::desc("the byte for --patch-offset"),
                                    cl::init(0), cl::Hidden);
 static cl::opt<uint64_t> seedOpt("seed", cl::desc("input seed (default: fresh)"),
@@ -80,12 +85,10 @@ int main(int argc, char **argv) {
       "on the AMD ISA emulator\n\n  --stats  with an AMD --chip: print the emulator's "
       "counters per dispatch\n");
 
-  bool emulate = chipOpt != "host";
-  const mla::ChipInfo *chip = mla::lookupChip(emulate ? chipOpt : std::string("gfx950"));
-  if (emulate && chip && StringRef(chipOpt).starts_with("sm_"))
-    return fail("--chip=" + chipOpt + " cannot run here: NVIDIA code runs on a GPU "
-                "(bench/); the emulator runs gfx950 and gfx942");
-  if (!chip || (emulate && chip->waveSize != 64))
+  mla::setMatrixLayoutMutationForTesting(mutateLayout);
+  const mla::ChipInfo *chip = mla::lookupChip(chipOpt);
+  bool emulate = chip && chipOpt.getNumOccurrences() && StringRef(chipOpt).starts_with("gfx");
+  if (!chip)
     return fail("unknown chip '" + chipOpt + "' (known: " +
                 mla::knownChipNames() + ")");
   int64_t splits = 0;

@@ -69,13 +69,19 @@ public:
   /// The code bytes at `address` (nullptr outside the text section).
   const uint8_t *code(uint64_t address, uint64_t *available) const;
   Decoder &decoder() const { return *decoder_; }
+  /// Where the text section starts in the ELF file (for patching tests).
+  uint64_t textFileOffset() const { return textFileOffset_; }
+  uint64_t textAddress() const { return textAddress_; }
+  /// (address, assembly text) of the instructions in [from, to).
+  llvm::Expected<std::vector<std::pair<uint64_t, std::string>>>
+  disassemble(uint64_t from, uint64_t to) const;
 
 private:
   CodeObject() = default;
   std::string chip_;
   std::vector<Kernel> kernels_;
   std::vector<uint8_t> text_;
-  uint64_t textAddress_ = 0;
+  uint64_t textAddress_ = 0, textFileOffset_ = 0;
   std::unique_ptr<Decoder> decoder_;
 };
 
