@@ -32,6 +32,8 @@ run: build
 	$(BUILD)/bin/mla-run $(SPEC) --batch=4 --kv-len=1024
 	@echo "== mla-run $(SPEC): ragged batch (kv 1, 17, 1000), masked stage 1"
 	$(BUILD)/bin/mla-run $(SPEC) --kv-lens=1,17,1000
+	@echo "== mla-run $(SPEC) --chip=gfx950: the gfx950 code object executed on the ISA emulator"
+	$(BUILD)/bin/mla-run $(SPEC) --chip=gfx950 --kv-lens=1,17,1000 --stats
 	@echo "== mla-compile $(SPEC) --chip=gfx950: code object, assembly, manifest, resource report"
 	$(BUILD)/bin/mla-compile $(SPEC) --chip=gfx950 -o $(BUILD)/artifacts
 	@echo "== mla-compile $(SPEC) --chip=sm_90: cubin, manifest and resource report"

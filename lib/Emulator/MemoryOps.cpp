@@ -31,28 +31,44 @@ bool ldsCheck(Exec &x, U64 addr, unsigned n, unsigned lane) {
   return true;
 }
 
-/// ds_read_* / ds_read2_*: `dwords` per element, `two` for read2
-/// (offset0 / offset1 in units of the element size).
+/// The LDS byte addresses of a DS access in the lanes of EXEC: part 0, and
+/// part 1 of the *2 forms (offset0 / offset1 count elements), each
+/// bounds-checked, bank conflicts counted per part.
+template <unsigned Bytes, bool Two> bool dsAddresses(Exec &x, const Inst &in, U64 (&addr)[2][64]) {
+  U64 e = x.exec();
+  for (unsigned part = 0; part < (Two ? 2u : 1u); ++part) {
+    U32 bankAddr[64] = {};
+    for (unsigned l = 0; l < 64; ++l) {
+      if (!(e >> l & 1))
+        continue;
+      U64 base = x.u32(in.srcs[0], l);
+      addr[part][l] = Two ? base + U64(in.imms[part]) * Bytes : base + U64(in.imms[0]);
+      if (!ldsCheck(x, addr[part][l], Bytes, l))
+        return false;
+      bankAddr[l] = U32(addr[part][l]);
+    }
+    x.ldsBankCycles(bankAddr, e, Bytes);
+  }
+  return true;
+}
+
+/// ds_read_* / ds_read2_*: `Bytes` per element (sub-dword: zero- or
+/// sign-extended), two elements for read2.
 template <unsigned Bytes, bool Two, bool Signed = false> bool dsRead(Exec &x, const Inst &in) {
   U64 e = x.exec();
   const Opnd &dst = in.defs[0];
   unsigned dwords = Two ? 2 * ((Bytes + 3) / 4) : (Bytes + 3) / 4;
   Pending p{Counter::LGKM, true, dst.file, dst.reg, uint8_t(dwords), e,
             std::vector<U32>(dwords * 64, 0), nullptr};
-  U32 addrs[64] = {};
+  U64 addr[2][64] = {};
+  if (!dsAddresses<Bytes, Two>(x, in, addr))
+    return false;
   for (unsigned l = 0; l < 64; ++l) {
     if (!(e >> l & 1))
       continue;
-    U32 base = x.u32(in.srcs[0], l);
-    unsigned parts = Two ? 2 : 1;
-    for (unsigned part = 0; part < parts; ++part) {
-      U64 addr = Two ? U64(base) + U64(in.imms[part]) * Bytes : U64(base) + U64(in.imms[0]);
-      if (part == 0)
-        addrs[l] = U32(addr);
-      if (!ldsCheck(x, addr, Bytes, l))
-        return false;
+    for (unsigned part = 0; part < (Two ? 2u : 1u); ++part) {
       uint8_t buf[16] = {};
-      std::memcpy(buf, &x.d.lds[addr], Bytes);
+      std::memcpy(buf, &x.d.lds[addr[part][l]], Bytes);
       if (Bytes < 4) {
         U32 v = Bytes == 1 ? buf[0] : buf[0] | U32(buf[1]) << 8;
         if (Signed)
@@ -60,21 +76,9 @@ template <unsigned Bytes, bool Two, bool Signed = false> bool dsRead(Exec &x, co
         p.data[l] = v;
         continue;
       }
-      for (unsigned d = 0; d < Bytes / 4; ++d) {
-        U32 v;
-        std::memcpy(&v, buf + 4 * d, 4);
-        p.data[(part * (Bytes / 4) + d) * 64 + l] = v;
-      }
+      for (unsigned d = 0; d < Bytes / 4; ++d)
+        std::memcpy(&p.data[(part * (Bytes / 4) + d) * 64 + l], buf + 4 * d, 4);
     }
-  }
-  x.ldsBankCycles(addrs, e, Bytes);
-  if (Two) {
-    // the second address of each lane counts as a second access
-    U32 addrs2[64] = {};
-    for (unsigned l = 0; l < 64; ++l)
-      if (e >> l & 1)
-        addrs2[l] = U32(x.u32(in.srcs[0], l) + U64(in.imms[1]) * Bytes);
-    x.ldsBankCycles(addrs2, e, Bytes);
   }
   x.deferLoad(std::move(p));
   return true;
@@ -83,28 +87,21 @@ template <unsigned Bytes, bool Two, bool Signed = false> bool dsRead(Exec &x, co
 /// ds_write_*: srcs = addr, data[, data1]; imms = offset (offset0, offset1).
 template <unsigned Bytes, bool Two> bool dsWrite(Exec &x, const Inst &in) {
   U64 e = x.exec();
-  U32 addrs[64] = {};
+  U64 addr[2][64] = {};
+  if (!dsAddresses<Bytes, Two>(x, in, addr))
+    return false;
   for (unsigned l = 0; l < 64; ++l) {
     if (!(e >> l & 1))
       continue;
-    U32 base = x.u32(in.srcs[0], l);
-    unsigned parts = Two ? 2 : 1;
-    for (unsigned part = 0; part < parts; ++part) {
-      U64 addr = Two ? U64(base) + U64(in.imms[part]) * Bytes : U64(base) + U64(in.imms[0]);
-      if (part == 0)
-        addrs[l] = U32(addr);
-      if (!ldsCheck(x, addr, Bytes, l))
-        return false;
-      const Opnd &data = in.srcs[1 + part];
+    for (unsigned part = 0; part < (Two ? 2u : 1u); ++part) {
       uint8_t buf[16];
       for (unsigned d = 0; d < (Bytes + 3) / 4; ++d) {
-        U32 v = x.getV(data, l, d);
+        U32 v = x.getV(in.srcs[1 + part], l, d);
         std::memcpy(buf + 4 * d, &v, 4);
       }
-      std::memcpy(&x.d.lds[addr], buf, Bytes);
+      std::memcpy(&x.d.lds[addr[part][l]], buf, Bytes);
     }
   }
-  x.ldsBankCycles(addrs, e, Bytes);
   x.deferLoad({Counter::LGKM, true, File::None, 0, 0, 0, {}, nullptr});
   return true;
 }
@@ -147,47 +144,6 @@ template <bool Backward> bool dsPermute(Exec &x, const Inst &in) {
     else
       p.data[sel] = x.u32(in.srcs[1], l);
   }
-  x.deferLoad(std::move(p));
-  return true;
-}
-
-/// gfx950 ds_read_b64_tr_b8 / _b16: a transposing read. The 64 lanes form
-/// 4 groups of 16 (tr_b8: 8 groups of 8 per... ): see docs/Emulator.md. Lane
-/// l reads 8 bytes at its address like ds_read_b64; the result of lane l is
-/// assembled from element (l mod N) of the loads of the N lanes in its
-/// block, so that a block's rows become columns.
-template <unsigned ElemBytes> bool dsReadTr(Exec &x, const Inst &in) {
-  U64 e = x.exec();
-  const Opnd &dst = in.defs[0];
-  constexpr unsigned kElems = 8 / ElemBytes; // elements per lane (8 or 4)
-  Pending p{Counter::LGKM, true, dst.file, dst.reg, 2, e, std::vector<U32>(128, 0), nullptr};
-  uint8_t loaded[64][8] = {};
-  U32 addrs[64] = {};
-  for (unsigned l = 0; l < 64; ++l) {
-    if (!(e >> l & 1))
-      continue;
-    U64 addr = U64(x.u32(in.srcs[0], l)) + U64(in.imms[0]);
-    addrs[l] = U32(addr);
-    if (!ldsCheck(x, addr, 8, l))
-      return false;
-    std::memcpy(loaded[l], &x.d.lds[addr], 8);
-  }
-  // Blocks of kElems lanes; within a block, lane j's element i is lane i's
-  // loaded element j (a kElems x kElems transpose), block by block.
-  for (unsigned l = 0; l < 64; ++l) {
-    if (!(e >> l & 1))
-      continue;
-    unsigned block = l / kElems * kElems, j = l % kElems;
-    uint8_t out[8];
-    for (unsigned i = 0; i < kElems; ++i)
-      std::memcpy(out + i * ElemBytes, loaded[block + i] + j * ElemBytes, ElemBytes);
-    U32 lo, hi;
-    std::memcpy(&lo, out, 4);
-    std::memcpy(&hi, out + 4, 4);
-    p.data[l] = lo;
-    p.data[64 + l] = hi;
-  }
-  x.ldsBankCycles(addrs, e, 8);
   x.deferLoad(std::move(p));
   return true;
 }
@@ -350,8 +306,6 @@ void mla::emu::addMemoryOps(OpTable &t) {
   L("ds_swizzle_b32", ds_swizzle_b32);
   L("ds_bpermute_b32", dsPermute<true>);
   L("ds_permute_b32", dsPermute<false>);
-  L("ds_read_b64_tr_b8", dsReadTr<1>);
-  L("ds_read_b64_tr_b16", dsReadTr<2>);
   M("buffer_load_dword_offen", bufferOp<4, false, true>);
   M("buffer_load_dwordx2_offen", bufferOp<8, false, true>);
   M("buffer_load_dwordx3_offen", bufferOp<12, false, true>);

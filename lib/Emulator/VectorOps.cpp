@@ -465,20 +465,16 @@ template <bool Signed> bool vmad64(Exec &x, const Inst &in) {
   return true;
 }
 
-bool v_fmamk_f32(Exec &x, const Inst &in) { // D = S0 * K + S1
+/// v_fmamk_f32 (D = S0 * K + S1) and v_fmaak_f32 (D = S0 * S1 + K), K the
+/// literal.
+template <bool KMultiplies> bool vfmaK(Exec &x, const Inst &in) {
   U64 e = x.exec();
   float k = asF(U32(in.imms[0]));
   for (unsigned l = 0; l < 64; ++l)
-    if (e >> l & 1)
-      x.setVf(in.defs[0], l, std::fma(x.f32(in.srcs[0], l), k, x.f32(in.srcs[1], l)));
-  return true;
-}
-bool v_fmaak_f32(Exec &x, const Inst &in) { // D = S0 * S1 + K
-  U64 e = x.exec();
-  float k = asF(U32(in.imms[0]));
-  for (unsigned l = 0; l < 64; ++l)
-    if (e >> l & 1)
-      x.setVf(in.defs[0], l, std::fma(x.f32(in.srcs[0], l), x.f32(in.srcs[1], l), k));
+    if (e >> l & 1) {
+      float s0 = x.f32(in.srcs[0], l), s1 = x.f32(in.srcs[1], l);
+      x.setVf(in.defs[0], l, KMultiplies ? std::fma(s0, k, s1) : std::fma(s0, s1, k));
+    }
   return true;
 }
 
@@ -734,8 +730,8 @@ void mla::emu::addVectorOps(OpTable &t) {
   V("v_add_u64", vop64<add64>);
   V("v_mad_u64_u32", vmad64<false>);
   V("v_mad_i64_i32", vmad64<true>);
-  V("v_fmamk_f32", v_fmamk_f32);
-  V("v_fmaak_f32", v_fmaak_f32);
+  V("v_fmamk_f32", vfmaK<true>);
+  V("v_fmaak_f32", vfmaK<false>);
   V("v_div_scale_f32", v_div_scale_f32);
   V("v_div_fmas_f32", v_div_fmas_f32);
   V("v_div_fixup_f32", v_div_fixup_f32);
