@@ -63,6 +63,7 @@ struct OpInfo {
 using OpTable = llvm::StringMap<OpInfo>;
 void addScalarOps(OpTable &);
 void addVectorOps(OpTable &);
+void addPackedOps(OpTable &);
 void addMemoryOps(OpTable &);
 void addMatrixOps(OpTable &);
 const OpTable &opTable();
