@@ -23,6 +23,14 @@ namespace {
 using U32 = uint32_t;
 using U64 = uint64_t;
 
+/// A byte or short load's dword: zero- or sign-extended.
+U32 subDword(const uint8_t *buf, unsigned bytes, bool sign) {
+  U32 v = bytes == 1 ? buf[0] : buf[0] | U32(buf[1]) << 8;
+  if (sign)
+    v = bytes == 1 ? U32(int32_t(int8_t(v))) : U32(int32_t(int16_t(v)));
+  return v;
+}
+
 bool ldsCheck(Exec &x, U64 addr, unsigned n, unsigned lane) {
   if (addr + n > x.d.lds.size())
     return x.fail("lane " + llvm::Twine(lane) + " accesses LDS bytes [" + llvm::Twine(addr) +
@@ -70,10 +78,7 @@ template <unsigned Bytes, bool Two, bool Signed = false> bool dsRead(Exec &x, co
       uint8_t buf[16] = {};
       std::memcpy(buf, &x.d.lds[addr[part][l]], Bytes);
       if (Bytes < 4) {
-        U32 v = Bytes == 1 ? buf[0] : buf[0] | U32(buf[1]) << 8;
-        if (Signed)
-          v = Bytes == 1 ? U32(int32_t(int8_t(v))) : U32(int32_t(int16_t(v)));
-        p.data[l] = v;
+        p.data[l] = subDword(buf, Bytes, Signed);
         continue;
       }
       for (unsigned d = 0; d < Bytes / 4; ++d)
@@ -247,10 +252,7 @@ bool globalOp(Exec &x, const Inst &in) {
     if (!x.readGlobal(addr, buf, Bytes, l))
       return false;
     if (Bytes < 4) {
-      U32 v = Bytes == 1 ? buf[0] : buf[0] | U32(buf[1]) << 8;
-      if (Signed)
-        v = Bytes == 1 ? U32(int32_t(int8_t(v))) : U32(int32_t(int16_t(v)));
-      p.data[l] = v;
+      p.data[l] = subDword(buf, Bytes, Signed);
       continue;
     }
     for (unsigned d = 0; d < dwords; ++d)
