@@ -76,6 +76,14 @@ void Device::unregisterBuffer(const void *ptr) {
 
 void Device::clearBuffers() { buffers_.clear(); }
 
+const Device::Buffer *Device::below(uint64_t addr) const {
+  const Buffer *best = nullptr;
+  for (const Buffer &b : buffers_)
+    if (b.base + b.bytes <= addr)
+      best = &b; // sorted by base: the last one that ends at or before addr
+  return best;
+}
+
 const Device::Buffer *Device::find(uint64_t addr, uint64_t n) const {
   auto it = std::upper_bound(buffers_.begin(), buffers_.end(), addr,
                              [](uint64_t a, const Buffer &b) { return a < b.base; });
@@ -156,24 +164,15 @@ uint32_t Exec::getV(const Opnd &o, unsigned lane, unsigned dword) const {
 
 void Exec::setVf(const Opnd &o, unsigned lane, float f) { setV(o, lane, asU(f)); }
 
-/// Where `addr` lies relative to the nearest registered buffer.
+/// Where `addr` lies relative to the registered buffers, for fault messages.
 static std::string nearest(const Device &dev, uint64_t addr) {
-  const Device::Buffer *best = nullptr;
-  int64_t bestDist = 0;
-  for (const Device::Buffer *b = dev.find(addr, 1); b;) {
+  if (const Device::Buffer *b = dev.find(addr, 1))
     return " (inside '" + b->name + "' but running past its end)";
-  }
-  // scan: the buffer ending before addr or starting after it
-  for (uint64_t delta = 1; delta <= (1u << 20) && !best; delta <<= 1) {
-    if (const Device::Buffer *b = dev.find(addr - delta, 1)) {
-      best = b;
-      bestDist = int64_t(addr - (b->base + b->bytes));
-    }
-  }
-  if (!best)
+  const Device::Buffer *below = dev.below(addr);
+  if (!below)
     return "";
-  return " (" + std::to_string(bestDist) + " bytes past the end of '" + best->name + "', " +
-         std::to_string(best->bytes) + " bytes)";
+  return " (" + std::to_string(addr - (below->base + below->bytes)) + " bytes past the end of '" +
+         below->name + "', " + std::to_string(below->bytes) + " bytes)";
 }
 
 bool Exec::readGlobal(uint64_t addr, void *dst, unsigned n, unsigned lane) {

@@ -81,8 +81,6 @@ struct Inst {
   llvm::SmallVector<Opnd, 2> defs;
   llvm::SmallVector<Opnd, 4> srcs;
   llvm::SmallVector<int64_t, 6> imms;
-  /// Registers the instruction reads / writes beyond its operand list that
-  /// a pending load could hold (none today: loads only fill their vdst).
 };
 
 /// The MC layer for one chip, and the decoded instructions of one code

@@ -168,7 +168,7 @@ Rsrc rsrc(Exec &x, const Opnd &o) {
 /// (no vaddr). Operands: vdata, [vaddr], srsrc, soffset; imms: offset, ...
 template <unsigned Bytes, bool Store, bool Offen> bool bufferOp(Exec &x, const Inst &in) {
   U64 e = x.exec();
-  unsigned i = Store ? 0 : 0;
+  unsigned i = 0;
   const Opnd &data = Store ? in.srcs[i++] : in.defs[0];
   const Opnd *vaddr = Offen ? &in.srcs[i++] : nullptr;
   const Opnd &srs = in.srcs[i++];

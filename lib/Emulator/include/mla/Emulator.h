@@ -138,6 +138,9 @@ public:
   };
   /// The buffer holding [addr, addr + n), or nullptr.
   const Buffer *find(uint64_t addr, uint64_t n) const;
+  /// The buffer with the highest base among those ending at or before
+  /// `addr` (fault messages), or nullptr.
+  const Buffer *below(uint64_t addr) const;
 
 private:
   std::vector<Buffer> buffers_;
