@@ -68,6 +68,19 @@ uint64_t lookupInt(amd_comgr_metadata_node_t map, const char *key) {
   return s.empty() ? 0 : std::strtoull(s.c_str(), nullptr, 0);
 }
 
+/// Calls `f` with each element of the metadata list `list`.
+template <typename F> void forEachElement(amd_comgr_metadata_node_t list, F f) {
+  size_t count = 0;
+  amd_comgr_get_metadata_list_size(list, &count);
+  for (size_t i = 0; i < count; ++i) {
+    Node element;
+    if (amd_comgr_index_list_metadata(list, i, &element.n))
+      continue;
+    element.valid = true;
+    f(element.n);
+  }
+}
+
 /// Reads amdhsa.kernels into `kernels` (by name).
 Error readMetadata(ArrayRef<uint8_t> elf, std::map<std::string, Kernel> &kernels) {
   amd_comgr_data_t data;
@@ -83,38 +96,25 @@ Error readMetadata(ArrayRef<uint8_t> elf, std::map<std::string, Kernel> &kernels
   Node list;
   if (!lookup(md.n, "amdhsa.kernels", list))
     return err("the AMDHSA metadata has no amdhsa.kernels");
-  size_t count = 0;
-  amd_comgr_get_metadata_list_size(list.n, &count);
-  for (size_t i = 0; i < count; ++i) {
-    Node k;
-    if (amd_comgr_index_list_metadata(list.n, i, &k.n))
-      continue;
-    k.valid = true;
+  forEachElement(list.n, [&](amd_comgr_metadata_node_t k) {
     Kernel kernel;
-    kernel.name = lookupString(k.n, ".name");
-    kernel.wavefrontSize = lookupInt(k.n, ".wavefront_size");
-    kernel.sgprCount = lookupInt(k.n, ".sgpr_count");
-    kernel.vgprCount = lookupInt(k.n, ".vgpr_count");
-    kernel.agprCount = lookupInt(k.n, ".agpr_count");
+    kernel.name = lookupString(k, ".name");
+    kernel.wavefrontSize = lookupInt(k, ".wavefront_size");
+    kernel.sgprCount = lookupInt(k, ".sgpr_count");
+    kernel.vgprCount = lookupInt(k, ".vgpr_count");
+    kernel.agprCount = lookupInt(k, ".agpr_count");
     Node args;
-    if (lookup(k.n, ".args", args)) {
-      size_t nargs = 0;
-      amd_comgr_get_metadata_list_size(args.n, &nargs);
-      for (size_t a = 0; a < nargs; ++a) {
-        Node arg;
-        if (amd_comgr_index_list_metadata(args.n, a, &arg.n))
-          continue;
-        arg.valid = true;
+    if (lookup(k, ".args", args))
+      forEachElement(args.n, [&](amd_comgr_metadata_node_t arg) {
         KernelArg ka;
-        ka.name = lookupString(arg.n, ".name");
-        ka.valueKind = lookupString(arg.n, ".value_kind");
-        ka.offset = lookupInt(arg.n, ".offset");
-        ka.size = lookupInt(arg.n, ".size");
+        ka.name = lookupString(arg, ".name");
+        ka.valueKind = lookupString(arg, ".value_kind");
+        ka.offset = lookupInt(arg, ".offset");
+        ka.size = lookupInt(arg, ".size");
         kernel.args.push_back(std::move(ka));
-      }
-    }
+      });
     kernels[kernel.name] = std::move(kernel);
-  }
+  });
   return Error::success();
 }
 } // namespace
