@@ -296,12 +296,8 @@ static bool aligned(const void *p, size_t a) {
   return reinterpret_cast<uintptr_t>(p) % a == 0;
 }
 
-/// mla_plan_decode, also handing back the kernels it chose.
-static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
-                             mla_decode_plan *plan, const Kernel **stage1Out,
-                             const Kernel **stage2Out) {
-  if (!ctx || !a || !plan)
-    return fail(MLA_ERROR_INVALID_ARGUMENT, "context, arguments and plan must not be NULL");
+/// The checks on a call's buffers and sizes, shared by planning and running.
+static mla_status validateArgs(const mla_context *ctx, const mla_decode_args *a) {
   const mla_spec_desc &s = *ctx->spec;
   struct {
     const char *name;
@@ -321,9 +317,11 @@ static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
   for (auto &p : ptrs)
     if (!aligned(p.ptr, p.align))
       return fail(MLA_ERROR_MISALIGNED, "%s (%p) is not %zu-byte aligned", p.name, p.ptr, p.align);
+  return MLA_SUCCESS;
+}
 
-  int64_t splits = chooseSplits(*ctx, a->batch, a->max_kv_len);
-  size_t need = workspaceBytes(s, a->batch, splits);
+/// The workspace check for `need` bytes.
+static mla_status checkWorkspace(const mla_decode_args *a, int64_t splits, size_t need) {
   if (need) {
     if (!a->workspace)
       return fail(MLA_ERROR_INVALID_ARGUMENT, "workspace is NULL; %zu bytes are needed", need);
@@ -334,6 +332,41 @@ static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
                   "workspace has %zu bytes; batch %lld with %lld splits needs %zu",
                   a->workspace_bytes, (long long)a->batch, (long long)splits, need);
   }
+  return MLA_SUCCESS;
+}
+
+/// Whether every length in the host copy divides `multiple` (false without
+/// one); an inconsistent host copy is an error.
+static mla_status hostLengthsDivide(const mla_decode_args *a, int64_t multiple, bool *divides) {
+  *divides = false;
+  const int32_t *h = a->kv_indptr_host;
+  if (!h)
+    return MLA_SUCCESS;
+  *divides = true;
+  for (int64_t b = 0; b < a->batch; ++b) {
+    int64_t len = int64_t(h[b + 1]) - int64_t(h[b]);
+    if (len < 0 || len > a->max_kv_len)
+      return fail(MLA_ERROR_INVALID_ARGUMENT,
+                  "kv_indptr_host gives sequence %lld length %lld, outside [0, max_kv_len = %lld]",
+                  (long long)b, (long long)len, (long long)a->max_kv_len);
+    *divides = *divides && len % multiple == 0;
+  }
+  return MLA_SUCCESS;
+}
+
+/// mla_plan_decode, also handing back the kernels it chose.
+static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
+                             mla_decode_plan *plan, const Kernel **stage1Out,
+                             const Kernel **stage2Out) {
+  if (!ctx || !a || !plan)
+    return fail(MLA_ERROR_INVALID_ARGUMENT, "context, arguments and plan must not be NULL");
+  if (mla_status st = validateArgs(ctx, a))
+    return st;
+  const mla_spec_desc &s = *ctx->spec;
+  int64_t splits = chooseSplits(*ctx, a->batch, a->max_kv_len);
+  size_t need = workspaceBytes(s, a->batch, splits);
+  if (mla_status st = checkWorkspace(a, splits, need))
+    return st;
 
   // The mask-free stage 1 needs every length to be a multiple of
   // splits * dispatch_kv_multiple; the launcher only believes a host copy.
@@ -342,17 +375,8 @@ static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
     const Kernel &mf = ctx->stage1MaskFree.front();
     int64_t multiple = splits * std::max<int64_t>(1, mf.desc->dispatch_kv_multiple);
     bool divides = false;
-    if (const int32_t *h = a->kv_indptr_host) {
-      divides = true;
-      for (int64_t b = 0; b < a->batch; ++b) {
-        int64_t len = int64_t(h[b + 1]) - int64_t(h[b]);
-        if (len < 0 || len > a->max_kv_len)
-          return fail(MLA_ERROR_INVALID_ARGUMENT,
-                      "kv_indptr_host gives sequence %lld length %lld, outside [0, max_kv_len = %lld]",
-                      (long long)b, (long long)len, (long long)a->max_kv_len);
-        divides = divides && len % multiple == 0;
-      }
-    }
+    if (mla_status st = hostLengthsDivide(a, multiple, &divides))
+      return st;
     if (divides || ctx->stage1Masked.empty())
       stage1 = &mf;
     if (!divides && ctx->stage1Masked.empty() && a->kv_indptr_host)
@@ -369,6 +393,10 @@ static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
   *stage1Out = stage1;
   *stage2Out = stage2;
   plan->workspace_bytes = need;
+  plan->batch = a->batch;
+  plan->max_kv_len = a->max_kv_len;
+  plan->mask_free = stage1->desc->mask_free;
+  plan->context = ctx;
   lastError.clear();
   return MLA_SUCCESS;
 }
@@ -458,15 +486,66 @@ extern "C" mla_status mla_plan_decode(const mla_context *ctx, const mla_decode_a
   return planDecode(ctx, a, plan, &stage1, &stage2);
 }
 
+static mla_status launchPlan(mla_context &ctx, const Kernel &stage1, const Kernel *stage2,
+                             const mla_decode_args &a, int64_t splits, void *stream) {
+  if (mla_status s = launchKernel(ctx, stage1, a, splits, stream))
+    return s;
+  if (stage2)
+    if (mla_status s = launchKernel(ctx, *stage2, a, splits, stream))
+      return s;
+  return MLA_SUCCESS;
+}
+
 extern "C" mla_status mla_decode(mla_context *ctx, const mla_decode_args *a, void *stream) {
   mla_decode_plan plan;
   const Kernel *stage1, *stage2;
   if (mla_status s = planDecode(ctx, a, &plan, &stage1, &stage2))
     return s;
-  if (mla_status s = launchKernel(*ctx, *stage1, *a, plan.splits, stream))
-    return s;
-  if (stage2)
-    if (mla_status s = launchKernel(*ctx, *stage2, *a, plan.splits, stream))
-      return s;
-  return MLA_SUCCESS;
+  return launchPlan(*ctx, *stage1, stage2, *a, plan.splits, stream);
+}
+
+/// The context's kernel whose descriptor name is `name` (a plan's kernels
+/// are the context's own strings).
+static const Kernel *kernelNamed(const mla_context &ctx, const char *name) {
+  for (auto *list : {&ctx.stage1Masked, &ctx.stage1MaskFree, &ctx.stage2})
+    for (const Kernel &k : *list)
+      if (k.desc->name == name)
+        return &k;
+  return nullptr;
+}
+
+extern "C" mla_status mla_decode_run(mla_context *ctx, const mla_decode_plan *plan,
+                                     const mla_decode_args *a, void *stream) {
+  if (!ctx || !plan || !a)
+    return fail(MLA_ERROR_INVALID_ARGUMENT, "context, plan and arguments must not be NULL");
+  if (plan->context != ctx)
+    return fail(MLA_ERROR_INVALID_ARGUMENT, "the plan was made for another context");
+  if (mla_status st = validateArgs(ctx, a))
+    return st;
+  if (a->batch != plan->batch || a->max_kv_len != plan->max_kv_len)
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "the plan was made for batch %lld, max_kv_len %lld; these arguments have "
+                "batch %lld, max_kv_len %lld (plan again)",
+                (long long)plan->batch, (long long)plan->max_kv_len, (long long)a->batch,
+                (long long)a->max_kv_len);
+  const Kernel *stage1 = kernelNamed(*ctx, plan->stage1);
+  const Kernel *stage2 = plan->stage2 ? kernelNamed(*ctx, plan->stage2) : nullptr;
+  if (!stage1 || (plan->stage2 && !stage2) || (plan->splits > 1) != (stage2 != nullptr))
+    return fail(MLA_ERROR_INVALID_ARGUMENT, "the plan does not name this context's kernels");
+  if (mla_status st = checkWorkspace(a, plan->splits, plan->workspace_bytes))
+    return st;
+  if (plan->mask_free && !ctx->stage1Masked.empty()) {
+    int64_t multiple =
+        plan->splits * std::max<int64_t>(1, stage1->desc->dispatch_kv_multiple);
+    bool divides = false;
+    if (mla_status st = hostLengthsDivide(a, multiple, &divides))
+      return st;
+    if (a->kv_indptr_host && !divides)
+      return fail(MLA_ERROR_INVALID_ARGUMENT,
+                  "the plan's mask-free stage 1 needs every length to be a multiple of %lld; "
+                  "kv_indptr_host has one that is not (plan again)",
+                  (long long)multiple);
+  }
+  lastError.clear();
+  return launchPlan(*ctx, *stage1, stage2, *a, plan->splits, stream);
 }

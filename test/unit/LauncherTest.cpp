@@ -223,6 +223,58 @@ TEST_F(LauncherTest, LaunchesBothStagesWithPackedMemrefDescriptors) {
   EXPECT_EQ(ptr(out.bytes), w[52]);
 }
 
+TEST_F(LauncherTest, RunReusesThePlanOnNewBuffersAndChangedIndptr) {
+  // Plan once (host lengths that divide: the mask-free stage 1).
+  mla_decode_args a = args(4, 4096);
+  a.kv_indptr_host = hostIndptr;
+  mla_decode_plan plan;
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan)) << mla_last_error();
+  ASSERT_TRUE(plan.mask_free);
+  ASSERT_EQ(4, plan.batch);
+  ASSERT_EQ(4096, plan.max_kv_len);
+  // Run on other buffers (a new q and output) after kv_indptr's contents
+  // changed (still dividing lengths, in another order): the plan's kernels
+  // and split count, the new pointers.
+  Arena<4096> q2, out2;
+  mla_decode_args b = a;
+  b.q = q2.bytes;
+  b.out = out2.bytes;
+  int32_t reordered[5] = {0, 0, 4096, 8192, 12288}; // 0, 4096, 4096, 4096
+  b.kv_indptr_host = reordered;
+  ASSERT_EQ(MLA_SUCCESS, mla_decode_run(ctx, &plan, &b, nullptr)) << mla_last_error();
+  // Device contents unknown to the host (no host copy): the plan stands.
+  b.kv_indptr_host = nullptr;
+  ASSERT_EQ(MLA_SUCCESS, mla_decode_run(ctx, &plan, &b, nullptr)) << mla_last_error();
+  ASSERT_EQ(4u, backend.launches.size());
+  for (int i : {0, 2}) {
+    EXPECT_EQ(plan.stage1, backend.launches[i].kernel);
+    EXPECT_EQ(unsigned(plan.splits), backend.launches[i].gy);
+    EXPECT_EQ(uint64_t(reinterpret_cast<uintptr_t>(q2.bytes)), backend.launches[i].words[0]);
+    EXPECT_EQ(plan.stage2, backend.launches[i + 1].kernel);
+  }
+  backend.launches.clear();
+  // A host copy that no longer divides cannot run the mask-free plan.
+  int32_t ragged[5] = {0, 4096, 8191, 12287, 16383};
+  b.kv_indptr_host = ragged;
+  expectRefused(mla_decode_run(ctx, &plan, &b, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                "plan again");
+  // Another shape needs another plan; a plan of another context is refused.
+  b = args(8, 4096);
+  expectRefused(mla_decode_run(ctx, &plan, &b, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                "the plan was made for batch 4");
+  mla_decode_plan foreign = plan;
+  foreign.context = nullptr;
+  a.kv_indptr_host = nullptr;
+  expectRefused(mla_decode_run(ctx, &foreign, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                "another context");
+  // The workspace is still checked.
+  a = args(4, 4096);
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan));
+  a.workspace_bytes = 16;
+  expectRefused(mla_decode_run(ctx, &plan, &a, nullptr), MLA_ERROR_WORKSPACE_TOO_SMALL,
+                "workspace has 16 bytes");
+}
+
 TEST_F(LauncherTest, OneSplitLaunchesStageOneOnly) {
   mla_decode_args a = args(512, 64);
   mla_decode_plan plan;

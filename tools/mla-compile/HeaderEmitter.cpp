@@ -14,6 +14,10 @@ using namespace llvm;
 
 namespace {
 
+/// The launcher ABI the emitted descriptors follow (mla/launcher.h's
+/// MLA_LAUNCHER_ABI_VERSION).
+constexpr int kLauncherAbi = 3;
+
 std::string cString(StringRef s) {
   std::string out = "\"";
   for (char c : s) {
@@ -75,8 +79,9 @@ void mla_compile::emitLauncherHeader(raw_ostream &os, StringRef spec, StringRef 
      << " * then mla_workspace_size / mla_decode (mla/launcher.h, docs/Embedding.md). */\n"
      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
      << "#include \"mla/launcher.h\"\n\n"
-     << "#if MLA_LAUNCHER_ABI_VERSION != 2\n"
-     << "#error \"" << spec << ".h was generated for launcher ABI 1\"\n#endif\n\n";
+     << "#if MLA_LAUNCHER_ABI_VERSION != " << kLauncherAbi << "\n"
+     << "#error \"" << spec << ".h was generated for launcher ABI " << kLauncherAbi
+     << "\"\n#endif\n\n";
 
   // Split candidates and kernels are the same across chips except for the
   // figures (shared bytes, occupancy); every chip gets its own tables.

@@ -10,6 +10,9 @@
  *   mla_decode_args a = {q, kv, kv_scale, qo_indptr, kv_indptr, out,
  *                        workspace, ws, batch, max_kv_len, NULL};
  *   s = mla_decode(ctx, &a, stream);        // hipStream_t or CUstream
+ *   // or plan once per shape, run every step (new buffers, updated indptr):
+ *   mla_decode_plan p;  mla_plan_decode(ctx, &a, &p);
+ *   s = mla_decode_run(ctx, &p, &a, stream);
  *   mla_context_destroy(ctx);
  *
  * Every call returns a status; on failure nothing was launched and
@@ -17,8 +20,12 @@
  * applies the manifest's rules: the split count from the split cost model
  * (docs/Design.md), the mask-free stage 1 only when it can see that every
  * length is a multiple of splits x the kernel's dispatch multiple (pass a
- * host copy of kv_indptr for that; it never reads device memory), stage 2
- * only with several splits. docs/Embedding.md walks through it.
+ * host copy of kv_indptr for that; it never reads device memory and never
+ * synchronises), stage 2 only with several splits. A plan depends only on
+ * the batch, max_kv_len and (for the mask-free variant) the host copy's
+ * lengths, never on device contents: mla_decode_run launches a plan on new
+ * buffers or after kv_indptr changed without planning again.
+ * docs/Embedding.md walks through it.
  *===----------------------------------------------------------------------===*/
 #ifndef MLA_LAUNCHER_H
 #define MLA_LAUNCHER_H
@@ -32,7 +39,7 @@ extern "C" {
 
 /* Bumped whenever the descriptor structs below change layout; generated
  * headers record the version they were written for. */
-#define MLA_LAUNCHER_ABI_VERSION 2
+#define MLA_LAUNCHER_ABI_VERSION 3
 
 typedef enum mla_status {
   MLA_SUCCESS = 0,
@@ -155,6 +162,10 @@ typedef struct mla_decode_plan {
   const char *stage1;       /* kernel name */
   const char *stage2;       /* NULL when splits == 1 */
   size_t workspace_bytes;   /* needed */
+  /* What the plan was made for (ABI 3); mla_decode_run checks them. */
+  int64_t batch, max_kv_len;
+  int mask_free;            /* stage 1 is the mask-free kernel */
+  const mla_context *context;
 } mla_decode_plan;
 
 /* Workspace for a batch whose longest sequence has max_kv_len tokens. */
@@ -166,6 +177,13 @@ mla_status mla_plan_decode(const mla_context *ctx, const mla_decode_args *args,
 /* Validates, plans and launches stage 1 (and stage 2) on `stream`. */
 mla_status mla_decode(mla_context *ctx, const mla_decode_args *args,
                       void *stream);
+/* Launches `plan` (from mla_plan_decode on this context) for `args`, which
+ * may hold other buffers and other kv_indptr contents than the planning
+ * call's but must have its batch and max_kv_len. Validates the pointers and
+ * the workspace; does not plan again. A mask-free plan needs lengths that
+ * still divide: when args->kv_indptr_host is given it is checked. */
+mla_status mla_decode_run(mla_context *ctx, const mla_decode_plan *plan,
+                          const mla_decode_args *args, void *stream);
 
 #ifdef __cplusplus
 }
