@@ -40,11 +40,13 @@ run: build
 	$(BUILD)/bin/mla-compile $(SPEC) --chip=sm_90 --ptxas=$(PTXAS) -o $(BUILD)/artifacts
 
 # Code objects and manifests of the sm_90 specs python/mla_torch.py loads
-# and bench/ (MLA_ARTIFACTS=$(ARTIFACTS)).
+# and bench/ (MLA_ARTIFACTS=$(ARTIFACTS)), and the library it launches them
+# with.
 artifacts: build
 	for s in kernels/deepseek_r1_decode_fp8.mlir kernels/deepseek_r1_decode_bf16.mlir \
 	         kernels/deepseek_r1_decode_fp8_qp8.mlir kernels/deepseek_r1_decode_fp8_qp16.mlir; do \
 	  $(BUILD)/bin/mla-compile $$s --chip=sm_90 --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
+	cp $(BUILD)/lib/libmla_cuda_launch.so $(ARTIFACTS)/
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure

@@ -8,12 +8,21 @@
     every case, the output poisoned with NaN before the call, compared with a
     float32 torch reference on dequantised KV (relative Frobenius <= 2e-2,
     no NaN).
+    Every case runs in three modes: the same inputs twice, fresh copies of
+    the inputs (new tensors), and kv_indptr updated in place to other
+    lengths; every call of ours runs under
+    torch.cuda.set_sync_debug_mode("error"), so a host synchronisation
+    in the call path fails the check.
 (b) Timing, ours and the baseline module side by side (same custom_kernel
     interface): L2 flushed before each call, CUDA events around the whole
-    call, median of --reps, two ways: "queued" (the flush, the events and
-    the call queued back to back, as triton.testing.do_bench and the
-    anchors' table do) and "synced" (the host waits for the flush first, so
-    the host's own launch work is timed too); kernel-only time by CUDA-graph replay (same
+    call, median of --reps, "queued" (the flush, the events and the call
+    queued back to back, as triton.testing.do_bench and the anchors' table
+    do) in three modes: the same inputs repeated, fresh inputs every call
+    (new tensors, made before the flush), and kv_indptr updated in place
+    every call (every length + 1, a decode step); "synced" (the host waits
+    for the flush first, so the host's own launch work is timed too) on
+    repeated inputs; host time of a cold call (CPU clock around a call on
+    fresh inputs, no sync); kernel-only time by CUDA-graph replay (same
     flush, events, median) and by the torch profiler; fp8 KV bytes /
     kernel time and the whole-call ratio to the baseline.
 Exits 1 if any correctness case fails.
@@ -77,19 +86,46 @@ def check(kv_format, lengths, seed):
             t.fill_(float("nan"))
     torch.cuda.synchronize()
     ref = reference(data, deq)
-    den = ref.norm().item()
     err, nan = 0.0, False
-    # Twice: the second call on the same buffers takes the launcher's cached
-    # plan; its output is poisoned in between.
-    for _ in range(2):
-        out = mla_torch.custom_kernel(data)
+
+    def call(d, ref):
+        nonlocal err, nan
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            out = mla_torch.custom_kernel(d)
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
         torch.cuda.synchronize()
         got = out.float()
         nan = nan or bool(torch.isnan(got).any())
+        den = ref.norm().item()
         e = (got - ref).norm().item()
         err = max(err, e / den if den > 0 else e)
         out.fill_(float("nan"))
+
+    # Repeated: twice on the same buffers (the second replays the plan);
+    # the output is poisoned in between.
+    call(data, ref)
+    call(data, ref)
+    # Fresh: new tensors with the same contents.
+    call(fresh_copy(data), ref)
+    # In place: kv_indptr rewritten to shorter lengths (a sequence drops its
+    # last token), same tensor, same buffers.
+    q, kvd, qo, kvp, config = data
+    shorter = [max(n - 1, 0) for n in lengths]
+    kvp.copy_(torch.tensor([0] + list(torch.tensor(shorter).cumsum(0).tolist()),
+                           dtype=torch.int32, device="cuda"))
+    call(data, reference(data, deq))
     return err, nan
+
+
+def fresh_copy(data):
+    """New tensors with the inputs' contents (the KV format's entry only)."""
+    q, kvd, qo, kvp, config = data
+    fmt = config.get("kv_format", "fp8")
+    kvd = dict(kvd)
+    kvd[fmt] = tuple(t.clone() for t in kvd[fmt]) if fmt == "fp8" else kvd[fmt].clone()
+    return (q.clone(), kvd, qo.clone(), kvp.clone(), dict(config))
 
 
 def time_call(fn, data, reps, flush, synced):
@@ -114,6 +150,59 @@ def time_call(fn, data, reps, flush, synced):
         if synced:
             end.synchronize()
     torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) * 1000.0 for s, e in events)
+
+
+def time_fresh(fn, data, reps, flush):
+    """Queued whole-call time, us (median), new input tensors every call
+    (copied before the flush, outside the events), and the host time of
+    those cold calls (CPU clock around the call, no sync), us (median)."""
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+              for _ in range(reps)]
+    host = []
+    for _ in range(3):
+        fn(fresh_copy(data))
+    torch.cuda.synchronize()
+    for start, end in events:
+        d = fresh_copy(data)
+        flush.zero_()
+        start.record()
+        t0 = time.perf_counter()
+        fn(d)
+        host.append((time.perf_counter() - t0) * 1e6)
+        end.record()
+        del d
+    torch.cuda.synchronize()
+    return (statistics.median(s.elapsed_time(e) * 1000.0 for s, e in events),
+            statistics.median(host))
+
+
+def time_inplace(fn, data, reps, flush):
+    """Queued whole-call time, us (median), kv_indptr updated in place
+    before every call (outside the events): every length + 1, as a decode
+    step, from kv_seq_len - reps - 3 up to kv_seq_len (the KV buffer's
+    rows)."""
+    q, kvd, qo, kvp, config = data
+    bs, kv = config["batch_size"], config["kv_seq_len"]
+    steps = reps + 3
+    start_len = max(kv - steps, 0)
+    ptrs = [torch.arange(bs + 1, dtype=torch.int32, device="cuda") * min(start_len + i + 1, kv)
+            for i in range(steps)]
+    saved = kvp.clone()
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+              for _ in range(reps)]
+    for i in range(3):
+        kvp.copy_(ptrs[i])
+        fn(data)
+    torch.cuda.synchronize()
+    for i, (start, end) in enumerate(events):
+        kvp.copy_(ptrs[3 + i])
+        flush.zero_()
+        start.record()
+        fn(data)
+        end.record()
+    torch.cuda.synchronize()
+    kvp.copy_(saved)
     return statistics.median(s.elapsed_time(e) * 1000.0 for s, e in events)
 
 
@@ -208,17 +297,24 @@ def main():
         copy, read = bandwidth(flush)
         results["copy_tb_s"], results["read_tb_s"] = copy, read
         print(f"\nmemory bandwidth: copy {copy:.2f} TB/s (read + write), read-only {read:.2f} TB/s")
-        print(f"\n{'bs/kv':>10} {'queued':>8} {'synced':>8} {'graph':>8} {'kernels':>8} {'TB/s':>6} {'splits':>6}"
-              f" {'b.queued':>9} {'b.synced':>9} {'b.graph':>8} {'ratio q':>7}")
+        print(f"\n{'bs/kv':>10} {'fresh':>7} {'inplace':>7} {'queued':>7} {'synced':>7} {'host':>6}"
+              f" {'graph':>7} {'kernels':>7} {'TB/s':>5} {'splits':>6}"
+              f" {'b.fresh':>8} {'b.inpl':>7} {'b.queued':>8} {'b.graph':>8} {'ratio f':>7}")
         ours_all, base_all, oq_all, bq_all = [], [], [], []
+        of_all, oi_all, bf_all, bi_all = [], [], [], []
         for bs, kv in TASK_SHAPES:
             data, _ = make_inputs([kv] * bs, "fp8", seed)
             t = time_call(mla_torch.custom_kernel, data, args.reps, flush, synced=True)
             tq = time_call(mla_torch.custom_kernel, data, args.reps, flush, synced=False)
+            tf, host = time_fresh(mla_torch.custom_kernel, data, args.reps, flush)
+            ti = time_inplace(mla_torch.custom_kernel, data, args.reps, flush)
             oq_all.append(tq)
+            of_all.append(tf)
+            oi_all.append(ti)
             k = mla_torch.kernels_for("fp8")
             splits = k.choose_splits(bs, kv)
-            row = dict(bs=bs, kv=kv, ours_us=t, ours_queued_us=tq, splits=splits,
+            row = dict(bs=bs, kv=kv, ours_us=t, ours_queued_us=tq, ours_fresh_us=tf,
+                       ours_inplace_us=ti, ours_host_cold_us=host, splits=splits,
                        fp8_tb_s=bs * kv * QK / (t * 1e-6) / 1e12)
             row["ours_graph_us"] = graph_time(mla_torch.custom_kernel, data, args.reps, flush)
             kt = kernel_time(mla_torch.custom_kernel, data)
@@ -232,24 +328,38 @@ def main():
                 row["baseline_queued_us"] = time_call(baseline.custom_kernel, data, args.reps,
                                                       flush, synced=False)
                 row["baseline_graph_us"] = graph_time(baseline.custom_kernel, data, args.reps, flush)
+                row["baseline_fresh_us"], _ = time_fresh(baseline.custom_kernel, data, args.reps,
+                                                         flush)
+                row["baseline_inplace_us"] = time_inplace(baseline.custom_kernel, data, args.reps,
+                                                          flush)
                 base_all.append(row["baseline_us"])
                 bq_all.append(row["baseline_queued_us"])
+                bf_all.append(row["baseline_fresh_us"])
+                bi_all.append(row["baseline_inplace_us"])
             ours_all.append(t)
             results["timing"].append(row)
-            b, bq = row.get("baseline_us"), row.get("baseline_queued_us")
+            bq, bf = row.get("baseline_queued_us"), row.get("baseline_fresh_us")
             fmt = lambda v, w: f"{v:{w}.1f}" if v else " " * (w - 1) + "-"
-            print(f"{bs:>4}/{kv:<5} {tq:8.1f} {t:8.1f} {fmt(row['ours_graph_us'], 8)} "
-                  f"{row['ours_kernel_total_us']:8.1f} {row['fp8_tb_s']:6.2f} {splits:6d} "
-                  f"{fmt(bq, 9)} {fmt(b, 9)} {fmt(row.get('baseline_graph_us'), 8)} "
-                  f"{(f'{tq / bq:7.2f}' if bq else '      -')}")
+            print(f"{bs:>4}/{kv:<5} {tf:7.1f} {ti:7.1f} {tq:7.1f} {t:7.1f} {host:6.1f} "
+                  f"{fmt(row['ours_graph_us'], 7)} "
+                  f"{row['ours_kernel_total_us']:7.1f} {row['fp8_tb_s']:5.2f} {splits:6d} "
+                  f"{fmt(bf, 8)} {fmt(row.get('baseline_inplace_us'), 7)} {fmt(bq, 8)} "
+                  f"{fmt(row.get('baseline_graph_us'), 8)} "
+                  f"{(f'{tf / bf:7.2f}' if bf else '      -')}")
         geo = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))
         results["geomean_us"] = geo(ours_all)
         results["geomean_queued_us"] = geo(oq_all)
-        line = f"geomean ours queued {geo(oq_all):.1f} us, synced {geo(ours_all):.1f} us"
+        results["geomean_fresh_us"] = geo(of_all)
+        results["geomean_inplace_us"] = geo(oi_all)
+        line = (f"geomean ours fresh {geo(of_all):.1f} us, in place {geo(oi_all):.1f} us, "
+                f"repeated queued {geo(oq_all):.1f} us, synced {geo(ours_all):.1f} us")
         if base_all:
             results["baseline_geomean_us"] = geo(base_all)
             results["baseline_geomean_queued_us"] = geo(bq_all)
-            line += f"; baseline queued {geo(bq_all):.1f} us, synced {geo(base_all):.1f} us"
+            results["baseline_geomean_fresh_us"] = geo(bf_all)
+            results["baseline_geomean_inplace_us"] = geo(bi_all)
+            line += (f"; baseline fresh {geo(bf_all):.1f} us, in place {geo(bi_all):.1f} us, "
+                     f"repeated queued {geo(bq_all):.1f} us, synced {geo(base_all):.1f} us")
         print(line)
     if args.json:
         with open(args.json, "w") as f:

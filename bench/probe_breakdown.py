@@ -23,8 +23,9 @@ def main():
     t = lambda fn: B.time_call(lambda _: fn(), None, 50, flush, synced=False)
     print("empty (events only) %.1f us" % t(lambda: None))
     k = M.kernels_for("fp8")
-    if os.environ.get("PROBE_MASKED"):  # time the masked stage 1 everywhere
-        k.lengths_divide = lambda *a: False
+    # Stage 1 is the masked kernel unless PROBE_MASK_FREE=1 hands the plan
+    # the (equal) lengths as a host copy would.
+    mask_free = bool(os.environ.get("PROBE_MASK_FREE"))
     st = M.current_stream(0)
     print(f"{'bs/kv':>10} {'splits':>6} {'stage1':>7} {'stage2':>7} {'both':>7} {'call':>7}")
     for i, (bs, kv) in enumerate(SHAPES):
@@ -32,9 +33,10 @@ def main():
         q, kvd, qo, kvp, cfg = data
         kv8, scale = kvd["fp8"]
         sp = splits_override[i] if splits_override else None
-        launches, out, splits, _ = k.plan(
-            q, kv8.reshape(kv8.shape[0], -1).view(torch.uint8), scale.float(), qo, kvp, bs, kv,
-            splits=sp)
+        args = [q, kv8.reshape(kv8.shape[0], -1).view(torch.uint8), scale.float(), qo, kvp]
+        launches, out, splits, _, bind = k.plan(args, bs, kv, splits=sp, device=q.device,
+                                                kv_lens_host=[kv] * bs if mask_free else None)
+        bind([a.data_ptr() for a in args])
         s1 = t(lambda: k.launch_all(launches[:1], st))
         s2 = t(lambda: k.launch_all(launches[1:], st)) if len(launches) > 1 else 0.0
         both = t(lambda: k.launch_all(launches, st))

@@ -38,7 +38,8 @@ for bs, kv in [(4, 1024), (4, 8192), (32, 1024), (256, 8192)]:
     print(f"{bs}x{kv}: ours flush {ev(f):.1f} noflush {ev(f, do_flush=False):.1f} host {host(f):.1f} | "
           f"seed flush {ev(g):.1f} noflush {ev(g, do_flush=False):.1f} host {host(g):.1f}")
     k = M.kernels_for("fp8")
-    launches = M._plans[next(iter(k2 for k2 in M._plans if k2[1] == data[0].data_ptr()))][2]
+    launches = next(p for p in M._plans.values()
+                    if p.pointers and p.pointers[0] == data[0].data_ptr()).launches
     st = M.current_stream(0)
     print("   launch_all only host %.1f, one launch %.1f" % (host(lambda: k.launch_all(launches, st)),
           host(lambda: k.launch_all(launches[:1], st))))

@@ -9,17 +9,28 @@ deepseek_r1_decode_fp8_qp16 for fp8 KV, falling back to deepseek_r1_decode_fp8
 where only that one was compiled, and deepseek_r1_decode_bf16), launches on torch's
 current stream (driver launches through ctypes; CuPy loads the code
 objects), and applies the manifest's rules: split count
-from the split cost model, the mask-free stage 1 when every length divides
-evenly, stage 2 only with several splits. Workspaces are allocated once per
-shape. A call on the same buffers as an earlier one replays that call's
-launches as one CUDA graph (MLA_NO_GRAPH=1: kernel by kernel; stage 2 with
-programmatic dependent launch unless MLA_NO_PDL=1).
+from the split cost model, the mask-free stage 1 only when the host can see
+that every length divides evenly, stage 2 only with several splits.
+
+No call reads device memory on the host (no synchronisation): a plan
+depends only on what the host knows without asking the GPU, the shapes,
+strides and dtypes of the inputs and config's batch_size and kv_seq_len
+(the longest sequence). The stage-1 variant is therefore the masked one
+(correct for any lengths), unless config carries "kv_indptr_host" (a host
+copy of kv_indptr, as serving engines keep) whose lengths all divide, or
+the spec has only the mask-free kernel. Pointers are arguments, not plan
+state: a call with new buffers of the same shapes, or after kv_indptr was
+updated in place, reuses the plan and writes the new pointers into its
+prebuilt parameter blocks. Workspaces (and the output) are allocated once
+per plan. A call that repeats the previous call's buffers exactly replays
+its launches as one CUDA graph, captured on that repeat, never on a cold
+call (MLA_NO_GRAPH=1: kernel by kernel; stage 2 with programmatic dependent
+launch unless MLA_NO_PDL=1).
 """
 import ctypes
 import json
 import math
 import os
-import weakref
 
 import cupy
 import torch
@@ -86,13 +97,33 @@ _GRAPHS = (os.environ.get("MLA_NO_GRAPH", "0") != "1" and
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
+class _CLaunch(ctypes.Structure):  # mla_cuda_launch (lib/Launcher/CudaLaunchAll.c)
+    _fields_ = [("function", _vp), ("grid_x", ctypes.c_uint), ("grid_y", ctypes.c_uint),
+                ("block_x", ctypes.c_uint), ("shared", ctypes.c_uint),
+                ("dependent", ctypes.c_int), ("params", _vp)]
+
+
+def _launch_library(folder):
+    """libmla_cuda_launch.so from `make artifacts`: one ctypes call runs a
+    plan's launch list (a marshalled cuLaunchKernel per kernel cost ~8 us of
+    host time). None where it was not built; launches then go one by one."""
+    path = os.path.join(folder, "libmla_cuda_launch.so")
+    if not os.path.exists(path) or os.environ.get("MLA_NO_LAUNCH_LIB") == "1":
+        return None
+    lib = ctypes.CDLL(path)
+    lib.mla_cuda_launch_all.argtypes = [_vp, ctypes.c_int, _vp]
+    lib.mla_cuda_launch_all.restype = ctypes.c_int
+    return lib.mla_cuda_launch_all
+
+
 def _check(err, what):
     if err:
         raise RuntimeError(f"{what} failed: CUresult {err}")
 
 
 class _Graph:
-    """A plan's launches recorded on a private stream into one CUDA graph."""
+    """A plan's launches (a function of the stream) recorded on a private
+    stream into one CUDA graph."""
     _stream = None
 
     def __init__(self, launches):
@@ -103,7 +134,7 @@ class _Graph:
         self.graph, self.exec = _vp(), _vp()
         _check(_driver["cuStreamBeginCapture_v2"](_Graph._stream, 2), "cuStreamBeginCapture")  # relaxed
         try:
-            DecodeKernels.launch_all(launches, _Graph._stream.value)
+            launches(_Graph._stream.value)
         finally:
             _check(_driver["cuStreamEndCapture"](_Graph._stream, ctypes.byref(self.graph)),
                    "cuStreamEndCapture")
@@ -134,10 +165,14 @@ def current_stream(device_index):
 
 
 class _Launch:
-    """One kernel launch with its parameter block, ready to go."""
+    """One kernel launch with its parameter block, ready to go; the pointer
+    fields of its memref arguments are rewritten per call (set_pointers)."""
 
     def __init__(self, name, fn, grid, block, shared, params, dependent):
         self.name, self.grid, self.params = name, grid, params  # params keeps the values alive
+        self.c = _CLaunch(fn, grid[0], grid[1], block, shared, int(bool(dependent and _PDL)),
+                          ctypes.addressof(params[1]))
+        self.slots = params[2]  # per argument: its two pointer fields, or None
         self.args = (fn, grid[0], grid[1], 1, block, 1, 1, shared)
         self.kernel_params = ctypes.addressof(params[1])
         self.config = None
@@ -152,6 +187,13 @@ class _Launch:
                                         ctypes.pointer(self.attr), 1)
             self.config_ref = ctypes.byref(self.config)
             self.fn = fn
+
+    def set_pointers(self, pointers):
+        """pointers[i]: the address for argument i (None: keep; ignored for
+        scalars); arguments past the end keep theirs (the workspaces)."""
+        for slot, ptr in zip(self.slots, pointers):
+            if slot is not None and ptr is not None:
+                slot[0].value = slot[1].value = ptr
 
     def __call__(self, stream):
         if self.config is not None:
@@ -182,13 +224,12 @@ class DecodeKernels:
         self.block_n = m["block_n"]
         self.heads, self.qk_dim, self.v_dim = m["num_heads"], m["qk_dim"], m["v_dim"]
         self.workspaces = {}
-        self.params_cache = {}
         # Programs that run at once: SMs times the stage-1 kernels' occupancy
         # (mla-compile's report); the split model prices rounds of these.
         per_sm = min(k.get("resources", {}).get("programs_per_sm", 1)
                      for k in m["kernels"] if k["stage"] == 1) or 1
         self.concurrent = m["compute_units"] * per_sm
-        self.exact_cache = {}
+        self.launch_list = _launch_library(folder)
 
     # Same model as lib/Schedule/SplitCostModel.cpp.
     def split_cost(self, batch, kv_len, splits):
@@ -210,56 +251,38 @@ class DecodeKernels:
                 best = (c, s)
         return best[1]
 
-    def lengths_divide(self, kv_indptr, multiple):
-        # One device-to-host read per indptr tensor object and version. The
-        # key is the object (held weakly), never its address: the caching
-        # allocator hands a freed address to the next tensor.
-        key = (id(kv_indptr), multiple)
-        hit = self.exact_cache.get(key)
-        if hit is not None and hit[0]() is kv_indptr and hit[1] == kv_indptr._version:
-            return hit[2]
-        lengths = (kv_indptr[1:] - kv_indptr[:-1]).cpu()
-        result = bool((lengths % multiple == 0).all())
-        self.exact_cache[key] = (weakref.ref(kv_indptr), kv_indptr._version, result)
-        return result
-
     @staticmethod
     def _params(spec, values):
         """The kernel's parameter block: memref descriptors (two pointers,
-        offset, sizes, strides) and scalars, as ctypes values."""
-        out = []
+        offset, sizes, strides) and scalars, as ctypes values, and per
+        argument its two pointer fields (None for scalars). A memref value
+        is a tensor, or a (shape, strides) pair whose pointer comes later."""
+        out, slots = [], []
         for a, v in zip(spec["args"], values):
             if a["kind"] == "memref":
-                t = v
-                assert t.is_cuda and t.is_contiguous(), a["name"]
-                assert t.data_ptr() % 16 == 0, a["name"] + " must be 16-byte aligned"
-                assert t.dim() == a["rank"], (a["name"], t.shape)
-                out += [ctypes.c_void_p(t.data_ptr()), ctypes.c_void_p(t.data_ptr()),
-                        ctypes.c_int64(0)]
-                out += [ctypes.c_int64(s) for s in t.shape]
-                out += [ctypes.c_int64(s) for s in t.stride()]
+                shape, strides = (tuple(v.shape), v.stride()) if isinstance(v, torch.Tensor) else v
+                assert len(shape) == a["rank"], (a["name"], shape)
+                ptr = v.data_ptr() if isinstance(v, torch.Tensor) else 0
+                slot = (ctypes.c_void_p(ptr), ctypes.c_void_p(ptr))
+                slots.append(slot)
+                out += [slot[0], slot[1], ctypes.c_int64(0)]
+                out += [ctypes.c_int64(s) for s in shape]
+                out += [ctypes.c_int64(s) for s in strides]
             elif a["kind"] == "i64":
+                slots.append(None)
                 out.append(ctypes.c_int64(v))
             else:
+                slots.append(None)
                 out.append(ctypes.c_float(v))
         ptrs = (ctypes.c_void_p * len(out))(*[ctypes.addressof(x) for x in out])
-        return out, ptrs
+        return out, ptrs, slots
 
     def prepared(self, name, grid, values):
-        """One launch, ready to go (a _Launch). The parameter block is built
-        once per distinct tensor pointers, shapes and scalars."""
+        """One launch (a _Launch) whose parameter block holds `values`'
+        shapes and scalars; pointers are set per call."""
         fn, spec = self.kernels[name]
-        key = (name, grid) + tuple(
-            (v.data_ptr(), tuple(v.shape)) if isinstance(v, torch.Tensor) else v
-            for v in values)
-        launch = self.params_cache.get(key)
-        if launch is None:
-            if len(self.params_cache) > 64:
-                self.params_cache.clear()
-            launch = self.params_cache[key] = _Launch(
-                name, fn.kernel.ptr, grid, spec["block_threads"], spec["shared_bytes"],
-                self._params(spec, values), spec.get("dependent_launch", False))
-        return launch
+        return _Launch(name, fn.kernel.ptr, grid, spec["block_threads"], spec["shared_bytes"],
+                       self._params(spec, values), spec.get("dependent_launch", False))
 
     @staticmethod
     def launch_all(launches, stream):
@@ -267,37 +290,51 @@ class DecodeKernels:
             if 0 not in launch.grid:
                 launch(stream)
 
-    def plan(self, q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len, splits=None):
-        """The launches of one decode and its output tensor (a workspace)."""
+    def plan(self, args, batch, max_kv_len, splits=None, kv_lens_host=None, device=None):
+        """The launches of one decode shape, their workspaces and output.
+
+        args: per stage-1 input (q, kv, [kv_scale], qo_indptr, kv_indptr) a
+        tensor or its (shape, strides). Returns (launches, out, splits,
+        stage1, bind) where bind(pointers) writes one call's input
+        addresses into the launches. Reads nothing from the device."""
         heads, vdim = self.heads, self.v_dim
         if splits is None:
             cands = self.manifest["split_candidates"]
             splits = cands[0] if len(cands) == 1 else self.choose_splits(batch, max_kv_len)
         multiple = splits * self.block_n
-        if "mask_free" in self.stage1 and ("masked" not in self.stage1 or
-                                           self.lengths_divide(kv_indptr, multiple)):
+        divides = kv_lens_host is not None and all(n % multiple == 0 for n in kv_lens_host)
+        if "mask_free" in self.stage1 and ("masked" not in self.stage1 or divides):
             stage1 = self.stage1["mask_free"]
         else:
             stage1 = self.stage1["masked"]
-        key = (batch, splits, q.shape[0], q.device)
+        rows = args[0][0][0] if not isinstance(args[0], torch.Tensor) else args[0].shape[0]
+        key = (batch, splits, rows, device)
         ws = self.workspaces.get(key)
         if ws is None:
-            ws = (torch.empty((batch, splits, heads, vdim), dtype=torch.float32, device=q.device),
-                  torch.empty((batch, splits, heads), dtype=torch.float32, device=q.device),
-                  torch.empty((q.shape[0], heads, vdim), dtype=torch.bfloat16, device=q.device))
+            ws = (torch.empty((batch, splits, heads, vdim), dtype=torch.float32, device=device),
+                  torch.empty((batch, splits, heads), dtype=torch.float32, device=device),
+                  torch.empty((rows, heads, vdim), dtype=torch.bfloat16, device=device))
             self.workspaces[key] = ws
         partial, lse, out = ws
-        values = [q, kv] + ([kv_scale] if kv_scale is not None else []) + \
-                 [qo_indptr, kv_indptr, splits, partial, lse, out]
+        qo_indptr = args[-2]
+        values = list(args) + [splits, partial, lse, out]
         launches = [self.prepared(stage1, (batch, splits), values)]
         if splits > 1:
             launches.append(self.prepared(self.stage2, (batch, heads),
                                           [partial, lse, splits, qo_indptr, out]))
-        return launches, out, splits, stage1
+
+        def bind(pointers):
+            launches[0].set_pointers(pointers)
+            if len(launches) > 1:  # stage 2 reads qo_indptr (its argument 3)
+                launches[1].set_pointers((None, None, None, pointers[-2]))
+        return launches, out, splits, stage1, bind
 
     def run(self, q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len, splits=None):
-        launches, out, splits, stage1 = self.plan(q, kv, kv_scale, qo_indptr, kv_indptr,
-                                                  batch, max_kv_len, splits)
+        """One decode on tensors (bench/sweep_splits.py): plan, bind, launch."""
+        args = [q, kv] + ([kv_scale] if kv_scale is not None else []) + [qo_indptr, kv_indptr]
+        launches, out, splits, stage1, bind = self.plan(args, batch, max_kv_len, splits,
+                                                        device=q.device)
+        bind([t.data_ptr() for t in args])
         self.launch_all(launches, current_stream(q.get_device()))
         return out, splits, stage1
 
@@ -314,66 +351,99 @@ def kernels_for(kv_format):
     return _loaded[kv_format]
 
 
-def _prepare(k, fmt, q, kv_data, qo_indptr, kv_indptr, config):
-    kv_in = kv_data["fp8"][0] if fmt == "fp8" else kv_data["bf16"]
+def _inputs(fmt, q, kv_data, qo_indptr, kv_indptr):
+    """The stage-1 input tensors in the kernels' layout (views where the
+    caller's tensors already have it: q contiguous, KV rows of 576, fp32
+    scale, int32 indptrs; otherwise copies)."""
     if fmt == "fp8":
         kv, scale = kv_data["fp8"]
         kv = kv.reshape(kv.shape[0], -1).view(torch.uint8)
-        scale = scale.reshape(1).to(torch.float32)
+        scale = [scale.reshape(1).to(torch.float32)]
     else:
-        kv, scale = kv_data["bf16"].reshape(kv_data["bf16"].shape[0], -1), None
-    qo = qo_indptr.to(torch.int32).contiguous()
-    kvp = kv_indptr.to(torch.int32).contiguous()
-    qc, kvc = q.contiguous(), kv.contiguous()
-    launches, out, _, _ = k.plan(qc, kvc, scale, qo, kvp, config["batch_size"],
-                                 config["kv_seq_len"])
-    # Reusable on the next call with the same inputs only if nothing above
-    # copied: then every pointer in the launches is an input's own.
-    reusable = (qc.data_ptr() == q.data_ptr() and qo.data_ptr() == qo_indptr.data_ptr()
-                and kvp.data_ptr() == kv_indptr.data_ptr()
-                and (scale is None or scale.data_ptr() == kv_data["fp8"][1].data_ptr())
-                and kvc.data_ptr() == kv_in.data_ptr())
-    return launches, out, reusable
+        kv, scale = kv_data["bf16"].reshape(kv_data["bf16"].shape[0], -1), []
+    return ([q.contiguous(), kv.contiguous()] + scale +
+            [qo_indptr.to(torch.int32).contiguous(), kv_indptr.to(torch.int32).contiguous()])
+
+
+class _Plan:
+    """Everything of one call shape except its pointers (see the module
+    docstring): the launches, the output, and the graph of the last
+    repeated pointer set."""
+
+    def __init__(self, k, inputs, config, kv_lens_host):
+        self.launches, self.out, _, _, self.bind = k.plan(
+            inputs, config["batch_size"], config["kv_seq_len"], kv_lens_host=kv_lens_host,
+            device=inputs[0].device)
+        self.pointers = None  # bound last
+        self.graph = None     # (pointers, _Graph)
+        lib = k.launch_list
+        if lib is not None:
+            c = (_CLaunch * len(self.launches))(*[l.c for l in self.launches])
+            ref, n = ctypes.addressof(c), len(self.launches)
+            self.c = c
+
+            def launch(stream):
+                _check(lib(ref, n, stream), "mla_cuda_launch_all")
+        else:
+            launches = self.launches
+
+            def launch(stream):
+                DecodeKernels.launch_all(launches, stream)
+        self.launch = launch
 
 
 _plans = {}
 
 
+def _lengths(indptr_host):
+    return [indptr_host[i + 1] - indptr_host[i] for i in range(len(indptr_host) - 1)]
+
+
 def custom_kernel(data):
     q, kv_data, qo_indptr, kv_indptr, config = data
     fmt = config.get("kv_format", "fp8")
-    k = kernels_for(fmt)
     src = kv_data[fmt]
     kv_t, scale_t = src if fmt == "fp8" else (src, None)
-    # Repeated calls on the same buffers launch straight away. A plan holds
-    # only addresses, shapes and the sizes in config, all in the key, plus
-    # one fact about kv_indptr's contents (do the lengths divide?): that is
-    # trusted only for the same kv_indptr object, unwritten since (weak
-    # reference + version counter). A different tensor that reuses a freed
-    # address is the caller's current buffer, which is what a launch needs.
-    key = (fmt, q.data_ptr(), q.shape, q.stride(), q.dtype, kv_t.data_ptr(), kv_t.shape,
-           kv_t.stride(), kv_t.dtype,
-           scale_t.data_ptr() if scale_t is not None else 0,
+    host = config.get("kv_indptr_host")
+    # The plan's key: what the host knows without reading the device.
+    key = (fmt, q.shape, q.stride(), q.dtype, kv_t.shape, kv_t.stride(), kv_t.dtype,
            scale_t.dtype if scale_t is not None else None,
-           qo_indptr.data_ptr(), qo_indptr.shape, qo_indptr.dtype,
-           kv_indptr.data_ptr(), kv_indptr.shape, kv_indptr.dtype,
-           config["batch_size"], config["kv_seq_len"], q.device)
-    stream = current_stream(q.get_device())
-    hit = _plans.get(key)
-    if hit is not None and hit[0]() is kv_indptr and hit[1] == kv_indptr._version:
-        launches, out = hit[2], hit[3]
-        # Second use of a plan: record it as a graph (plans used once are
-        # not worth the instantiation).
-        if _GRAPHS and not _capturing(stream):
-            if hit[4] is None:
-                hit[4] = _Graph(launches)
-            hit[4](stream)
-            return out
-    else:
-        launches, out, reusable = _prepare(k, fmt, q, kv_data, qo_indptr, kv_indptr, config)
-        if reusable:
+           qo_indptr.shape, qo_indptr.stride(), qo_indptr.dtype,
+           kv_indptr.shape, kv_indptr.stride(), kv_indptr.dtype,
+           config["batch_size"], config["kv_seq_len"], q.device,
+           None if host is None else tuple(_lengths(host)))
+    plan = _plans.get(key)
+    # The kernels read the caller's tensors directly when their layout is
+    # the kernels' (the key fixes it); otherwise converted copies.
+    direct = (q.dtype == torch.bfloat16 and q.is_contiguous() and kv_t.is_contiguous()
+              and qo_indptr.dtype == torch.int32 and kv_indptr.dtype == torch.int32
+              and qo_indptr.is_contiguous() and kv_indptr.is_contiguous()
+              and (scale_t is None or scale_t.dtype == torch.float32))
+    if plan is None or not direct:
+        inputs = _inputs(fmt, q, kv_data, qo_indptr, kv_indptr)
+        if plan is None:
             if len(_plans) > 64:
                 _plans.clear()
-            _plans[key] = [weakref.ref(kv_indptr), kv_indptr._version, launches, out, None]
-    k.launch_all(launches, stream)
-    return out
+            plan = _plans[key] = _Plan(kernels_for(fmt), inputs, config,
+                                       None if host is None else _lengths(host))
+        pointers = tuple(t.data_ptr() for t in inputs)
+    else:
+        pointers = ((q.data_ptr(), kv_t.data_ptr())
+                    + ((scale_t.data_ptr(),) if scale_t is not None else ())
+                    + (qo_indptr.data_ptr(), kv_indptr.data_ptr()))
+        inputs = None
+    stream = current_stream(q.get_device())
+    if pointers != plan.pointers:
+        plan.bind(pointers)
+        plan.pointers = pointers
+    elif _GRAPHS and not _capturing(stream):
+        # The same buffers as the previous call on this plan: record the
+        # launches once, then replay them with one cuGraphLaunch.
+        if plan.graph is None or plan.graph[0] != pointers:
+            plan.graph = (pointers, _Graph(plan.launch))
+        plan.graph[1](stream)
+        return plan.out
+    plan.launch(stream)
+    if not direct:
+        plan.keep = inputs  # converted copies: alive until the next call at least
+    return plan.out
