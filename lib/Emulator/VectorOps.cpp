@@ -531,7 +531,11 @@ bool v_div_fmas_f32(Exec &x, const Inst &in) {
   return true;
 }
 
-/// v_div_fixup_f32 D = S0 (quotient), S1 (denominator), S2 (numerator).
+/// v_div_fixup_f32 D = S0 (quotient), S1 (denominator), S2 (numerator),
+/// the ISA's order of cases: NaN inputs, 0/0 and inf/inf, x/0 and inf/x,
+/// 0/x and x/inf, under- and overflow by exponents, else |S0| with the
+/// quotient's sign. (v_div_scale_f32 hands a NaN quotient on for a zero
+/// numerator; this is where 0/x becomes 0.)
 bool v_div_fixup_f32(Exec &x, const Inst &in) {
   U64 e = x.exec();
   for (unsigned l = 0; l < 64; ++l) {
@@ -539,13 +543,24 @@ bool v_div_fixup_f32(Exec &x, const Inst &in) {
       continue;
     float q = x.f32(in.srcs[0], l), den = x.f32(in.srcs[1], l), num = x.f32(in.srcs[2], l);
     bool neg = std::signbit(den) != std::signbit(num);
+    float inf = neg ? -INFINITY : INFINITY, zero = neg ? -0.0f : 0.0f;
     float r;
-    if (std::isnan(den) || std::isnan(num)) r = NAN;
-    else if (den == 0 && num == 0) r = NAN;
-    else if (std::isinf(den) && std::isinf(num)) r = NAN;
-    else if (den == 0 || std::isinf(num)) r = neg ? -INFINITY : INFINITY;
-    else if (std::isinf(den)) r = neg ? -0.0f : 0.0f;
-    else r = neg ? -std::fabs(q) : std::fabs(q);
+    if (std::isnan(num))
+      r = asF(asU(num) | 0x00400000u);
+    else if (std::isnan(den))
+      r = asF(asU(den) | 0x00400000u);
+    else if ((den == 0 && num == 0) || (std::isinf(den) && std::isinf(num)))
+      r = asF(0xffc00000u);
+    else if (den == 0 || std::isinf(num))
+      r = inf;
+    else if (std::isinf(den) || num == 0)
+      r = zero;
+    else if (expOf(num) - expOf(den) < -150)
+      r = zero; // underflow
+    else if (expOf(den) == 255)
+      r = inf; // overflow
+    else
+      r = neg ? -std::fabs(q) : std::fabs(q);
     x.setVf(in.defs[0], l, r);
   }
   return true;
