@@ -1,0 +1,492 @@
+//===- LowerLoad.cpp - tile loads, their prefetch and async copies ----------===//
+//
+// Part of mla-lower-to-gpu: methods of Lowering (Lowering.h).
+//
+//===----------------------------------------------------------------------===//
+#include "Lowering.h"
+
+namespace mlir::mla::gpulower {
+
+SmallVector<Operation *> Lowering::foldableChain(LoadOp op) {
+  SmallVector<Operation *> chain;
+  Value v = op.getResult();
+  while (v.hasOneUse()) {
+    Operation *user = *v.getUsers().begin();
+    auto sc = dyn_cast<ScaleOp>(user);
+    if (!isa<CastOp>(user) && !(sc && scalars.contains(sc.getFactor())))
+      break;
+    chain.push_back(user);
+    v = user->getResult(0);
+  }
+  Type st = storageType(op.getType().getElementType());
+  while (!chain.empty() && storageType(resultElt(chain.back())) != st)
+    chain.pop_back();
+  return chain;
+}
+
+LogicalResult Lowering::lowerLoad(LoadOp op) {
+  if (prefetch && prefetch->load == op)
+    return lowerPrefetchedLoad(op);
+  auto t = op.getResult().getType();
+  if (t.getRank() != 2)
+    return fail("the GPU lowering loads rank-2 tiles only");
+  int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+  Type elt = t.getElementType();
+  // A tile loaded ahead of a KV loop (Q): the loop's first KV tile is
+  // sent first, so that its memory latency overlaps this copy and what
+  // follows it instead of starting after them.
+  if (!kvBody && target.chip->asyncTileCopy)
+    for (Operation *n = op->getNextNode(); n; n = n->getNextNode())
+      if (auto loop = dyn_cast<KvLoopOp>(n)) {
+        if (!started.count(loop))
+          if (auto pf = startPrefetch(loop, rows * (cols * storedBytes(elt) + kRowPadBytes)))
+            started[loop] = *pf;
+        break;
+      }
+  auto tile = std::make_shared<Tile>();
+  tile->kind = Kind::Smem;
+  tile->type = t;
+  tile->view = allocSmem(rows, cols, elt);
+  Value src = scalars.lookup(op.getSource());
+  SmallVector<Value> base;
+  for (Value i : op.getIndices())
+    base.push_back(scalars.lookup(i));
+  size_t rowDim = base.size() - 2;
+  Value bound = op.getBound() ? scalars.lookup(op.getBound()) : Value();
+  // Where the chip checks a buffer's size (ChipInfo::boundsCheckedLoads)
+  // a row-major rank-2 source (the KV tile) is read through a buffer that
+  // starts at the tile's first row and ends at the bound's row (or the
+  // tile's last): rows from the bound on read as zeros by themselves, so
+  // no chunk needs a compare or a branch (a 16-byte chunk never straddles
+  // two rows: it is wholly in or wholly out), and a chunk's address is a
+  // 32-bit offset from the per-tile base, not a 64-bit add. Sized per
+  // tile, the buffer stays far below the resource's 32-bit size and
+  // offsets whatever the size of the KV cache.
+  Value rsrc;
+  auto srcMemT = cast<MemRefType>(src.getType());
+  int64_t srcRowBytes = srcMemT.getRank() == 2 && !srcMemT.isDynamicDim(1)
+                            ? srcMemT.getDimSize(1) * storedBytes(elt)
+                            : 0;
+  if (target.chip->boundsCheckedLoads && srcRowBytes &&
+      srcMemT.getLayout().isIdentity() && (cols * storedBytes(elt)) % 16 == 0) {
+    Type i64 = b.getI64Type();
+    auto toI64 = [&](Value x) { return arith::IndexCastOp::create(b, loc(), i64, x).getResult(); };
+    Value first = add(mul(base[0], srcRowBytes), mul(base[1], storedBytes(elt)));
+    Value addr = arith::AddIOp::create(
+        b, loc(),
+        toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), src)), toI64(first));
+    Value limit = idx(rows);
+    if (bound)
+      limit = arith::MinSIOp::create(
+          b, loc(),
+          arith::MaxSIOp::create(b, loc(), arith::SubIOp::create(b, loc(), bound, base[0]),
+                                 idx(0)),
+          limit);
+    rsrc = GpuTarget::boundedBuffer(b, loc(), addr, toI64(mul(limit, srcRowBytes)));
+    bound = Value();
+  }
+
+  barrier(); // the region may still be read from the previous iteration
+  // Copy in 16-byte chunks when rows are whole chunks (every KV and Q row
+  // here), else element by element. A chunk never straddles two rows, so
+  // the row mask applies per chunk.
+  Type st = storageType(elt);
+  int64_t eltBytes = storedBytes(st);
+  int64_t vec = (cols * eltBytes) % 16 == 0 ? 16 / eltBytes : 1;
+  int64_t chunks = rows * cols / vec;
+  auto vecT = VectorType::get({vec}, st);
+  auto align = vec > 1 ? llvm::MaybeAlign(16) : llvm::MaybeAlign();
+  // Stored in a grouped dot's K order (kOrderFor): pieces of `piece`
+  // consecutive columns (the low K bits the order keeps) each go to their
+  // place.
+  std::optional<GroupedOperands> order = kOrderFor(op);
+  int64_t piece = vec;
+  if (order) {
+    piece = 1;
+    while (piece < vec && order->logicalBitTo[llvm::Log2_64(piece)] == piece)
+      piece *= 2;
+    tile->kPerm = std::make_shared<const GroupedOperands>(*order);
+  }
+  // With whole rounds of chunks, every thread copies chunks / threads of
+  // them: a loop with a static trip count, unrolled below.
+  bool even = chunks % threads == 0;
+  // A row-major source is read through its flat view: the tile's origin
+  // (the same for all threads) plus the chunk's offset in the tile, which
+  // does not change from one KV tile to the next. LLVM hoists the latter
+  // out of the KV loop, so a chunk's address is one add instead of a
+  // 64-bit multiply-add of its row index (CDNA: 5 -> 1 instructions per
+  // 16-byte load).
+  auto srcT = cast<MemRefType>(src.getType());
+  Value flat, origin, rowStride;
+  if (srcT.getLayout().isIdentity() && !bound && !rsrc) {
+    SmallVector<Value> strides(srcT.getRank());
+    strides.back() = idx(1);
+    for (int64_t d = srcT.getRank() - 2; d >= 0; --d) {
+      int64_t n = srcT.getDimSize(d + 1);
+      Value dim = ShapedType::isDynamic(n)
+                      ? memref::DimOp::create(b, loc(), src, d + 1).getResult()
+                      : idx(n);
+      strides[d] = arith::MulIOp::create(b, loc(), strides[d + 1], dim);
+    }
+    origin = idx(0);
+    for (auto [i, st] : llvm::zip(base, strides))
+      origin = add(origin, arith::MulIOp::create(b, loc(), i, st));
+    rowStride = strides[rowDim];
+    Value dim0 = ShapedType::isDynamic(srcT.getDimSize(0))
+                     ? memref::DimOp::create(b, loc(), src, 0).getResult()
+                     : idx(srcT.getDimSize(0));
+    Value numel = arith::MulIOp::create(b, loc(), strides[0], dim0);
+    flat = memref::ReinterpretCastOp::create(
+        b, loc(), MemRefType::get({ShapedType::kDynamic}, srcT.getElementType(),
+                                  MemRefLayoutAttrInterface(), srcT.getMemorySpace()),
+        src, /*offset=*/OpFoldResult(b.getIndexAttr(0)), ArrayRef<OpFoldResult>{numel},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  }
+  // One chunk's 16 bytes from global memory (zeros where `guard` or the
+  // row bound says the chunk is not there), and its store to the tile.
+  auto loadChunk = [&](Value r, Value c, Value guard) -> Value {
+    SmallVector<Value> at = base;
+    at[rowDim] = add(base[rowDim], r);
+    at[rowDim + 1] = add(base[rowDim + 1], c);
+    auto read = [&](OpBuilder &nb, Location l) -> Value {
+      if (rsrc) {
+        Value off = arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, r, idx(srcRowBytes)),
+                                          arith::MulIOp::create(nb, l, c, idx(eltBytes)));
+        return GpuTarget::boundedLoad16(
+            nb, l, rsrc, arith::IndexCastOp::create(nb, l, nb.getI32Type(), off), vecT);
+      }
+      if (flat) {
+        Value inTile = arith::AddIOp::create(
+            nb, l, arith::MulIOp::create(nb, l, r, rowStride), c);
+        return vector::LoadOp::create(nb, l, vecT, flat,
+                                      ValueRange{arith::AddIOp::create(nb, l, origin, inTile)},
+                                      /*nontemporal=*/false, align);
+      }
+      return vector::LoadOp::create(nb, l, vecT, src, at, /*nontemporal=*/false, align);
+    };
+    if (bound) {
+      Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, at[rowDim], bound);
+      guard = guard ? arith::AndIOp::create(b, loc(), guard, in).getResult() : in;
+    }
+    if (!guard)
+      return read(b, loc());
+    return scf::IfOp::create(
+               b, loc(), guard,
+               [&](OpBuilder &nb, Location l) { scf::YieldOp::create(nb, l, read(nb, l)); },
+               [&](OpBuilder &nb, Location l) {
+                 Value z = vector::BroadcastOp::create(nb, l, vecT, storedZero(nb, l, elt));
+                 scf::YieldOp::create(nb, l, z);
+               })
+        .getResult(0);
+  };
+  auto storeChunk = [&](Value v, Value r, Value c) {
+    if (order) {
+      for (int64_t j = 0; j < vec; j += piece) {
+        Value part = v;
+        if (piece < vec)
+          part = vector::ShuffleOp::create(
+              b, loc(), v, v, llvm::to_vector(llvm::seq<int64_t>(j, j + piece)));
+        vector::StoreOp::create(b, loc(), part, tile->view,
+                                ValueRange{r, storedColumn(*order, addc(c, j))},
+                                /*nontemporal=*/false, llvm::MaybeAlign(piece * eltBytes));
+      }
+    } else {
+      vector::StoreOp::create(b, loc(), v, tile->view, ValueRange{r, c},
+                              /*nontemporal=*/false, align);
+    }
+  };
+  // Outside the KV loop (Q), and inside it on chips that unroll tile
+  // loops (CDNA's KV tile), the copy is straight-line in two phases:
+  // every round's load, then every round's store. A rolled loop, or one
+  // unrolled with each store right behind its load, waits one memory
+  // round trip per round; this waits one in all (the backend does not
+  // move buffer loads above LDS stores by itself). A chain of casts that
+  // only re-rounds the tile into the same storage width (bf16 Q to f16)
+  // is applied to the loaded registers in between, instead of a second
+  // pass over shared memory after the copy.
+  int64_t rounds = llvm::divideCeil(chunks, threads);
+  if ((!kvBody || (even && target.chip->unrollTileLoops)) && vec > 1 &&
+      rounds <= kMaxStraightRounds) {
+    SmallVector<Operation *> chain = foldableChain(op);
+    // Through f32 and back to the loaded type is exact: nothing to do.
+    bool identity = !chain.empty() && resultElt(chain.back()) == elt &&
+                    llvm::all_of(ArrayRef(chain).drop_back(), [&](Operation *o) {
+                      return isa<CastOp>(o) && resultElt(o).isF32();
+                    });
+    // Per round: the loaded chunk, its row and column, and (last round
+    // only, where not every thread has a chunk) whether this thread has one.
+    SmallVector<std::array<Value, 4>> got;
+    for (int64_t i = 0; i < rounds; ++i) {
+      Value chunk = addc(tid, i * threads);
+      auto [r, c] = chunkCoord(chunk, vec, cols);
+      Value guard;
+      if ((i + 1) * threads > chunks)
+        guard = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, chunk, idx(chunks));
+      got.push_back({loadChunk(r, c, guard), r, c, guard});
+    }
+    for (const auto &g : got) {
+      Value v = g[0];
+      if (!chain.empty() && !identity) {
+        SmallVector<Value> elems;
+        for (int64_t e = 0; e < vec; ++e) {
+          // As lowerCast and lowerScale evaluate them: f32 values rounded
+          // to each cast's type.
+          // (the last cast's rounding is its stored form).
+          Value f = toF32(b, loc(), vector::ExtractOp::create(b, loc(), v, e), elt);
+          for (auto [k, o] : llvm::enumerate(chain)) {
+            if (auto sc = dyn_cast<ScaleOp>(o))
+              f = arith::MulFOp::create(b, loc(), f, scalars.lookup(sc.getFactor()));
+            else if (k + 1 < chain.size())
+              f = toF32(b, loc(), fromF32(b, loc(), f, resultElt(o)), resultElt(o));
+          }
+          elems.push_back(fromF32(b, loc(), f, resultElt(chain.back())));
+        }
+        v = vector::FromElementsOp::create(b, loc(), vecT, elems);
+      }
+      if (Value guard = g[3]) {
+        auto ifOp = scf::IfOp::create(b, loc(), guard, /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard ig(b);
+        b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+        storeChunk(v, g[1], g[2]);
+      } else {
+        storeChunk(v, g[1], g[2]);
+      }
+    }
+    barrier();
+    tiles[op] = tile;
+    for (Operation *o : chain) {
+      auto t2 = std::make_shared<Tile>(*tile);
+      t2->type = cast<RankedTensorType>(o->getResult(0).getType());
+      tiles[o->getResult(0)] = t2;
+      folded.insert(o);
+    }
+    return success();
+  }
+  auto loop = even ? scf::ForOp::create(b, loc(), idx(0), idx(chunks / threads), idx(1))
+                   : scf::ForOp::create(b, loc(), tid, idx(chunks), idx(threads));
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value chunk = even ? add(tid, mul(loop.getInductionVar(), threads))
+                       : loop.getInductionVar();
+    auto [r, c] = chunkCoord(chunk, vec, cols);
+    storeChunk(loadChunk(r, c, Value()), r, c);
+  }
+  // Straight-line code: the loads of one tile issue back to back, and the
+  // KV loop body has a static instruction count (mla-compile reports it).
+  if (even && target.chip->unrollTileLoops)
+    (void)loopUnrollFull(loop);
+  barrier();
+  tiles[op] = tile;
+  return success();
+}
+
+Value Lowering::rematAt(Value v, KvLoopOp loop, Value iv, IRMapping &m) {
+  if (Value done = m.lookupOrNull(v))
+    return done;
+  if (v == loop.getBody().getArgument(0))
+    return iv;
+  Operation *def = v.getDefiningOp();
+  if (!def || !loop->isProperAncestor(def))
+    return scalarNow(v, m);
+  for (Value o : def->getOperands())
+    m.map(o, rematAt(o, loop, iv, m));
+  Operation *c = b.clone(*def, m);
+  return c->getResult(cast<OpResult>(v).getResultNumber());
+}
+
+bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
+  if (!target.chip->asyncTileCopy)
+    return false;
+  auto src = cast<MemRefType>(op.getSource().getType());
+  auto t = op.getResult().getType();
+  if (src.getRank() != 2 || !src.getLayout().isIdentity() || src.isDynamicDim(1) ||
+      t.getRank() != 2)
+    return false;
+  int64_t eltBytes = storedBytes(t.getElementType());
+  int64_t rowBytes = t.getDimSize(1) * eltBytes;
+  if (rowBytes % 16 || (t.getDimSize(0) * rowBytes / 16) % threads)
+    return false;
+  // Only where two programs still fit beside each other: a second buffer
+  // that halves the programs per SM (bf16 KV: 2 x 74 KiB) costs more than
+  // the overlap gains. 4 KiB stands for what is allocated later (P, the
+  // row-reduction arrays).
+  int64_t tileBytes = t.getDimSize(0) * (rowBytes + kRowPadBytes);
+  if (2 * (smemBytes + reserve + kvStages * tileBytes + 4096) > target.chip->sharedMemBytes)
+    return false;
+  std::function<bool(Value)> ok = [&](Value v) {
+    if (v == loop.getBody().getArgument(0))
+      return true;
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return !loop->isAncestor(v.getParentBlock()->getParentOp());
+    if (!loop->isProperAncestor(def))
+      return true;
+    return def->getDialect() == b.getContext()->getLoadedDialect<arith::ArithDialect>() &&
+           def->getNumRegions() == 0 && llvm::all_of(def->getOperands(), ok);
+  };
+  return llvm::all_of(op.getIndices(), ok) && (!op.getBound() || ok(op.getBound()));
+}
+
+void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound, Value dstOffset) {
+  auto t = op.getResult().getType();
+  auto src = cast<MemRefType>(op.getSource().getType());
+  int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+  Type st = storageType(t.getElementType());
+  int64_t eltBytes = storedBytes(st);
+  int64_t vec = 16 / eltBytes;
+  int64_t padded = cols + kRowPadBytes / eltBytes;
+  int64_t chunks = rows * cols / vec;
+  Type i64 = b.getI64Type();
+  auto toI64 = [&](Value x) { return arith::IndexCastOp::create(b, loc(), i64, x).getResult(); };
+  Value srcBase = toI64(memref::ExtractAlignedPointerAsIndexOp::create(
+      b, loc(), scalars.lookup(op.getSource())));
+  Value dstBase = toI64(add(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase),
+                            dstOffset));
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  // A chunk's address is the tile's first byte (the same for every
+  // thread) plus the chunk's 32-bit offset in the tile, which does not
+  // change from one tile to the next (hoisted out of the KV loop): one
+  // 64-bit add per chunk instead of a 64-bit multiply-add of its row.
+  Value tileBase = arith::AddIOp::create(
+      b, loc(), srcBase, toI64(mul(add(mul(row0, src.getDimSize(1)), col0), eltBytes)));
+  // A rolled loop over the thread's chunks (as lowerLoad's on chips that
+  // do not unroll): unrolled, the per-chunk addresses stay live across
+  // the KV loop and cost registers.
+  auto rounds = scf::ForOp::create(b, loc(), idx(0), idx(chunks / threads), idx(1));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(rounds.getBody());
+  {
+    auto [r, col] = chunkCoord(add(tid, mul(rounds.getInductionVar(), threads)), vec, cols);
+    Value off = arith::IndexCastUIOp::create(
+        b, loc(), b.getI32Type(), mul(add(mul(r, src.getDimSize(1)), col), eltBytes));
+    Value size;
+    if (bound) {
+      Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, add(row0, r), bound);
+      off = arith::SelectOp::create(b, loc(), in, off, cstI32(b, loc(), 0));
+      size = arith::SelectOp::create(b, loc(), in, cstI32(b, loc(), 16), cstI32(b, loc(), 0));
+    }
+    Value srcAddr =
+        arith::AddIOp::create(b, loc(), tileBase, arith::ExtUIOp::create(b, loc(), i64, off));
+    Value dstElem = add(mul(r, padded), col);
+    Value dstAddr = arith::AddIOp::create(b, loc(), dstBase, toI64(mul(dstElem, eltBytes)));
+    NVVM::CpAsyncOp::create(b, loc(), LLVM::IntToPtrOp::create(b, loc(), sharedPtr, dstAddr),
+                            LLVM::IntToPtrOp::create(b, loc(), globalPtr, srcAddr),
+                            b.getI32IntegerAttr(16),
+                            NVVM::LoadCacheModifierKindAttr::get(
+                                b.getContext(), NVVM::LoadCacheModifierKind::CG),
+                            size);
+  }
+}
+
+Value Lowering::scalarNow(Value v, IRMapping &m) {
+  if (Value done = scalars.lookupOrNull(v))
+    return done;
+  if (Value done = m.lookupOrNull(v))
+    return done;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getDialect() != b.getContext()->getLoadedDialect<arith::ArithDialect>() ||
+      def->getNumRegions() != 0)
+    return Value();
+  for (Value o : def->getOperands())
+    if (Value x = scalarNow(o, m))
+      m.map(o, x);
+    else
+      return Value();
+  return b.clone(*def, m)->getResult(cast<OpResult>(v).getResultNumber());
+}
+
+std::optional<Lowering::Prefetch> Lowering::startPrefetch(KvLoopOp loop, int64_t reserve) {
+  std::optional<Prefetch> pf;
+  loop.getBody().walk([&](LoadOp ld) {
+    if (!pf && canPrefetch(ld, loop, reserve))
+      pf = Prefetch{ld, loop, {}, 0, {}, {}, {}, {}, {}};
+  });
+  if (!pf)
+    return std::nullopt;
+  IRMapping outer;
+  Value lowerV = scalarNow(loop.getLower(), outer);
+  Value upperV = scalarNow(loop.getUpper(), outer);
+  Value bound;
+  if (pf->load.getBound() && !(bound = scalarNow(pf->load.getBound(), outer)))
+    return std::nullopt;
+  if (!lowerV || !upperV)
+    return std::nullopt;
+  // The start indices: in-loop arith on the induction variable (rematAt)
+  // over values computable now.
+  std::function<bool(Value)> ready = [&](Value v) {
+    if (v == loop.getBody().getArgument(0))
+      return true;
+    Operation *def = v.getDefiningOp();
+    if (def && loop->isProperAncestor(def))
+      return llvm::all_of(def->getOperands(), ready);
+    return bool(scalarNow(v, outer));
+  };
+  if (!llvm::all_of(pf->load.getIndices(), ready))
+    return std::nullopt;
+  auto t = pf->load.getResult().getType();
+  for (int64_t i = 0; i < kvStages; ++i) {
+    Value v = allocSmem(t.getDimSize(0), t.getDimSize(1), t.getElementType());
+    pf->viewType = cast<MemRefType>(v.getType());
+    pf->offsets.push_back(lastSmemOffset);
+  }
+  pf->bufferBytes = pf->offsets.size() > 1 ? pf->offsets[1] - pf->offsets[0] : 0;
+  // The first kvStages - 1 tiles, one commit group each (empty past the
+  // loop's end, so that every iteration finds the same count in flight).
+  for (int64_t i = 0; i + 1 < kvStages; ++i) {
+    Value start = addc(lowerV, i * loop.getStep());
+    Value any = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, start, upperV);
+    auto first = scf::IfOp::create(b, loc(), any, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPoint(first.thenBlock()->getTerminator());
+      IRMapping m = outer;
+      Value row0 = rematAt(pf->load.getIndices()[0], loop, start, m);
+      Value col0 = rematAt(pf->load.getIndices()[1], loop, start, m);
+      emitAsyncTileCopy(pf->load, row0, col0, bound, idx(pf->offsets[i]));
+    }
+    NVVM::CpAsyncCommitGroupOp::create(b, loc());
+  }
+  return pf;
+}
+
+LogicalResult Lowering::lowerPrefetchedLoad(LoadOp op) {
+  Prefetch &p = *prefetch;
+  Value bound = op.getBound() ? scalars.lookup(op.getBound()) : Value();
+  Value iter = arith::DivUIOp::create(b, loc(), arith::SubIOp::create(b, loc(), p.iv, p.lower),
+                                      p.step);
+  auto bufferAt = [&](Value i) -> Value {
+    return addc(mul(arith::RemUIOp::create(b, loc(), i, idx(kvStages)), p.bufferBytes),
+                p.offsets[0]);
+  };
+  // Groups committed so far: kvStages - 1 before the loop and one per
+  // iteration, tile t's being group t. Waiting until at most
+  // kvStages - 2 are pending means this thread's copies of this tile have
+  // landed; the barrier then says every thread's have, and that every
+  // warp is done with the previous iteration, whose buffer the new copies
+  // overwrite.
+  NVVM::CpAsyncWaitGroupOp::create(b, loc(), kvStages - 2);
+  barrier();
+  Value next = add(p.iv, mul(p.step, kvStages - 1));
+  Value hasNext = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, next, p.upper);
+  auto ifOp = scf::IfOp::create(b, loc(), hasNext, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    IRMapping m;
+    Value row0 = rematAt(op.getIndices()[0], p.loop, next, m);
+    Value col0 = rematAt(op.getIndices()[1], p.loop, next, m);
+    emitAsyncTileCopy(op, row0, col0, bound, bufferAt(addc(iter, kvStages - 1)));
+  }
+  NVVM::CpAsyncCommitGroupOp::create(b, loc());
+  auto tile = std::make_shared<Tile>();
+  tile->kind = Kind::Smem;
+  tile->type = op.getResult().getType();
+  tile->view = memref::ViewOp::create(b, loc(), p.viewType, smemBase, bufferAt(iter),
+                                      ValueRange{});
+  tiles[op] = tile;
+  return success();
+}
+
+} // namespace mlir::mla::gpulower

@@ -1,0 +1,150 @@
+//===- LowerSoftmax.cpp - row reductions, online softmax, finalize ----------===//
+//
+// Part of mla-lower-to-gpu: methods of Lowering (Lowering.h).
+//
+//===----------------------------------------------------------------------===//
+#include "Lowering.h"
+
+namespace mlir::mla::gpulower {
+
+SmallVector<Value> Lowering::acrossLanesAndWarps(const AccLayout &l, SmallVector<Value> part,
+                                       float identity,
+                                       function_ref<Value(Value, Value)> combine) {
+  // Lanes that differ only in column bits hold the same rows.
+  for (auto [j, base] : llvm::enumerate(l.mi->c.laneBases)) {
+    if (base.row != 0)
+      continue;
+    for (Value &p : part) {
+      auto shfl = gpu::ShuffleOp::create(
+          b, loc(), p, cstI32(b, loc(), int64_t(1) << j),
+          cstI32(b, loc(), wave), gpu::ShuffleMode::XOR);
+      p = combine(p, shfl.getShuffleResult());
+    }
+  }
+  if (warps == 1)
+    return part;
+  // Across warps through shared memory: red[row][warp], so that a lane
+  // reads a row's shares of all warps with 16-byte loads (8 warps: two
+  // instead of eight; rows padded to 16-byte multiples by allocSmem).
+  Value red = allocSmem(l.mi->m, warps, b.getF32Type());
+  barrierBeforeRewrite();
+  for (auto [g, p] : llvm::enumerate(part))
+    memref::StoreOp::create(b, loc(), p, red,
+                            ValueRange{addc(cRow, l.rowGroups[g]), warp});
+  barrier();
+  int64_t vec = warps % 4 == 0 ? 4 : 1;
+  SmallVector<Value> out;
+  for (auto [g, p] : llvm::enumerate(part)) {
+    Value row = addc(cRow, l.rowGroups[g]);
+    Value acc = cstF32(b, loc(), identity);
+    for (int64_t w = 0; w < warps; w += vec) {
+      if (vec == 1) {
+        acc = combine(acc, memref::LoadOp::create(b, loc(), red, ValueRange{row, idx(w)}));
+        continue;
+      }
+      Value v = vector::LoadOp::create(b, loc(), VectorType::get({vec}, b.getF32Type()), red,
+                                       ValueRange{row, idx(w)}, /*nontemporal=*/false,
+                                       llvm::MaybeAlign(16));
+      for (int64_t j = 0; j < vec; ++j)
+        acc = combine(acc, vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{j}));
+    }
+    out.push_back(acc);
+  }
+  return out;
+}
+
+LogicalResult Lowering::lowerOnlineSoftmax(OnlineSoftmaxOp op) {
+  auto s = get(op.getScores()), m = get(op.getMax()), lsum = get(op.getSum());
+  auto acc = get(op.getAcc());
+  if (s->kind != Kind::Acc || acc->kind != Kind::Acc || m->kind != Kind::RowSlice ||
+      (lsum->kind != Kind::RowSlice && lsum->kind != Kind::RowPartial))
+    return fail("unsupported placements for online softmax");
+  auto ls = accLayout(s->type), la = accLayout(acc->type);
+  if (failed(ls) || failed(la))
+    return failure();
+  auto maxf = [&](Value x, Value y) -> Value {
+    return arith::MaximumFOp::create(b, loc(), x, y);
+  };
+  auto addf = [&](Value x, Value y) -> Value {
+    return arith::AddFOp::create(b, loc(), x, y);
+  };
+  SmallVector<Value> tileMax =
+      rowReduce(*ls, s->regs, -std::numeric_limits<float>::infinity(), maxf);
+  SmallVector<Value> newMax, ref, alpha;
+  for (auto [g, old] : llvm::enumerate(m->regs)) {
+    newMax.push_back(maxf(old, tileMax[g]));
+    ref.push_back(finiteOrZero(b, loc(), newMax.back()));
+    alpha.push_back(target.exp2(
+        b, loc(), arith::SubFOp::create(b, loc(), old, ref.back())));
+  }
+  SmallVector<Value> probs;
+  for (int64_t r = 0; r < ls->size(); ++r) {
+    int64_t g = ls->group(r % ls->elems);
+    probs.push_back(target.exp2(
+        b, loc(), arith::SubFOp::create(b, loc(), s->regs[r], ref[g])));
+  }
+  // A running sum kept per lane (RowPartial) takes this lane's share of
+  // the tile's row sums: the sum over lanes and warps is linear in it, so
+  // it is formed once, in the finalize, instead of every tile (shuffles,
+  // a shared-memory exchange and a barrier).
+  SmallVector<Value> rowSum = lsum->kind == Kind::RowPartial
+                                  ? laneRowReduce(*ls, probs, 0.0f, addf)
+                                  : rowReduce(*ls, probs, 0.0f, addf);
+  SmallVector<Value> newSum;
+  for (auto [g, old] : llvm::enumerate(lsum->regs))
+    newSum.push_back(
+        addf(arith::MulFOp::create(b, loc(), old, alpha[g]), rowSum[g]));
+  SmallVector<Value> newAcc;
+  for (int64_t r = 0; r < la->size(); ++r)
+    newAcc.push_back(arith::MulFOp::create(
+        b, loc(), acc->regs[r], alpha[la->group(r % la->elems)]));
+  tiles[op.getProbs()] = regTile(Kind::Acc, s->type, probs);
+  tiles[op.getNewMax()] = regTile(Kind::RowSlice, m->type, newMax);
+  tiles[op.getNewSum()] = regTile(lsum->kind, lsum->type, newSum);
+  tiles[op.getNewAcc()] = regTile(Kind::Acc, acc->type, newAcc);
+  return success();
+}
+
+LogicalResult Lowering::lowerFinalize(SoftmaxFinalizeOp op) {
+  auto acc = get(op.getAcc()), m = get(op.getMax()), lsum = get(op.getSum());
+  auto la = accLayout(acc->type);
+  if (failed(la))
+    return failure();
+  if (lsum->kind != Kind::RowSlice && lsum->kind != Kind::RowPartial)
+    return fail("unsupported placement of the row sum");
+  Value scale = op.getScale() ? scalars.lookup(op.getScale()) : cstF32(b, loc(), 1.0f);
+  Value zero = cstF32(b, loc(), 0.0f), one = cstF32(b, loc(), 1.0f);
+  SmallVector<Value> sums = lsum->regs;
+  if (lsum->kind == Kind::RowPartial) {
+    // Complete the per-lane shares.
+    auto l = rowLayout(lsum->type.getDimSize(0));
+    if (failed(l))
+      return failure();
+    sums = acrossLanesAndWarps(*l, sums, 0.0f, [&](Value x, Value y) -> Value {
+      return arith::AddFOp::create(b, loc(), x, y);
+    });
+  }
+  SmallVector<Value> factor, empty, lse;
+  for (auto [g, sum] : llvm::enumerate(sums)) {
+    Value e = arith::CmpFOp::create(b, loc(), arith::CmpFPredicate::OEQ, sum, zero);
+    Value safe = arith::SelectOp::create(b, loc(), e, one, sum);
+    empty.push_back(e);
+    factor.push_back(arith::DivFOp::create(b, loc(), scale, safe));
+    Value l2 = arith::AddFOp::create(b, loc(), m->regs[g],
+                                     target.log2(b, loc(), safe));
+    Value ln = arith::MulFOp::create(b, loc(), l2, cstF32(b, loc(), 1.0f / kLog2E));
+    lse.push_back(arith::SelectOp::create(
+        b, loc(), e, cstF32(b, loc(), -std::numeric_limits<float>::infinity()), ln));
+  }
+  SmallVector<Value> out;
+  for (int64_t r = 0; r < la->size(); ++r) {
+    int64_t g = la->group(r % la->elems);
+    Value v = arith::MulFOp::create(b, loc(), acc->regs[r], factor[g]);
+    out.push_back(arith::SelectOp::create(b, loc(), empty[g], zero, v));
+  }
+  tiles[op.getOut()] = regTile(Kind::Acc, acc->type, out);
+  tiles[op.getLse()] = regTile(Kind::RowSlice, m->type, lse);
+  return success();
+}
+
+} // namespace mlir::mla::gpulower

@@ -1,0 +1,521 @@
+//===- Lowering.h - the per-lane GPU lowering's state and methods -*- C++ -*-===//
+//
+// Part of mla-lower-to-gpu (lib/Transforms/MLALowerToGPU.cpp; its banner
+// describes the placements). The Lowering walks a kernel and keeps each
+// tile value's placement; its methods are defined by op family:
+//
+//   Tiles.cpp         shared memory, placements, fill / cast / scale /
+//                     slice / mask, stores, the KV loop and ifs, the op walk
+//   LowerLoad.cpp     tile loads, their prefetch and async copies
+//   Operands.cpp      matrix operands read from shared memory
+//   LowerDot.cpp      mla.dot on the chip's matrix instruction
+//   LowerSoftmax.cpp  row reductions, online softmax, finalize
+//   LowerSplitK.cpp   the split-K combine
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLA_TRANSFORMS_GPU_LOWERING_H
+#define MLA_TRANSFORMS_GPU_LOWERING_H
+
+#include "GpuTarget.h"
+
+namespace mlir::mla::gpulower {
+
+//===----------------------------------------------------------------------===//
+// Placements
+//===----------------------------------------------------------------------===//
+
+enum class Kind { Smem, Expr, Acc, RowSlice, RowPartial, Blocked };
+
+struct Tile {
+  Kind kind;
+  RankedTensorType type;
+  // Smem: the view holds storage elements of `type`'s element type.
+  Value view;
+  int64_t rowOff = 0, colOff = 0;
+  // Expr: f32 element = fn(f32 element of src).
+  std::shared_ptr<Tile> src;
+  std::function<Value(OpBuilder &, Location, Value)> fn;
+  // Acc / RowSlice / Blocked: f32 values (rounded to `type`'s element type).
+  SmallVector<Value> regs;
+  // Blocked: thread t holds runs of blockRun adjacent elements, run k of
+  // them at element (t + k * threads) * blockRun (register k * blockRun +
+  // j holds element j of run k).
+  int64_t blockRun = 1;
+  // Acc of a narrow element type made by a cast: the stored form of each
+  // register (what ensureShared writes; saves re-rounding).
+  SmallVector<Value> stored;
+  // Smem holding the A operand of grouped dots in their K order: column L
+  // holds the source's column kPerm->physicalK(L), so that the grouped
+  // steps' A fragments are the instruction's own layout at column L (read
+  // with ldmatrix; see kOrderFor).
+  std::shared_ptr<const GroupedOperands> kPerm;
+};
+
+/// The accumulator layout of a rows x cols tile over `warps` warps.
+struct AccLayout {
+  const MatrixInstr *mi;
+  int64_t cols, colsPerWarp, tiles, elems;
+  SmallVector<int64_t> rowGroups; ///< distinct static row offsets
+  int64_t size() const { return tiles * elems; }
+  int64_t elemRow(int64_t i) const { return mi->c.map(0, i).row; }
+  int64_t elemCol(int64_t i) const { return mi->c.map(0, i).col; }
+  int64_t group(int64_t i) const {
+    return llvm::find(rowGroups, elemRow(i)) - rowGroups.begin();
+  }
+};
+
+struct Lowering {
+  OpBuilder &b;
+  const GpuTarget &target;
+  int64_t warps, wave, threads;
+  Value tid, lane, warp;
+  // Runtime lane offsets of the A, B and C layouts.
+  Value aRow, aCol, bRow, bCol, cRow, cCol;
+  Value smemBase;
+  int64_t smemBytes = 0;
+  int64_t lastSmemOffset = 0; ///< byte offset of the last allocSmem region
+  /// The KV loop's tile load that is double-buffered with async copies
+  /// (ChipInfo::asyncTileCopy), set while its loop body is lowered.
+  struct Prefetch {
+    LoadOp load;
+    KvLoopOp loop;
+    /// Buffers of the tile (kvStages of them, back to back): tile t of the
+    /// loop lands in buffer t % kvStages.
+    SmallVector<int64_t> offsets;
+    int64_t bufferBytes = 0;
+    MemRefType viewType;
+    Value lower, step, upper, iv;
+  };
+  std::optional<Prefetch> prefetch;
+  /// Buffers of the KV loop's async tile copy: double-buffered, one tile
+  /// in flight while one is computed. Measured on the H200 (qp16, 8 warps):
+  /// 3 or 4 buffers fit only one program per SM, and 8 warps with 2 or 3
+  /// tiles in flight ran 256 x 8192 at 1.95 / 1.87 us per tile and SM
+  /// against 1.6 with two programs of one tile in flight each.
+  static constexpr int64_t kvStages = 2;
+  /// KV loops whose double buffer startPrefetch set up ahead of the loop.
+  DenseMap<Operation *, Prefetch> started;
+  bool asyncCopies = false; ///< some KV loop double-buffers its tile
+  /// The KV loop body being lowered, and whether a barrier runs straight
+  /// in it before the current point (see barrierBeforeRewrite).
+  Block *kvBody = nullptr;
+  bool kvBodyBarrier = false;
+  IRMapping scalars;
+  DenseMap<Value, std::shared_ptr<Tile>> tiles;
+  /// Elementwise ops a tile load already applied (lowerLoad, foldableChain).
+  DenseSet<Operation *> folded;
+  Operation *diagOp = nullptr;
+
+  Lowering(OpBuilder &b, const GpuTarget &t, int64_t warps)
+      : b(b), target(t), warps(warps), wave(t.chip->waveSize),
+        threads(warps * t.chip->waveSize) {}
+
+  Location loc() { return diagOp ? diagOp->getLoc() : b.getUnknownLoc(); }
+
+  Value idx(int64_t v) { return cstIndex(b, loc(), v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc(), x, y); }
+  Value addc(Value x, int64_t c) { return c ? add(x, idx(c)) : x; }
+  Value mul(Value x, int64_t c) {
+    if (c == 1)
+      return x;
+    return arith::MulIOp::create(b, loc(), x, idx(c));
+  }
+
+  /// sum_j bit_j(lane) * (row or col of base j).
+  Value laneOffset(Value laneV, ArrayRef<Coord> bases, bool row);
+
+  void init(Location l);
+
+  /// A fresh shared-memory region holding a rows x cols tile of `elt`,
+  /// row-major with every row padded by 16 bytes: tile rows are mostly a
+  /// multiple of 128 bytes long (576 fp8, 1 152 bf16), so without it the
+  /// same column of consecutive rows falls into the same bank, and operand
+  /// reads that walk rows (K's tokens, Q's and P's heads) conflict 4- to
+  /// 8-way. 16 bytes keep every row start 16-byte aligned for the chunked
+  /// copies. The view's shape is the padded one; tiles index it in range.
+  Value allocSmem(int64_t rows, int64_t cols, Type elt);
+
+  void barrier() {
+    gpu::BarrierOp::create(b, loc());
+    if (kvBody && b.getInsertionBlock() == kvBody)
+      kvBodyBarrier = true;
+  }
+
+  /// The barrier before overwriting a shared-memory region that the
+  /// previous execution of the same code may still be reading. Every region
+  /// belongs to one op (allocSmem never hands one out twice), so that
+  /// previous execution is the previous iteration of the enclosing KV loop,
+  /// if any; a barrier already placed straight in the loop body (not under
+  /// a condition or in an inner loop) before this point separates the two,
+  /// and code outside the loop runs once.
+  void barrierBeforeRewrite() {
+    if (kvBody && !kvBodyBarrier)
+      barrier();
+  }
+
+  LogicalResult fail(const Twine &msg) { return diagOp->emitOpError(msg); }
+
+  //===--------------------------------------------------------------------===//
+  // Layouts
+  //===--------------------------------------------------------------------===//
+
+  FailureOr<AccLayout> accLayout(RankedTensorType t);
+
+  /// The layout whose rows a RowSlice of `rows` entries follows: that of
+  /// any Acc tile with those rows (the row distribution does not depend on
+  /// the column count).
+  FailureOr<AccLayout> rowLayout(int64_t rows) {
+    return accLayout(RankedTensorType::get({rows, warps * target.mma->n},
+                                           b.getF32Type()));
+  }
+
+  /// Row and column of register r of an Acc tile in this lane.
+  ///
+  /// Columns are interleaved across a warp's instruction tiles: column n of
+  /// the instruction in tile j is the tile's column warpCol + n * tiles + j
+  /// (not warpCol + j * N + n). A lane then holds the same instruction
+  /// column of every tile in adjacent tile columns, so the B operand of a
+  /// dot that produces this tile, read along its columns (V in O += P V),
+  /// comes in one wide load per row for all tiles instead of one element
+  /// per tile (see lowerDot). Rows and row reductions are unaffected.
+  std::pair<Value, Value> accCoord(const AccLayout &l, int64_t r) {
+    int64_t j = r / l.elems, i = r % l.elems;
+    return {addc(cRow, l.elemRow(i)), tileColumn(l, addc(cCol, l.elemCol(i)), j)};
+  }
+
+  /// The tile column of this warp's instruction column `n` in tile `j`.
+  Value tileColumn(const AccLayout &l, Value n, int64_t j) {
+    return tileColumnOf(l, warp, n, j);
+  }
+  /// The same for warp `w`'s columns.
+  Value tileColumnOf(const AccLayout &l, Value w, Value n, int64_t j) {
+    return add(mul(w, l.colsPerWarp), addc(mul(n, l.tiles), j));
+  }
+  /// The other warp of this warp's pair (2p, 2p + 1).
+  Value partnerWarp() { return arith::XOrIOp::create(b, loc(), warp, idx(1)); }
+
+  //===--------------------------------------------------------------------===//
+  // Reading tiles
+  //===--------------------------------------------------------------------===//
+
+  /// Element (r, c) of a Smem / Expr tile as f32.
+  Value readF32(const Tile &t, Value r, Value c) {
+    if (t.kind == Kind::Expr)
+      return t.fn(b, loc(), readF32(*t.src, r, c));
+    Value v = memref::LoadOp::create(
+        b, loc(), t.view, ValueRange{addc(r, t.rowOff), addc(c, t.colOff)});
+    return toF32(b, loc(), v, t.type.getElementType());
+  }
+
+  /// A stored element of float type `elt` as a stored operand of type
+  /// `op` (bf16 or f16; i16): as is when the types agree; fp8 exactly
+  /// (every e4m3 value is a bf16 and an f16 value); anything else rounded.
+  Value storedToOperand(Value stored, Type elt, Type op);
+
+  /// Element (r, c) as a stored operand of type `op` (i16).
+  Value readAs(const Tile &t, Value r, Value c, Type op) {
+    if (t.kind != Kind::Smem)
+      return fromF32(b, loc(), readF32(t, r, c), op);
+    Value v = memref::LoadOp::create(
+        b, loc(), t.view, ValueRange{addc(r, t.rowOff), addc(c, t.colOff)});
+    return storedToOperand(v, t.type.getElementType(), op);
+  }
+
+  /// A pair of stored elements of type `elt` (vector<2 x storage>) as two
+  /// stored operands of type `op`: fp8 through the chip's pair conversion
+  /// where it has one, else element by element.
+  std::array<Value, 2> pairToOperand(Value pair, Type elt, Type op) {
+    if (isFp8(elt))
+      if (auto hw = target.fp8PairToOperand(b, loc(), pair, elt, op))
+        return {hw->first, hw->second};
+    auto one = [&](int64_t i) {
+      return storedToOperand(vector::ExtractOp::create(b, loc(), pair, ArrayRef<int64_t>{i}),
+                             elt, op);
+    };
+    return {one(0), one(1)};
+  }
+
+  /// Bytes between consecutive rows of a stored tile's view.
+  static int64_t rowStrideBytes(const Tile &t) {
+    auto mt = cast<MemRefType>(t.view.getType());
+    return mt.getDimSize(1) * storedBytes(mt.getElementType());
+  }
+
+  /// Elements (r, c) … (r, c + w - 1) of a stored tile as stored operands
+  /// of type `op`, with one w-element shared-memory load (fp8 pairs through
+  /// the chip's pair conversion where it has one). The caller makes sure
+  /// the load is aligned: `c` + the tile's column offset a multiple of w,
+  /// row starts a multiple of w elements apart.
+  SmallVector<Value> readRun(const Tile &t, Value r, Value c, int64_t w, Type op);
+
+  /// The lane's operand elements of one matrix instruction grouped into
+  /// runs that one aligned load fetches: element indices whose coordinates
+  /// lie next to each other in a stored row (whichever indices hold them),
+  /// in row order, of the first of `widths` that fits (else single
+  /// elements). `transposed` says that the layout's rows run along the
+  /// stored columns. A run needs every lane's start (lane bases, tile
+  /// offset, row stride) to be a multiple of its length.
+  SmallVector<SmallVector<int64_t>> operandRuns(const Tile &t, const LaneLayout &layout,
+                                                bool transposed, ArrayRef<int64_t> widths);
+
+  /// The lane's operand elements of one matrix instruction as stored
+  /// operands of type `op` (bf16 or f16): element i at `at(i)` (row,
+  /// column) of `t`, runs of up to 16 bytes of contiguous stored elements
+  /// read with one load.
+  SmallVector<Value> readOperand(const Tile &t, const LaneLayout &layout,
+                                 bool transposed, Type op,
+                                 function_ref<std::pair<Value, Value>(Coord)> at);
+
+  /// The lane's operand elements of one matrix instruction as stored
+  /// values (no conversion), for instructions that read the tile's own
+  /// element type; runs of up to 16 bytes of contiguous stored elements
+  /// read with one load.
+  SmallVector<Value> readOperandRaw(const Tile &t, const LaneLayout &layout,
+                                    bool transposed,
+                                    function_ref<std::pair<Value, Value>(Coord)> at);
+
+  /// readAcrossTiles for 1-byte elements: the byte transpose from "one
+  /// vector per element, one byte per tile" to "per tile its elements",
+  /// with byte permutes of i32 words (GpuTarget::bytePerm): rows e, e + 1 of
+  /// tiles j .. j + 3 interleave into the pairs of tiles j, j + 1 and
+  /// j + 2, j + 3; a second level joins pairs of rows e .. e + 3. Pairs go
+  /// through the chip's fp8 pair conversion unless `raw`.
+  SmallVector<SmallVector<Value>> transposeBytes(ArrayRef<SmallVector<Value>> loads,
+                                                 int64_t n, int64_t tiles, int64_t w,
+                                                 bool raw, Type elt, Type op);
+
+  /// The lane's A elements of one 16x16 step (rows 0-15, columns kk ..
+  /// kk + 15 of `t`) with one ldmatrix.x4: lane l addresses row
+  /// (l mod 8) + 8 ((l / 8) mod 2), column kk + 8 (l / 16), i.e. row l mod 8
+  /// of matrix l / 8; register j, half h is A element 2j + h (checked
+  /// against the descriptor by MatrixInstrTest.LdmatrixX4MatchesALayout).
+  SmallVector<Value> readAByLdmatrix(const Tile &t, Value kk);
+
+  /// The lane's B operand elements of one K step for all `tiles`
+  /// instruction tiles of a dot, read along the tile's rows: element e of
+  /// tile j sits at `at(coord of e)` + (0, j), so each element is one
+  /// w-element load per w tiles (w up to 16 bytes). Returns per tile the
+  /// elements as stored (`raw`) or as stored operands of type `op`, fp8
+  /// pairs of consecutive elements through the chip's pair conversion;
+  /// empty when the tile is not in shared memory or the loads would be
+  /// misaligned (the caller then reads tile by tile).
+  SmallVector<SmallVector<Value>>
+  readAcrossTiles(const Tile &t, const LaneLayout &layout, int64_t tiles, bool raw, Type op,
+                  function_ref<std::pair<Value, Value>(Coord)> at);
+
+  /// The shared tile an elementwise chain ending in `v` reads, if nothing
+  /// else reads it or any link of the chain: then the chain can be evaluated
+  /// in place.
+  std::shared_ptr<Tile> soleRoot(Value v);
+
+  /// Evaluates a lazy Smem/Expr tile `v` into shared memory (cooperative,
+  /// one element per thread per step): into its root's region when the
+  /// root is dead afterwards, else into a new region. With the root's
+  /// element type each thread reads and writes the same element, so no
+  /// barrier is needed between; with a narrower one (Q rounded to fp8) the
+  /// elements move, so every thread reads all of its elements first.
+  std::shared_ptr<Tile> materialize(Value v, const std::shared_ptr<Tile> &t);
+
+  /// Makes a register tile readable as a matrix operand: writes it to a
+  /// new shared region in its element type.
+  FailureOr<std::shared_ptr<Tile>> ensureShared(std::shared_ptr<Tile> t);
+
+  //===--------------------------------------------------------------------===//
+  // Reductions over the rows of an Acc tile
+  //===--------------------------------------------------------------------===//
+
+  /// Reduces `regs` (Acc layout) per row with `combine`; returns one value
+  /// per row group, identical in every lane and warp that holds the row.
+  SmallVector<Value> rowReduce(const AccLayout &l, ArrayRef<Value> regs,
+                               float identity,
+                               function_ref<Value(Value, Value)> combine) {
+    return acrossLanesAndWarps(l, laneRowReduce(l, regs, identity, combine), identity,
+                               combine);
+  }
+
+  /// This lane's share of each row: its own elements of `regs` (Acc
+  /// layout) combined per row group.
+  SmallVector<Value> laneRowReduce(const AccLayout &l, ArrayRef<Value> regs,
+                                   float identity,
+                                   function_ref<Value(Value, Value)> combine) {
+    SmallVector<Value> part(l.rowGroups.size(), cstF32(b, loc(), identity));
+    for (int64_t r = 0; r < l.size(); ++r) {
+      int64_t g = l.group(r % l.elems);
+      part[g] = combine(part[g], regs[r]);
+    }
+    return part;
+  }
+
+  /// Per-lane shares of each row group (`part`) combined over the lanes and
+  /// warps that hold the row.
+  SmallVector<Value> acrossLanesAndWarps(const AccLayout &l, SmallVector<Value> part,
+                                         float identity,
+                                         function_ref<Value(Value, Value)> combine);
+
+  //===--------------------------------------------------------------------===//
+  // Ops
+  //===--------------------------------------------------------------------===//
+
+  std::shared_ptr<Tile> regTile(Kind k, RankedTensorType t,
+                                SmallVector<Value> regs) {
+    auto tile = std::make_shared<Tile>();
+    tile->kind = k;
+    tile->type = t;
+    tile->regs = std::move(regs);
+    return tile;
+  }
+
+  std::shared_ptr<Tile> get(Value v) { return tiles.lookup(v); }
+
+  LogicalResult lowerFill(FillOp op);
+
+  /// Row and column (in elements) of 16-byte chunk `chunk` (of `vec`
+  /// elements) of a tile with `cols` columns: chunks run row by row.
+  std::pair<Value, Value> chunkCoord(Value chunk, int64_t vec, int64_t cols) {
+    Value e = mul(chunk, vec);
+    return {arith::DivUIOp::create(b, loc(), e, idx(cols)),
+            arith::RemUIOp::create(b, loc(), e, idx(cols))};
+  }
+
+  /// The elementwise ops that only re-round or scale `op`'s loaded tile:
+  /// the longest chain of single-use mla.cast / mla.scale ops from it (with
+  /// scale factors already lowered) that ends in an element type of the
+  /// loaded one's storage width (bf16 Q -> f32 -> scaled -> bf16, or
+  /// -> f16 for qp_type = f16). lowerLoad applies them to the loaded
+  /// registers.
+  SmallVector<Operation *> foldableChain(LoadOp op);
+
+  LogicalResult lowerLoad(LoadOp op);
+
+  /// A tile-IR index value re-evaluated with the KV loop's induction
+  /// variable replaced by `iv`: the arith ops between it and the induction
+  /// variable are cloned, values from outside the loop taken as lowered.
+  Value rematAt(Value v, KvLoopOp loop, Value iv, IRMapping &m);
+
+  /// Whether the KV loop's tile load `op` can be double-buffered with async
+  /// copies: a rank-2 source with identity layout and static rows of whole
+  /// 16-byte chunks, indices computed from the induction variable by arith
+  /// ops only, chunks a multiple of the threads.
+  bool canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve);
+
+  /// Async copies (cp.async, 16 bytes each, bypassing L1) of the tile of
+  /// `op` at the lowered indices `at` into the shared region at byte
+  /// `dstOffset` (padded rows as allocSmem lays them out); rows at or past
+  /// the bound are zero-filled (copy size 0, source clamped to the tile's
+  /// first chunk, which exists whenever the loop runs).
+  void emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound, Value dstOffset);
+
+  /// `v` as a lowered scalar at the current point: its lowering if it has
+  /// one, else a clone of the pure arith ops that compute it from lowered
+  /// values (null where that is not possible). Lets code that the tile IR
+  /// places later start earlier (startPrefetch).
+  Value scalarNow(Value v, IRMapping &m);
+
+  /// Sets up the double buffer of KV loop `loop`'s tile (if it has one
+  /// canPrefetch accepts) and sends the first tile's async copies, at the
+  /// current point. `reserve` bytes of shared memory are counted as
+  /// allocated already (a tile the caller is about to allocate). Called at
+  /// the Q load, the first tile's memory latency overlaps Q's copy; null
+  /// if the loop's bounds or the tile's indices cannot be computed yet.
+  std::optional<Prefetch> startPrefetch(KvLoopOp loop, int64_t reserve);
+
+  /// The multi-buffered tile load inside the KV loop (kvStages buffers,
+  /// kvStages - 1 tiles in flight): wait for this tile's copies, start
+  /// tile t + kvStages - 1's into the buffer the previous iteration read,
+  /// and read this one.
+  LogicalResult lowerPrefetchedLoad(LoadOp op);
+
+  LogicalResult lowerElementwise(Value result, Value source,
+                                 std::function<Value(OpBuilder &, Location, Value)> fn);
+
+  LogicalResult lowerCast(CastOp op);
+
+  LogicalResult lowerScale(ScaleOp op) {
+    Value factor = scalars.lookup(op.getFactor());
+    return lowerElementwise(op.getResult(), op.getSource(),
+                            [factor](OpBuilder &nb, Location l, Value v) {
+                              return arith::MulFOp::create(nb, l, v, factor).getResult();
+                            });
+  }
+
+  LogicalResult lowerSlice(SliceOp op);
+
+  LogicalResult lowerMask(MaskOp op);
+
+  /// The grouping of K steps for a dot of `mi` over K = `k` whose B is
+  /// stored as `rhsElt` and read along K: as many steps as keep a lane's B
+  /// bytes within one 16-byte load and divide K.
+  static std::optional<GroupedOperands> groupingFor(const MatrixInstr *mi, Type rhsElt,
+                                                    int64_t k) {
+    int64_t bBytes = storedBytes(rhsElt);
+    for (int64_t steps = 8; steps > 1; steps /= 2) {
+      auto g = groupKSteps(*mi, steps);
+      if (g && g->kRun * bBytes <= 16 && k % g->k == 0)
+        return g;
+    }
+    return std::nullopt;
+  }
+
+  /// The K order a loaded tile is stored in (Tile::kPerm): where the
+  /// tile, through element-wise casts / scales read only by each other, is
+  /// the A operand of grouped dots inside a KV loop (and nothing else) whose
+  /// instruction reads A with ldmatrix (sm_90), it is stored in the
+  /// grouping's K order; each step's A fragment is then one ldmatrix.x4
+  /// instead of 16-byte loads of rows g and g + 8 that the fragment
+  /// interleaves with register moves. The order is applied by the copy
+  /// itself (4-byte pieces of each 16-byte chunk), so it costs no pass.
+  std::optional<GroupedOperands> kOrderFor(LoadOp ld);
+
+  /// The column a kPerm tile stores source column `col` at: the inverse of
+  /// GroupedOperands::physicalK (which only moves bits, so its inverse moves
+  /// them back).
+  Value storedColumn(const GroupedOperands &g, Value col);
+
+  LogicalResult lowerDot(DotOp op);
+
+  /// Unrolls `loop` (static trip count) and returns the values that replace
+  /// its results: unrolling replaces them, so they are held through a
+  /// placeholder use meanwhile.
+  SmallVector<Value> unrollFully(scf::ForOp loop) {
+    auto hold = UnrealizedConversionCastOp::create(b, loc(), TypeRange(loop.getResultTypes()),
+                                                   loop.getResults());
+    (void)loopUnrollFull(loop);
+    SmallVector<Value> out(hold.getInputs());
+    hold.erase();
+    return out;
+  }
+
+  /// The dot's result from its accumulators: with K split across warp pairs
+  /// (kSplit 2), `results` holds this warp's columns and then its
+  /// partner's, and the pair swaps the partner halves through shared
+  /// memory: row block w of `slots` holds, lane-major, the partial sums of
+  /// warp w's columns computed by its partner.
+  void finishDot(DotOp op, const AccLayout &l, int64_t kSplit, SmallVector<Value> results,
+                 RankedTensorType resT);
+
+  LogicalResult lowerOnlineSoftmax(OnlineSoftmaxOp op);
+
+  LogicalResult lowerFinalize(SoftmaxFinalizeOp op);
+
+  /// Stage 2: out = sum_s w_s * partial_s / sum_s w_s, w_s = exp(lse_s -
+  /// max lse). One pass over the splits with a running max (the online
+  /// softmax rescaling), `width` splits per iteration: their loads are
+  /// independent, so a thread has that many in flight instead of waiting
+  /// for each (a loop over 64 splits with one load at a time took 17.6 us
+  /// on the H200). Past the last split the index is clamped to it and its
+  /// weight forced to zero: no branches around the loads. All of a thread's
+  /// elements share the loop.
+  LogicalResult lowerSplitKReduce(SplitKReduceOp op);
+
+  LogicalResult lowerStore(StoreOp op);
+
+  LogicalResult lowerKvLoop(KvLoopOp op);
+
+  LogicalResult lowerIf(scf::IfOp op);
+
+  LogicalResult lowerOp(Operation *op);
+};
+
+} // namespace mlir::mla::gpulower
+
+#endif // MLA_TRANSFORMS_GPU_LOWERING_H

@@ -1,0 +1,568 @@
+//===- Tiles.cpp - shared memory, placements, elementwise ops, stores, control flow ---===//
+//
+// Part of mla-lower-to-gpu: methods of Lowering (Lowering.h).
+//
+//===----------------------------------------------------------------------===//
+#include "Lowering.h"
+
+namespace mlir::mla::gpulower {
+
+Value Lowering::laneOffset(Value laneV, ArrayRef<Coord> bases, bool row) {
+  Value sum = idx(0);
+  for (auto [j, c] : llvm::enumerate(bases)) {
+    int64_t v = row ? c.row : c.col;
+    if (!v)
+      continue;
+    Value bit = arith::AndIOp::create(
+        b, loc(), arith::ShRUIOp::create(b, loc(), laneV, idx(j)), idx(1));
+    sum = add(sum, mul(bit, v));
+  }
+  return sum;
+}
+
+void Lowering::init(Location l) {
+  tid = gpu::ThreadIdOp::create(b, l, gpu::Dimension::x);
+  lane = arith::RemUIOp::create(b, l, tid, idx(wave));
+  warp = arith::DivUIOp::create(b, l, tid, idx(wave));
+  const MatrixInstr *mi = target.mma;
+  aRow = laneOffset(lane, mi->a.laneBases, true);
+  aCol = laneOffset(lane, mi->a.laneBases, false);
+  bRow = laneOffset(lane, mi->b.laneBases, true);
+  bCol = laneOffset(lane, mi->b.laneBases, false);
+  cRow = laneOffset(lane, mi->c.laneBases, true);
+  cCol = laneOffset(lane, mi->c.laneBases, false);
+  auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                       gpu::AddressSpace::Workgroup);
+  smemBase = gpu::DynamicSharedMemoryOp::create(
+      b, l, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, wg));
+}
+
+Value Lowering::allocSmem(int64_t rows, int64_t cols, Type elt) {
+  Type st = storageType(elt);
+  int64_t eltBytes = storedBytes(elt);
+  int64_t padded = cols + kRowPadBytes / eltBytes;
+  int64_t bytes = rows * padded * eltBytes;
+  int64_t offset = (smemBytes + 15) / 16 * 16;
+  smemBytes = offset + bytes;
+  lastSmemOffset = offset;
+  auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                       gpu::AddressSpace::Workgroup);
+  return memref::ViewOp::create(b, loc(),
+                                MemRefType::get({rows, padded}, st, nullptr, wg),
+                                smemBase, idx(offset), ValueRange{});
+}
+
+FailureOr<AccLayout> Lowering::accLayout(RankedTensorType t) {
+  const MatrixInstr *mi = target.mma;
+  if (t.getRank() != 2 || t.getDimSize(0) != mi->m)
+    return fail("a register tile must have " + Twine(mi->m) +
+                " rows (the matrix instruction's M), got " +
+                Twine(t.getRank() == 2 ? t.getDimSize(0) : 0));
+  int64_t cols = t.getDimSize(1);
+  if (cols % (warps * mi->n) != 0)
+    return fail("a tile of " + Twine(cols) + " columns cannot be split across " +
+                Twine(warps) + " warps of " + Twine(mi->n) + "-column instructions");
+  AccLayout l{mi, cols, cols / warps, cols / warps / mi->n,
+              mi->c.elemsPerLane(), {}};
+  for (int64_t i = 0; i < l.elems; ++i)
+    if (!llvm::is_contained(l.rowGroups, l.elemRow(i)))
+      l.rowGroups.push_back(l.elemRow(i));
+  return l;
+}
+
+std::shared_ptr<Tile> Lowering::soleRoot(Value v) {
+  Operation *def = v.getDefiningOp();
+  while (def && isa<CastOp, ScaleOp>(def)) {
+    Value src = def->getOperand(0);
+    if (!src.hasOneUse())
+      return nullptr;
+    v = src;
+    def = v.getDefiningOp();
+  }
+  auto root = tiles.lookup(v);
+  if (!root || root->kind != Kind::Smem || root->rowOff || root->colOff)
+    return nullptr;
+  return root;
+}
+
+std::shared_ptr<Tile> Lowering::materialize(Value v, const std::shared_ptr<Tile> &t) {
+  int64_t rows = t->type.getDimSize(0), cols = t->type.getDimSize(1);
+  Type elt = t->type.getElementType();
+  auto out = std::make_shared<Tile>();
+  out->kind = Kind::Smem;
+  out->type = t->type;
+  auto root = soleRoot(v);
+  // Element-wise evaluation keeps every element's place, so a K order
+  // (kOrderFor) carries over.
+  if (root)
+    out->kPerm = root->kPerm;
+  auto bits = [](Type e) { return storageType(e).getIntOrFloatBitWidth(); };
+  // In place also when only the element type changes within one storage
+  // type (bf16 Q rounded to f16 for qp_type = f16): the same i16 view.
+  bool inPlace = root && root->type.getShape() == t->type.getShape() &&
+                 storageType(root->type.getElementType()) == storageType(elt);
+  bool narrowing = root && !inPlace && root->view.getDefiningOp<memref::ViewOp>() &&
+                   root->type.getShape() == t->type.getShape() &&
+                   bits(elt) < bits(root->type.getElementType()) &&
+                   (rows * cols) % threads == 0;
+  if (inPlace) {
+    out->view = root->view;
+  } else if (narrowing) {
+    // The same bytes of shared memory, read as the narrower type.
+    auto def = root->view.getDefiningOp<memref::ViewOp>();
+    auto memT = cast<MemRefType>(root->view.getType());
+    out->view = memref::ViewOp::create(
+        b, loc(), MemRefType::get(memT.getShape(), storageType(elt), nullptr,
+                                  memT.getMemorySpace()),
+        def.getSource(), def.getByteShift(), ValueRange{});
+  } else {
+    out->view = allocSmem(rows, cols, elt);
+  }
+  auto coord = [&](Value e) {
+    return std::pair(arith::DivUIOp::create(b, loc(), e, idx(cols)).getResult(),
+                     arith::RemUIOp::create(b, loc(), e, idx(cols)).getResult());
+  };
+  if (narrowing) {
+    // Rounds of `group` elements per thread in increasing element order:
+    // the narrow bytes a round writes overlap only wide elements of this
+    // or earlier rounds, which were read before the round's barrier.
+    int64_t perThread = rows * cols / threads;
+    int64_t group = perThread % 4 == 0 ? 4 : 1;
+    auto rounds = scf::ForOp::create(b, loc(), idx(0), idx(perThread / group), idx(1));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(rounds.getBody());
+    Value first = mul(rounds.getInductionVar(), group * threads);
+    SmallVector<std::pair<Value, Value>> at;
+    SmallVector<Value> vals;
+    for (int64_t j = 0; j < group; ++j) {
+      auto [r, c] = coord(add(first, addc(tid, j * threads)));
+      at.push_back({r, c});
+      vals.push_back(fromF32(b, loc(), readF32(*t, r, c), elt));
+    }
+    barrier();
+    for (auto [rc, val] : llvm::zip(at, vals))
+      memref::StoreOp::create(b, loc(), val, out->view, ValueRange{rc.first, rc.second});
+    b.setInsertionPointAfter(rounds);
+    barrier();
+    return out;
+  }
+  auto loop = scf::ForOp::create(b, loc(), tid, idx(rows * cols), idx(threads));
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    auto [r, c] = coord(loop.getInductionVar());
+    memref::StoreOp::create(b, loc(), fromF32(b, loc(), readF32(*t, r, c), elt),
+                            out->view, ValueRange{r, c});
+  }
+  barrier();
+  return out;
+}
+
+FailureOr<std::shared_ptr<Tile>> Lowering::ensureShared(std::shared_ptr<Tile> t) {
+  if (t->kind == Kind::Smem || t->kind == Kind::Expr)
+    return t;
+  if (t->kind != Kind::Acc) {
+    (void)fail("unsupported operand placement");
+    return failure();
+  }
+  auto l = accLayout(t->type);
+  if (failed(l))
+    return failure();
+  Type elt = t->type.getElementType();
+  auto out = std::make_shared<Tile>();
+  out->kind = Kind::Smem;
+  out->type = t->type;
+  out->view = allocSmem(t->type.getDimSize(0), t->type.getDimSize(1), elt);
+  barrierBeforeRewrite();
+  for (int64_t r = 0; r < l->size(); ++r) {
+    auto [row, col] = accCoord(*l, r);
+    Value v = t->stored.empty() ? fromF32(b, loc(), t->regs[r], elt) : t->stored[r];
+    memref::StoreOp::create(b, loc(), v, out->view, ValueRange{row, col});
+  }
+  barrier();
+  return out;
+}
+
+LogicalResult Lowering::lowerFill(FillOp op) {
+  auto t = op.getType();
+  Value c = arith::ConstantOp::create(b, loc(), op.getValueAttr());
+  if (t.getRank() == 1) {
+    auto l = rowLayout(t.getDimSize(0));
+    if (failed(l))
+      return failure();
+    tiles[op] = regTile(Kind::RowSlice, t,
+                        SmallVector<Value>(l->rowGroups.size(), c));
+    return success();
+  }
+  auto l = accLayout(t);
+  if (failed(l))
+    return failure();
+  tiles[op] = regTile(Kind::Acc, t, SmallVector<Value>(l->size(), c));
+  return success();
+}
+
+LogicalResult Lowering::lowerElementwise(Value result, Value source,
+                               std::function<Value(OpBuilder &, Location, Value)> fn) {
+  auto src = get(source);
+  auto t = cast<RankedTensorType>(result.getType());
+  if (src->kind == Kind::Smem || src->kind == Kind::Expr) {
+    auto e = std::make_shared<Tile>();
+    e->kind = Kind::Expr;
+    e->type = t;
+    e->src = src;
+    e->fn = fn;
+    tiles[result] = e;
+    return success();
+  }
+  SmallVector<Value> regs;
+  for (Value r : src->regs)
+    regs.push_back(fn(b, loc(), r));
+  tiles[result] = regTile(src->kind, t, std::move(regs));
+  return success();
+}
+
+LogicalResult Lowering::lowerCast(CastOp op) {
+  Type to = op.getResult().getType().getElementType();
+  auto src = get(op.getSource());
+  if (src && src->kind == Kind::Acc && !to.isF32()) {
+    // Keep the rounded stored values beside their f32 reading: a dot
+    // operand (P) is written to shared memory as is.
+    SmallVector<Value> regs, stored;
+    for (size_t i = 0; i < src->regs.size(); ++i) {
+      // Pairs of registers through the chip's fp8 pair rounding where it
+      // has one.
+      if (isFp8(to) && i + 1 < src->regs.size())
+        if (auto hw = target.f32PairToFp8(b, loc(), src->regs[i], src->regs[i + 1], to)) {
+          stored.append(hw->begin(), hw->end());
+          ++i;
+          continue;
+        }
+      stored.push_back(fromF32(b, loc(), src->regs[i], to));
+    }
+    for (Value v : stored)
+      regs.push_back(toF32(b, loc(), v, to));
+    auto t = regTile(Kind::Acc, op.getResult().getType(), std::move(regs));
+    t->stored = std::move(stored);
+    tiles[op] = t;
+    return success();
+  }
+  return lowerElementwise(op.getResult(), op.getSource(),
+                          [to](OpBuilder &nb, Location l, Value v) {
+                            // Registers hold f32 rounded to the type.
+                            return toF32(nb, l, fromF32(nb, l, v, to), to);
+                          });
+}
+
+LogicalResult Lowering::lowerSlice(SliceOp op) {
+  auto src = get(op.getSource());
+  if (src->kind != Kind::Smem)
+    return fail("the GPU lowering slices shared-memory tiles only");
+  auto t = std::make_shared<Tile>(*src);
+  t->type = op.getResult().getType();
+  t->rowOff += op.getOffsets()[0];
+  t->colOff += op.getOffsets()[1];
+  tiles[op] = t;
+  return success();
+}
+
+LogicalResult Lowering::lowerMask(MaskOp op) {
+  auto src = get(op.getSource());
+  if (src->kind != Kind::Acc)
+    return fail("the GPU lowering masks register tiles only");
+  auto l = accLayout(src->type);
+  if (failed(l))
+    return failure();
+  Value off = scalars.lookup(op.getOffset()), bound = scalars.lookup(op.getBound());
+  Value fill = arith::ConstantOp::create(b, loc(), op.getFillAttr());
+  SmallVector<Value> regs;
+  for (int64_t r = 0; r < l->size(); ++r) {
+    auto [row, col] = accCoord(*l, r);
+    Value pos = add(off, op.getDim() == 0 ? row : col);
+    Value out = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sge, pos, bound);
+    regs.push_back(arith::SelectOp::create(b, loc(), out, fill, src->regs[r]));
+  }
+  tiles[op] = regTile(Kind::Acc, op.getType(), std::move(regs));
+  return success();
+}
+
+LogicalResult Lowering::lowerStore(StoreOp op) {
+  auto t = get(op.getValue());
+  Value dst = scalars.lookup(op.getDest());
+  Type dstElt = op.getDest().getType().getElementType();
+  SmallVector<Value> base;
+  for (Value i : op.getIndices())
+    base.push_back(scalars.lookup(i));
+  int64_t rank = t->type.getRank();
+  size_t lead = base.size() - rank;
+  Value bound = op.getBound() ? scalars.lookup(op.getBound()) : Value();
+
+  // Stores `vals` (f32, rounded to the destination type) at `coord`
+  // and the columns after it: one element, or one vector of them
+  // (aligned by the caller).
+  auto emit = [&](ArrayRef<Value> coord, ArrayRef<Value> vals, Value pred) {
+    SmallVector<Value> at = base;
+    for (int64_t d = 0; d < rank; ++d)
+      at[lead + d] = add(base[lead + d], coord[d]);
+    if (bound) {
+      Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, at[lead], bound);
+      pred = pred ? arith::AndIOp::create(b, loc(), pred, in).getResult() : in;
+    }
+    SmallVector<Value> stored;
+    for (Value v : vals)
+      stored.push_back(fromF32(b, loc(), v, dstElt));
+    auto store = [&](OpBuilder &nb, Location l) {
+      if (stored.size() == 1) {
+        memref::StoreOp::create(nb, l, stored[0], dst, at);
+        return;
+      }
+      int64_t w = stored.size();
+      Value vec = vector::FromElementsOp::create(
+          nb, l, VectorType::get({w}, storageType(dstElt)), stored);
+      vector::StoreOp::create(nb, l, vec, dst, at, /*nontemporal=*/false,
+                              llvm::MaybeAlign(w * storedBytes(dstElt)));
+    };
+    if (!pred) {
+      store(b, loc());
+      return;
+    }
+    scf::IfOp::create(b, loc(), pred, [&](OpBuilder &nb, Location l) {
+      store(nb, l);
+      scf::YieldOp::create(nb, l);
+    });
+  };
+
+  switch (t->kind) {
+  case Kind::Acc: {
+    auto l = accLayout(t->type);
+    if (failed(l))
+      return failure();
+    // The interleaved columns (accCoord) put a lane's registers of one
+    // instruction element in adjacent columns, tile after tile: store
+    // them w at a time (up to 16 bytes) where the destination row and the
+    // column base allow it, so a warp writes whole sectors.
+    auto dstT = cast<MemRefType>(op.getDest().getType());
+    int64_t bytes = storedBytes(dstElt);
+    std::optional<int64_t> colBase = getConstantIntValue(op.getIndices()[lead + 1]);
+    int64_t w = 1;
+    while (l->tiles % (2 * w) == 0 && 2 * w * bytes <= 16 && colBase &&
+           *colBase % (2 * w) == 0 && !dstT.isDynamicDim(dstT.getRank() - 1) &&
+           dstT.getDimSize(dstT.getRank() - 1) % (2 * w) == 0 &&
+           dstT.getLayout().isIdentity())
+      w *= 2;
+    for (int64_t r = 0; r < l->size(); ++r) {
+      if ((r / l->elems) % w)
+        continue;
+      auto [row, col] = accCoord(*l, r);
+      SmallVector<Value> vals;
+      for (int64_t jj = 0; jj < w; ++jj)
+        vals.push_back(t->regs[r + jj * l->elems]);
+      emit({row, col}, vals, Value());
+    }
+    return success();
+  }
+  case Kind::RowSlice: {
+    auto l = rowLayout(t->type.getDimSize(0));
+    if (failed(l))
+      return failure();
+    // Every lane of a row holds the value: warp 0's column-0 lanes store.
+    Value first = arith::AndIOp::create(
+        b, loc(),
+        arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, warp, idx(0)),
+        arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, cCol, idx(0)));
+    for (auto [g, v] : llvm::enumerate(t->regs))
+      emit({addc(cRow, l->rowGroups[g])}, v, first);
+    return success();
+  }
+  case Kind::Blocked: {
+    int64_t cols = t->type.getDimSize(rank - 1);
+    int64_t numel = t->type.getNumElements();
+    int64_t run = t->blockRun;
+    for (auto [k, v] : llvm::enumerate(t->regs)) {
+      Value e = addc(mul(addc(tid, int64_t(k) / run * threads), run), int64_t(k) % run);
+      Value pred;
+      if (numel % (threads * run) != 0)
+        pred = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, e,
+                                     idx(numel));
+      if (rank == 2)
+        emit({arith::DivUIOp::create(b, loc(), e, idx(cols)),
+              arith::RemUIOp::create(b, loc(), e, idx(cols))},
+             v, pred);
+      else
+        emit({e}, v, pred);
+    }
+    return success();
+  }
+  default:
+    return fail("the GPU lowering stores register tiles only");
+  }
+}
+
+LogicalResult Lowering::lowerKvLoop(KvLoopOp op) {
+  // Lazy tiles defined outside and read inside would be re-evaluated on
+  // every read of every iteration: evaluate them once, here.
+  op.getBody().walk([&](Operation *inner) {
+    for (Value v : inner->getOperands()) {
+      auto t = tiles.lookup(v);
+      if (t && t->kind == Kind::Expr && !op->isAncestor(v.getParentBlock()->getParentOp()))
+        tiles[v] = materialize(v, t);
+    }
+  });
+  SmallVector<Value> inits;
+  SmallVector<std::shared_ptr<Tile>> initTiles;
+  Block &bodyBlock = op.getBody().front();
+  for (auto [i, v] : llvm::enumerate(op.getInits())) {
+    auto t = get(v);
+    if (!t || (t->kind != Kind::Acc && t->kind != Kind::RowSlice))
+      return fail("loop-carried tiles must be register tiles");
+    // A running row sum that starts at zero and is only ever the sum
+    // operand of the online softmax is carried per lane (RowPartial):
+    // zeros are a valid share for every lane.
+    BlockArgument arg = bodyBlock.getArgument(i + 1);
+    if (t->kind == Kind::RowSlice && !arg.use_empty() &&
+        llvm::all_of(t->regs, [](Value r) { return matchPattern(r, m_AnyZeroFloat()); }) &&
+        llvm::all_of(arg.getUses(), [](OpOperand &u) {
+          auto sm = dyn_cast<OnlineSoftmaxOp>(u.getOwner());
+          return sm && u.getOperandNumber() == sm.getSumMutable().getOperandNumber();
+        }))
+      t = regTile(Kind::RowPartial, t->type, t->regs);
+    initTiles.push_back(t);
+    inits.append(t->regs.begin(), t->regs.end());
+  }
+  // The KV tile's copy, double-buffered where the chip copies
+  // asynchronously: the first tile's copies went out before the loop
+  // (earlier still where startPrefetch ran at the Q load).
+  std::optional<Prefetch> pf;
+  if (auto it = started.find(op); it != started.end())
+    pf = it->second;
+  else
+    pf = startPrefetch(op, 0);
+  Value lowerV = scalars.lookup(op.getLower()), upperV = scalars.lookup(op.getUpper());
+  if (pf) {
+    pf->lower = lowerV;
+    pf->upper = upperV;
+    pf->step = idx(op.getStep());
+  }
+  auto loop = scf::ForOp::create(b, loc(), lowerV, upperV, idx(op.getStep()), inits);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Block &body = op.getBody().front();
+  scalars.map(body.getArgument(0), loop.getInductionVar());
+  Block *outerBody = kvBody;
+  bool outerBarrier = kvBodyBarrier;
+  kvBody = loop.getBody();
+  kvBodyBarrier = false;
+  llvm::scope_exit restoreBody([&] {
+    kvBody = outerBody;
+    kvBodyBarrier = outerBarrier;
+  });
+  if (pf) {
+    pf->iv = loop.getInductionVar();
+    prefetch = pf;
+    asyncCopies = true;
+  }
+  llvm::scope_exit clearPrefetch([&] { prefetch.reset(); });
+  unsigned pos = 0;
+  for (auto [i, t] : llvm::enumerate(initTiles)) {
+    SmallVector<Value> regs;
+    for (size_t r = 0; r < t->regs.size(); ++r)
+      regs.push_back(loop.getRegionIterArgs()[pos++]);
+    tiles[body.getArgument(i + 1)] = regTile(t->kind, t->type, regs);
+  }
+  for (Operation &inner : body.without_terminator())
+    if (failed(lowerOp(&inner)))
+      return failure();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  SmallVector<Value> next;
+  for (auto [v, init] : llvm::zip(yield.getValues(), initTiles)) {
+    auto t = get(v);
+    if (!t || t->kind != init->kind || t->regs.size() != init->regs.size())
+      return fail("a yielded tile changed placement across the loop");
+    next.append(t->regs.begin(), t->regs.end());
+  }
+  scf::YieldOp::create(b, loc(), next);
+  pos = 0;
+  for (auto [i, t] : llvm::enumerate(initTiles)) {
+    SmallVector<Value> regs;
+    for (size_t r = 0; r < t->regs.size(); ++r)
+      regs.push_back(loop.getResult(pos++));
+    tiles[op.getResult(i)] = regTile(t->kind, t->type, regs);
+  }
+  return success();
+}
+
+LogicalResult Lowering::lowerIf(scf::IfOp op) {
+  if (op.getNumResults() != 0)
+    return fail("scf.if with results is not supported in kernels");
+  auto ifOp = scf::IfOp::create(b, loc(), scalars.lookup(op.getCondition()),
+                                !op.getElseRegion().empty());
+  OpBuilder::InsertionGuard g(b);
+  auto lowerRegion = [&](Region &from, Block *to) -> LogicalResult {
+    b.setInsertionPointToStart(to);
+    for (Operation &inner : from.front().without_terminator())
+      if (failed(lowerOp(&inner)))
+        return failure();
+    return success();
+  };
+  if (failed(lowerRegion(op.getThenRegion(), ifOp.thenBlock())))
+    return failure();
+  if (!op.getElseRegion().empty() &&
+      failed(lowerRegion(op.getElseRegion(), ifOp.elseBlock())))
+    return failure();
+  return success();
+}
+
+LogicalResult Lowering::lowerOp(Operation *op) {
+  Operation *saved = diagOp;
+  diagOp = op;
+  llvm::scope_exit restore([&] { diagOp = saved; });
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](ProgramIdOp p) {
+        static const gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
+                                              gpu::Dimension::z};
+        scalars.map(p.getResult(), gpu::BlockIdOp::create(b, loc(), dims[p.getDim()]));
+        return success();
+      })
+      .Case([&](SplitRangeOp r) {
+        auto [lo, hi] = emitSplitRange(b, loc(), scalars.lookup(r.getLength()),
+                                       scalars.lookup(r.getSplit()),
+                                       scalars.lookup(r.getNumSplits()),
+                                       r.getBlockN(), r.getExact());
+        scalars.map(r.getLo(), lo);
+        scalars.map(r.getHi(), hi);
+        return success();
+      })
+      .Case([&](FillOp o) { return lowerFill(o); })
+      .Case([&](LoadOp o) { return lowerLoad(o); })
+      .Case([&](StoreOp o) { return lowerStore(o); })
+      .Case([&](CastOp o) { return folded.contains(o) ? success() : lowerCast(o); })
+      .Case([&](ScaleOp o) { return folded.contains(o) ? success() : lowerScale(o); })
+      .Case([&](SliceOp o) { return lowerSlice(o); })
+      .Case([&](MaskOp o) { return lowerMask(o); })
+      .Case([&](DotOp o) { return lowerDot(o); })
+      .Case([&](OnlineSoftmaxOp o) { return lowerOnlineSoftmax(o); })
+      .Case([&](SoftmaxFinalizeOp o) { return lowerFinalize(o); })
+      .Case([&](SplitKReduceOp o) { return lowerSplitKReduce(o); })
+      .Case([&](KvLoopOp o) {
+        if (failed(lowerKvLoop(o)))
+          return failure();
+        // Kernels launched as this one's dependents (the split-K
+        // combine) may be scheduled once every program is past its KV
+        // loop: their launch overlaps this kernel's tail. They still wait
+        // for all of its stores (griddepcontrol.wait), so this placement
+        // is about timing only.
+        if (target.chip->dependentLaunch)
+          NVVM::GriddepcontrolOp::create(b, loc(),
+                                         NVVM::GridDepActionKind::launch_dependents);
+        return success();
+      })
+      .Case([&](scf::IfOp o) { return lowerIf(o); })
+      .Default([&](Operation *other) -> LogicalResult {
+        if (other->getDialect() == b.getContext()->getLoadedDialect<MLADialect>() ||
+            other->getNumRegions() != 0)
+          return fail("is not supported by the GPU lowering");
+        b.clone(*other, scalars);
+        return success();
+      });
+}
+
+} // namespace mlir::mla::gpulower
