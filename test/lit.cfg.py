@@ -15,6 +15,8 @@ config.test_exec_root = os.path.join(config.mla_obj_root, "test")
 # instead of skipping it.
 path = [config.mla_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
 config.environment["PATH"] = os.pathsep.join(path)
+# FileCheck variables die at each CHECK-LABEL unless global ($name).
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 for tool in ["mla-opt", "mla-run", "mla-compile"]:
     if not os.path.exists(os.path.join(config.mla_tools_dir, tool)):
         lit_config.fatal(f"{tool} is not built in {config.mla_tools_dir}")

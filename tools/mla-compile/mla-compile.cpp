@@ -47,33 +47,42 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
+static cl::OptionCategory compileCategory("mla-compile options");
+
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<spec.mlir>"),
-                                      cl::Required);
+                                      cl::Required,
+    cl::cat(compileCategory));
 static cl::opt<std::string> chipOpt("chip", cl::desc("target chip"),
-                                    cl::init("sm_90"));
-static cl::opt<std::string> outDir("o", cl::desc("output folder"), cl::Required);
+                                    cl::init("sm_90"),
+    cl::cat(compileCategory));
+static cl::opt<std::string> outDir("o", cl::desc("output folder"), cl::Required,
+    cl::cat(compileCategory));
 static cl::opt<std::string> ptxasPath(
     "ptxas", cl::desc("ptxas to assemble NVPTX with"),
-    cl::init("/usr/local/cuda/bin/ptxas"));
+    cl::init("/usr/local/cuda/bin/ptxas"),
+    cl::cat(compileCategory));
 static cl::opt<std::string> rocmToolkit(
     "rocm-toolkit",
     cl::desc("folder whose llvm/bin/ld.lld links AMDGPU code objects "
              "(default: <bin>/../share/mla-compiler/rocm-toolkit)"),
-    cl::init(""));
+    cl::init(""),
+    cl::cat(compileCategory));
 static cl::opt<std::string> emitOpt(
     "emit",
     cl::desc("all: code object + assembly + manifest (default); isa: the "
              "assembly (.s / .ptx) only; header: one C header for all "
              "--chip values (comma-separated), see docs/Embedding.md"),
-    cl::init("all"));
+    cl::init("all"), cl::cat(compileCategory));
 static cl::opt<std::string> embedOpt(
     "embed",
     cl::desc("with --emit=header: yes embeds the code objects as byte arrays, "
              "no writes them beside the header"),
-    cl::init("yes"));
+    cl::init("yes"),
+    cl::cat(compileCategory));
 static cl::opt<std::string> headerNameOpt(
     "header-name", cl::desc("file name of the header (default <spec>.h)"),
-    cl::init(""));
+    cl::init(""),
+    cl::cat(compileCategory));
 
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "mla-compile: error: " << msg << "\n";
@@ -82,6 +91,7 @@ static int fail(const llvm::Twine &msg) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(compileCategory);
   cl::ParseCommandLineOptions(argc, argv, "compile an MLA decode spec for GPUs\n");
 
   using mla::Emit;

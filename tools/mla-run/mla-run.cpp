@@ -29,37 +29,50 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
+static cl::OptionCategory runCategory("mla-run options");
+
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<spec.mlir>"),
-                                      cl::Required);
+                                      cl::Required,
+    cl::cat(runCategory));
 static cl::opt<std::string> specName("spec",
-                                     cl::desc("mla.decode to run (default: the first)"));
-static cl::opt<int64_t> batchOpt("batch", cl::desc("sequences"), cl::init(4));
+                                     cl::desc("mla.decode to run (default: the first)"),
+    cl::cat(runCategory));
+static cl::opt<int64_t> batchOpt("batch", cl::desc("sequences"), cl::init(4),
+    cl::cat(runCategory));
 static cl::opt<int64_t> kvLenOpt("kv-len", cl::desc("KV length of every sequence"),
-                                 cl::init(1024));
+                                 cl::init(1024),
+    cl::cat(runCategory));
 static cl::list<int64_t> kvLens("kv-lens", cl::CommaSeparated,
-                                cl::desc("per-sequence KV lengths (overrides --batch/--kv-len)"));
+                                cl::desc("per-sequence KV lengths (overrides --batch/--kv-len)"),
+    cl::cat(runCategory));
 static cl::opt<std::string> splitsOpt("splits", cl::desc("auto or a count"),
-                                      cl::init("auto"));
+                                      cl::init("auto"),
+    cl::cat(runCategory));
 static cl::opt<std::string> chipOpt(
     "chip",
     cl::desc("gfx950 / gfx942: compile for that chip and run the code object on the ISA "
              "emulator; sm_90 / host: run on the CPU with that chip's split rule; not "
              "given: on the CPU with gfx950's split rule"),
-    cl::init("gfx950"));
+    cl::init("gfx950"), cl::cat(runCategory));
 static cl::opt<int64_t> patchOffset(
     "patch-offset", cl::desc("test hook: overwrite this byte of the code object"),
-    cl::init(-1), cl::Hidden);
+    cl::init(-1), cl::Hidden,
+    cl::cat(runCategory));
 static cl::opt<bool> mutateLayout(
     "test-mutate-mfma-layout",
     cl::desc("test hook: compile with a deliberately wrong MFMA B-operand layout"),
-    cl::init(false), cl::Hidden);
+    cl::init(false), cl::Hidden,
+    cl::cat(runCategory));
 static cl::opt<unsigned> patchByte("patch-byte", cl::desc("the byte for --patch-offset"),
-                                   cl::init(0), cl::Hidden);
+                                   cl::init(0), cl::Hidden,
+    cl::cat(runCategory));
 static cl::opt<uint64_t> seedOpt("seed", cl::desc("input seed (default: fresh)"),
-                                 cl::init(0));
+                                 cl::init(0),
+    cl::cat(runCategory));
 static cl::opt<double> tolerance("tolerance",
                                  cl::desc("largest accepted relative Frobenius error"),
-                                 cl::init(2e-2));
+                                 cl::init(2e-2),
+    cl::cat(runCategory));
 
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "mla-run: error: " << msg << "\n";
@@ -79,10 +92,11 @@ int main(int argc, char **argv) {
     else
       args.push_back(argv[i]);
   }
+  cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(
       int(args.size()), args.data(),
-      "run an MLA decode spec on the CPU (--chip=host) or, compiled for gfx950 / gfx942, "
-      "on the AMD ISA emulator\n\n  --stats  with an AMD --chip: print the emulator's "
+      "run an MLA decode spec on the CPU or, with --chip=gfx950 / gfx942, compiled for that "
+      "chip on the AMD ISA emulator\n\n  --stats  with an AMD --chip: print the emulator's "
       "counters per dispatch\n");
 
   mla::setMatrixLayoutMutationForTesting(mutateLayout);
