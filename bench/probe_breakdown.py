@@ -1,4 +1,4 @@
-"""Where a queued call's time goes, per task shape (docs/Performance.md,
+"""Where a queued call's time goes, per task shape (docs/PerformanceLog.md,
 fifth session): the anchors' queued timing (L2 flush, events, the work,
 one sync at the end) of (a) nothing between the events, (b) stage 1's
 launch alone, (c) stage 2's launch alone, (d) both launches, (e) the whole

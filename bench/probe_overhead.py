@@ -1,5 +1,5 @@
 """Splits the whole-call time of custom_kernel into host time, launch time
-and event overhead on the H200 (see docs/Performance.md, third session).
+and event overhead on the H200 (see docs/PerformanceLog.md, third session).
 
     MLA_ARTIFACTS=artifacts PYTHONPATH=python python3 bench/probe_overhead.py \
         path/to/seed_triton_nv.py

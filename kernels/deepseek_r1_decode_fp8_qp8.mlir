@@ -3,7 +3,7 @@
 // fp8 matrix instructions (gfx950: v_mfma_f32_16x16x32_fp8_fp8), with
 // softmax scale, log2 e and the KV scale applied to the scores as one
 // scalar. Opt-in: it trades accuracy for instructions. Measured on the CPU
-// against the float64 reference (docs/Performance.md): ~3e-2 relative
+// against the float64 reference (docs/PerformanceLog.md): ~3e-2 relative
 // error on random inputs, against ~2.5e-3 for the bf16 default
 // (deepseek_r1_decode_fp8.mlir).
 //

@@ -38,7 +38,7 @@ import torch
 # The specs tried for each KV format, first found in the artifacts wins;
 # MLA_SPEC_FP8 / MLA_SPEC_BF16 name one (e.g. deepseek_r1_decode_fp8_qp8).
 # fp8 KV: Q and P in f16 (qp_type = f16; on sm_90 1.3x faster than bf16 Q/P
-# and more accurate; contract |q| <= 65504, see docs/Performance.md), else
+# and more accurate; contract |q| <= 65504, see docs/PerformanceLog.md), else
 # the bf16-Q/P spec.
 _SPECS = {"fp8": [os.environ["MLA_SPEC_FP8"]] if "MLA_SPEC_FP8" in os.environ
           else ["deepseek_r1_decode_fp8_qp16", "deepseek_r1_decode_fp8"],
@@ -48,7 +48,7 @@ _SPECS = {"fp8": [os.environ["MLA_SPEC_FP8"]] if "MLA_SPEC_FP8" in os.environ
 # Launches go straight to the driver (cuLaunchKernel / cuLaunchKernelEx
 # through ctypes) on torch's raw current stream: on the H200 host
 # torch.cuda.current_stream() alone cost 7 us per call and the plan's host
-# time fell 22 -> 13 us (docs/Performance.md, third session).
+# time fell 22 -> 13 us (docs/PerformanceLog.md, third session).
 _cuda = ctypes.CDLL("libcuda.so.1")
 _CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6
 

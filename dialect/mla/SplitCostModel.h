@@ -23,7 +23,7 @@ struct SplitCostParams {
   double combineLaunch = 6.0;
   /// One partial output (written by stage 1, read by stage 2), in tiles,
   /// spread over all CUs. Refitted to the H200 sweep of 2026-11-30 (fourth
-  /// session, docs/Performance.md), after stage 1 got faster: with 8 and 1
+  /// session, docs/PerformanceLog.md), after stage 1 got faster: with 8 and 1
   /// bs 32 / kv 1024 took 8 splits (27.0 us) where 4 run in 24.3 us. These
   /// values pick the fastest count on all 8 task shapes; only
   /// combinePerPartial = 4 does with this form of the model (3.5 keeps
@@ -31,7 +31,7 @@ struct SplitCostParams {
   double combinePerPartial = 4.0;
   /// Each stage-2 thread walks all splits of its sequence (8 loads in
   /// flight): per split, in tiles. Fitted to the H200 sweep of every split
-  /// count (docs/Performance.md): without it bs 4 / kv 8192 took 64 splits
+  /// count (docs/PerformanceLog.md): without it bs 4 / kv 8192 took 64 splits
   /// (37.3 us) where 32 run in 33.8 us.
   double combinePerSplit = 0.05;
 };

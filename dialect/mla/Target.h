@@ -65,7 +65,7 @@ struct ChipInfo {
   /// A dot whose operands both run along K in shared memory (S = Q K^T)
   /// splits K across warp pairs that swap partial sums: each warp reads
   /// about half of A per tile. For chips whose KV loop is bound by
-  /// shared-memory traffic (sm_90 with 8 warps, measured: docs/Performance.md).
+  /// shared-memory traffic (sm_90 with 8 warps, measured: docs/PerformanceLog.md).
   bool splitKAcrossWarps = false;
   /// Loads through a buffer resource whose size the hardware checks: a
   /// load past it returns zeros (CDNA: buffer_load with num_records, raw

@@ -211,7 +211,7 @@ TEST(DecodeNumericsSpecs, FixedSingleSplit) {
 
 /// The qp_type knob: Q and P rounded to fp8 before the matrix products.
 /// Its error against the float64 reference is measured and printed (the
-/// figure docs/Performance.md quotes); it must stay finite and under 5e-2,
+/// figure docs/PerformanceLog.md quotes); it must stay finite and under 5e-2,
 /// and above the bf16 default's, or the knob did not quantise anything.
 TEST(DecodeNumericsSpecs, Fp8QpKnobError) {
   for (const char *file :

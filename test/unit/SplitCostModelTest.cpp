@@ -59,7 +59,7 @@ TEST(SplitCostModel, CostFormula) {
 
 TEST(SplitCostModel, MeasuredH200Choices) {
   // The fastest split count of every task shape in the H200 sweep of
-  // 2026-11-30 (bench/sweep_splits.py, docs/Performance.md), with 264
+  // 2026-11-30 (bench/sweep_splits.py, docs/PerformanceLog.md), with 264
   // programs at once (132 SMs x 2).
   const int64_t want[4][2] = {{16, 32}, {4, 8}, {4, 4}, {1, 1}};
   const int64_t batches[4] = {4, 32, 64, 256};
