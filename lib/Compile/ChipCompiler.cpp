@@ -48,8 +48,7 @@ static std::string typeName(Type t) {
 /// KV loop (the innermost loop of the assembly that holds every matrix
 /// instruction) x waves per workgroup / KV tokens per iteration. Returns
 /// {instructions, matrix instructions}, or {0, 0} if no such loop exists.
-static std::pair<int64_t, int64_t> kvLoopInstructions(StringRef isa,
-                                                      StringRef kernel) {
+std::pair<int64_t, int64_t> mlir::mla::kvLoopInstructions(StringRef isa, StringRef kernel) {
   size_t at = isa.find(("\n" + kernel + ":\n").str());
   if (at == StringRef::npos)
     return {0, 0};

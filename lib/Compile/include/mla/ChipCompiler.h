@@ -45,6 +45,12 @@ struct ChipOutput {
 FailureOr<ChipOutput> compileForChip(MLIRContext &ctx, ModuleOp parsed,
                                      const ChipInfo &chip, const CompileOptions &opts);
 
+/// The compile report's figure of merit for an AMDGPU stage-1 kernel:
+/// {instructions, MFMAs} of the innermost loop (a backward branch's range)
+/// of `kernel` in the assembly `isa` that holds every MFMA of the kernel;
+/// {0, 0} when there is none.
+std::pair<int64_t, int64_t> kvLoopInstructions(llvm::StringRef isa, llvm::StringRef kernel);
+
 /// The ROCm "toolkit" folder installed beside the running executable
 /// (share/mla-compiler/rocm-toolkit: its llvm/bin/ld.lld links code objects).
 std::string defaultRocmToolkit();
