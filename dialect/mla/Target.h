@@ -34,8 +34,13 @@ enum class Fp8Decode {
   PackedToF16,
 };
 
+/// Whose instruction set a chip runs: picks the target conversions (ROCDL
+/// or NVVM), the binary format and the launcher backend.
+enum class Vendor { Host, AMD, NVIDIA };
+
 struct ChipInfo {
   llvm::StringRef name;        ///< "gfx950", "gfx942", "sm_90", "host"
+  Vendor vendor;
   llvm::StringRef description; ///< the product, for reports
   int64_t computeUnits;        ///< CUs / SMs: programs resident at once
   int64_t waveSize;            ///< lanes per wave / warp

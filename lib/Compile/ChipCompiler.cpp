@@ -157,7 +157,7 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parse
   OwningOpRef<ModuleOp> module = parsed.clone();
   mla::DecodeOp spec = mla::lookupDecodeSpec(*module);
   std::string name = spec.getSymName().str();
-  bool nvidia = StringRef(chip.name).starts_with("sm_");
+  bool nvidia = chip.vendor == Vendor::NVIDIA;
   auto failed = [&](const llvm::Twine &msg) -> FailureOr<ChipOutput> {
     fail(msg);
     return failure();

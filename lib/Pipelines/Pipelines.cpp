@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "mla/Pipelines.h"
 #include "mla/Passes.h"
+#include "mla/Target.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -125,7 +126,8 @@ void mla::buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip) {
   // NVVM conversion handles cf, not scf), then everything to NVVM/LLVM.
   OpPassManager &gpuPm = pm.nest<gpu::GPUModuleOp>();
   gpuPm.addPass(createSCFToControlFlowPass());
-  if (StringRef(chip).starts_with("sm_")) {
+  const ChipInfo *info = lookupChip(chip);
+  if (info && info->vendor == Vendor::NVIDIA) {
     // nvgpu.ldmatrix (operand loads, see MatrixInstr::aByLdmatrix) -> nvvm
     // first: the GPU conversion does not know it.
     gpuPm.addPass(createConvertNVGPUToNVVMPass());

@@ -19,22 +19,22 @@ static const llvm::StringRef kSm90Instrs[] = {
     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"};
 
 static const ChipInfo kChips[] = {
-    {"gfx950", "AMD Instinct MI355X (CDNA4)", 256, 64, 160 * 1024,
+    {"gfx950", Vendor::AMD, "AMD Instinct MI355X (CDNA4)", 256, 64, 160 * 1024,
      Fp8Flavor::E4M3FN, Fp8Decode::PackedToBf16, /*fp8PairEncode=*/true,
      /*unrollTileLoops=*/true, kGfx950Instrs, /*asyncTileCopy=*/false,
      /*dependentLaunch=*/false, /*splitKAcrossWarps=*/false, /*boundsCheckedLoads=*/true},
-    {"gfx942", "AMD Instinct MI300X (CDNA3)", 304, 64, 64 * 1024,
+    {"gfx942", Vendor::AMD, "AMD Instinct MI300X (CDNA3)", 304, 64, 64 * 1024,
      Fp8Flavor::E4M3FNUZ, Fp8Decode::PackedToF32, /*fp8PairEncode=*/true,
      /*unrollTileLoops=*/true, kGfx942Instrs, /*asyncTileCopy=*/false,
      /*dependentLaunch=*/false, /*splitKAcrossWarps=*/false, /*boundsCheckedLoads=*/true},
     // sm_90 has no fp8 -> bf16 conversion: cvt.rn.f16x2.e4m3x2, widened,
     // is exact and, once shared-memory bank conflicts were gone, measured
     // 1.6x faster than the integer decode at 256 x 8192 on the H200.
-    {"sm_90", "NVIDIA H200 (Hopper)", 132, 32, 227 * 1024, Fp8Flavor::E4M3FN,
+    {"sm_90", Vendor::NVIDIA, "NVIDIA H200 (Hopper)", 132, 32, 227 * 1024, Fp8Flavor::E4M3FN,
      Fp8Decode::PackedToF16, /*fp8PairEncode=*/false, /*unrollTileLoops=*/false,
      kSm90Instrs,
      /*asyncTileCopy=*/true, /*dependentLaunch=*/true, /*splitKAcrossWarps=*/true},
-    {"host", "host CPU (reference execution)", 1, 1, 1 << 30,
+    {"host", Vendor::Host, "host CPU (reference execution)", 1, 1, 1 << 30,
      Fp8Flavor::None, Fp8Decode::Software, /*fp8PairEncode=*/false,
      /*unrollTileLoops=*/false, {}},
 };

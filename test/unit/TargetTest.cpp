@@ -53,3 +53,11 @@ TEST(Target, UnknownChip) {
   EXPECT_EQ(lookupChip("gfx90a"), nullptr);
   EXPECT_EQ(knownChipNames(), "gfx950, gfx942, sm_90, host");
 }
+
+TEST(Target, EveryChipNamesItsVendor) {
+  using mlir::mla::Vendor;
+  EXPECT_EQ(Vendor::AMD, mlir::mla::lookupChip("gfx950")->vendor);
+  EXPECT_EQ(Vendor::AMD, mlir::mla::lookupChip("gfx942")->vendor);
+  EXPECT_EQ(Vendor::NVIDIA, mlir::mla::lookupChip("sm_90")->vendor);
+  EXPECT_EQ(Vendor::Host, mlir::mla::lookupChip("host")->vendor);
+}

@@ -90,7 +90,7 @@ struct GpuTarget {
       diagOp->emitError() << "chip '" << name << "' is not a GPU";
       return failure();
     }
-    return GpuTarget{chip, best, name.starts_with("sm_")};
+    return GpuTarget{chip, best, chip->vendor == Vendor::NVIDIA};
   }
 
   /// The matrix instruction for a dot of `lhs` x `rhs` element types: an
