@@ -169,7 +169,7 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parse
   llvm::json::Object &manifest = result.manifest;
   manifest["spec"] = name;
   manifest["chip"] = chip.name.str();
-  manifest["compute_units"] = chip.computeUnits;
+  manifest["compute_units"] = chip.facts.computeUnits;
   manifest["num_heads"] = static_cast<int64_t>(spec.getNumHeads());
   manifest["qk_dim"] = static_cast<int64_t>(spec.getQkDim());
   manifest["v_dim"] = static_cast<int64_t>(spec.getVDim());
@@ -209,7 +209,7 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parse
   llvm::json::Array kernels;
   std::vector<int64_t> candidates;
   for (mla::KernelOp k : module->getOps<mla::KernelOp>()) {
-    kernels.push_back(describeKernel(k, chip.waveSize));
+    kernels.push_back(describeKernel(k, chip.facts.waveSize));
     if (auto c = k.getSplitCandidates(); c && candidates.empty())
       candidates.assign(c->begin(), c->end());
   }
@@ -425,8 +425,8 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parse
       // workgroups per CU.
       int64_t regs = r.getInteger("vgprs").value_or(0) + r.getInteger("agprs").value_or(0);
       int64_t byRegs = std::min<int64_t>(8, 512 / std::max<int64_t>(8, (regs + 7) / 8 * 8));
-      int64_t wavesPerGroup = std::max<int64_t>(1, threads / chip.waveSize);
-      int64_t groupsByLds = shared[kname] ? chip.sharedMemBytes / shared[kname] : 64;
+      int64_t wavesPerGroup = std::max<int64_t>(1, threads / chip.facts.waveSize);
+      int64_t groupsByLds = shared[kname] ? chip.facts.sharedMemBytes / shared[kname] : 64;
       int64_t groups = std::min<int64_t>(byRegs * 4 / wavesPerGroup, groupsByLds);
       r["waves_per_simd"] = std::min<int64_t>(byRegs, (groups * wavesPerGroup + 3) / 4);
       r["programs_per_cu"] = std::max<int64_t>(1, groups);
@@ -438,9 +438,9 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parse
                    << r.getInteger("scratch_bytes").value_or(-1) << " B scratch, "
                    << r.getInteger("waves_per_simd").value_or(0) << " waves/SIMD, "
                    << threads << " threads\n";
-      if (shared[kname] > chip.sharedMemBytes)
+      if (shared[kname] > chip.facts.sharedMemBytes)
         return failed(kname + " needs " + Twine(shared[kname]) + " B of LDS; " +
-                      chip.name + " has " + Twine(chip.sharedMemBytes));
+                      chip.name + " has " + Twine(chip.facts.sharedMemBytes));
       if (k.getInteger("stage").value_or(0) == 1) {
         auto [n, mfma] = kvLoopInstructions(amdIsa, kname);
         int64_t blockN = manifest.getInteger("block_n").value_or(1);

@@ -1,4 +1,4 @@
-//===- Target.cpp - per-chip facts ----------------------------------------===//
+//===- Target.cpp - per-chip facts and tuning -----------------------------===//
 #include "mla/Target.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -19,29 +19,54 @@ static const llvm::StringRef kSm90Instrs[] = {
     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"};
 
 static const ChipInfo kChips[] = {
-    {"gfx950", Vendor::AMD, "AMD Instinct MI355X (CDNA4)", 256, 64, 160 * 1024,
-     Fp8Flavor::E4M3FN, Fp8Decode::PackedToBf16, /*fp8PairEncode=*/true,
-     /*unrollTileLoops=*/true, kGfx950Instrs, /*asyncTileCopy=*/false,
-     /*dependentLaunch=*/false, /*splitKAcrossWarps=*/false, /*boundsCheckedLoads=*/true},
-    {"gfx942", Vendor::AMD, "AMD Instinct MI300X (CDNA3)", 304, 64, 64 * 1024,
-     Fp8Flavor::E4M3FNUZ, Fp8Decode::PackedToF32, /*fp8PairEncode=*/true,
-     /*unrollTileLoops=*/true, kGfx942Instrs, /*asyncTileCopy=*/false,
-     /*dependentLaunch=*/false, /*splitKAcrossWarps=*/false, /*boundsCheckedLoads=*/true},
+    {.name = "gfx950",
+     .vendor = Vendor::AMD,
+     .description = "AMD Instinct MI355X (CDNA4)",
+     .facts = {.computeUnits = 256,
+               .waveSize = 64,
+               .sharedMemBytes = 160 * 1024,
+               .fp8 = Fp8Flavor::E4M3FN,
+               .fp8Decode = Fp8Decode::PackedToBf16,
+               .fp8PairEncode = true,
+               .matrixInstrNames = kGfx950Instrs,
+               .boundsCheckedLoads = true},
+     .tuning = {.unrollTileLoops = true}},
+    {.name = "gfx942",
+     .vendor = Vendor::AMD,
+     .description = "AMD Instinct MI300X (CDNA3)",
+     .facts = {.computeUnits = 304,
+               .waveSize = 64,
+               .sharedMemBytes = 64 * 1024,
+               .fp8 = Fp8Flavor::E4M3FNUZ,
+               .fp8Decode = Fp8Decode::PackedToF32,
+               .fp8PairEncode = true,
+               .matrixInstrNames = kGfx942Instrs,
+               .boundsCheckedLoads = true},
+     .tuning = {.unrollTileLoops = true}},
     // sm_90 has no fp8 -> bf16 conversion: cvt.rn.f16x2.e4m3x2, widened,
     // is exact and, once shared-memory bank conflicts were gone, measured
     // 1.6x faster than the integer decode at 256 x 8192 on the H200.
-    {"sm_90", Vendor::NVIDIA, "NVIDIA H200 (Hopper)", 132, 32, 227 * 1024, Fp8Flavor::E4M3FN,
-     Fp8Decode::PackedToF16, /*fp8PairEncode=*/false, /*unrollTileLoops=*/false,
-     kSm90Instrs,
-     /*asyncTileCopy=*/true, /*dependentLaunch=*/true, /*splitKAcrossWarps=*/true},
-    {"host", Vendor::Host, "host CPU (reference execution)", 1, 1, 1 << 30,
-     Fp8Flavor::None, Fp8Decode::Software, /*fp8PairEncode=*/false,
-     /*unrollTileLoops=*/false, {}},
+    {.name = "sm_90",
+     .vendor = Vendor::NVIDIA,
+     .description = "NVIDIA H200 (Hopper)",
+     .facts = {.computeUnits = 132,
+               .waveSize = 32,
+               .sharedMemBytes = 227 * 1024,
+               .fp8 = Fp8Flavor::E4M3FN,
+               .fp8Decode = Fp8Decode::PackedToF16,
+               .matrixInstrNames = kSm90Instrs,
+               .asyncTileCopy = true,
+               .dependentLaunch = true},
+     .tuning = {.splitKAcrossWarps = true}},
+    {.name = "host",
+     .vendor = Vendor::Host,
+     .description = "host CPU (reference execution)",
+     .facts = {.computeUnits = 1, .waveSize = 1, .sharedMemBytes = 1 << 30}},
 };
 
 std::vector<const MatrixInstr *> ChipInfo::matrixInstrs() const {
   std::vector<const MatrixInstr *> out;
-  for (llvm::StringRef name : matrixInstrNames)
+  for (llvm::StringRef name : facts.matrixInstrNames)
     out.push_back(lookupMatrixInstr(name));
   return out;
 }

@@ -17,9 +17,9 @@
 //
 // Target differences come from the chip descriptor (ChipInfo) and the
 // matrix-instruction descriptor (MatrixInstr): lane layouts, wave size,
-// element types. Target-specific instructions are emitted in `GpuTarget`
-// (GPU/GpuTarget.h); ldmatrix, cp.async and griddepcontrol are still
-// emitted in the Lowering itself (issue #15).
+// element types. Target instructions are emitted only through the target
+// interface (GPU/TargetInfo.h), one implementation per vendor
+// (GPU/TargetCDNA.cpp, GPU/TargetSM90.cpp).
 //
 // This file is the pass; the Lowering's state is declared in
 // GPU/Lowering.h and its methods are defined by op family in GPU/*.cpp.
@@ -29,6 +29,13 @@
 #include "mla/MLAOps.h"
 #include "mla/Passes.h"
 #include "mla/Target.h"
+
+// The pass loads the target dialects (Passes.td: dependentDialects); only
+// GPU/Target*.cpp build their ops.
+#include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 
 namespace mlir::mla {
 #define GEN_PASS_DEF_MLALOWERTOGPU
@@ -47,9 +54,15 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    auto target = GpuTarget::get(chip, module);
-    if (failed(target))
+    const ChipInfo *chipInfo = lookupChip(chip);
+    if (!chipInfo) {
+      module.emitError() << "unknown chip '" << chip << "' (known: " << knownChipNames() << ")";
       return signalPassFailure();
+    }
+    auto created = TargetInfo::create(*chipInfo, module);
+    if (failed(created))
+      return signalPassFailure();
+    const TargetInfo &target = **created;
     if (!module.getOps<DecodeOp>().empty()) {
       module.emitError("mla.decode specs must be expanded before "
                        "mla-lower-to-gpu (run mla-expand-decode)");
@@ -65,7 +78,7 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
           continue;
         Type elt = tt.getElementType();
         bool fnuz = isa<Float8E4M3FNUZType>(elt);
-        Fp8Flavor want = target->chip->fp8;
+        Fp8Flavor want = target.chip.facts.fp8;
         if ((want == Fp8Flavor::E4M3FN && fnuz) ||
             (want == Fp8Flavor::E4M3FNUZ && !fnuz)) {
           op->emitError() << "fp8 type " << elt << " does not match " << chip
@@ -83,7 +96,7 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
     OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
     auto gpuModule = gpu::GPUModuleOp::create(
         mb, module.getLoc(), "mla_kernels",
-        ArrayAttr::get(ctx, {target->moduleTarget(ctx)}));
+        ArrayAttr::get(ctx, {target.moduleTarget(ctx)}));
 
     for (KernelOp kernel : llvm::make_early_inc_range(module.getOps<KernelOp>())) {
       SmallVector<Type> argTypes;
@@ -97,12 +110,12 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
                                          b.getFunctionType(argTypes, {}));
       func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
       int64_t warps = kernel.getNumWarps();
-      int64_t threads = warps * target->chip->waveSize;
+      int64_t threads = warps * target.chip.facts.waveSize;
       func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
           {static_cast<int32_t>(threads), 1, 1}));
       b.setInsertionPointToStart(&func.getBody().front());
 
-      Lowering low(b, *target, warps);
+      Lowering low(b, target, warps);
       low.diagOp = kernel;
       low.init(kernel.getLoc());
       for (auto [from, to] : llvm::zip(kernel.getBody().getArguments(),
@@ -111,30 +124,21 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
       // A kernel that combines another kernel's partial results may be
       // launched before that kernel ends (programmatic dependent launch).
       // (lowerSplitKReduce places the griddepcontrol.wait.)
-      if (target->chip->dependentLaunch && !kernel.getBody().getOps<SplitKReduceOp>().empty())
+      if (target.chip.facts.dependentLaunch && !kernel.getBody().getOps<SplitKReduceOp>().empty())
         func->setAttr("mla.dependent_launch", b.getUnitAttr());
       for (Operation &op : kernel.getBody().front().without_terminator())
         if (failed(low.lowerOp(&op)))
           return signalPassFailure();
       gpu::ReturnOp::create(b, kernel.getLoc());
-      if (low.smemBytes > target->chip->sharedMemBytes) {
+      if (low.smemBytes > target.chip.facts.sharedMemBytes) {
         kernel.emitError() << "needs " << low.smemBytes
                            << " bytes of shared memory per workgroup; "
-                           << target->chip->name << " has "
-                           << target->chip->sharedMemBytes
+                           << target.chip.name << " has "
+                           << target.chip.facts.sharedMemBytes
                            << " (use a smaller block_n)";
         return signalPassFailure();
       }
-      // With the double-buffered KV tile, registers should not cut occupancy
-      // below what shared memory allows: ask ptxas to fit that many programs
-      // per SM (nvvm.minctasm). It leaves room for 2 programs of 8 warps on
-      // sm_90, which 134 registers per thread would halve (measured: the
-      // hint costs 24 B of spills in the masked variant, nothing else).
-      if (target->nvidia && low.asyncCopies) {
-        int64_t programs = target->chip->sharedMemBytes / (low.smemBytes + 1024);
-        if (programs >= 2)
-          func->setAttr("nvvm.minctasm", b.getI32IntegerAttr(std::min<int64_t>(programs, 32)));
-      }
+      target.kernelHints(func, low.smemBytes, low.asyncCopies);
       func->setAttr("mla.shared_bytes", b.getI64IntegerAttr(low.smemBytes));
       func->setAttr("mla.block_threads", b.getI64IntegerAttr(threads));
       func->setAttr("mla.grid", kernel.getGrid());

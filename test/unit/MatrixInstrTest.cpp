@@ -442,7 +442,7 @@ TEST(Descriptors, ChipsListTheirInstructions) {
   for (const ChipInfo &chip : knownChips())
     for (const MatrixInstr *mi : chip.matrixInstrs()) {
       ASSERT_NE(mi, nullptr) << chip.name.str();
-      EXPECT_EQ(mi->waveSize, chip.waveSize) << chip.name.str();
+      EXPECT_EQ(mi->waveSize, chip.facts.waveSize) << chip.name.str();
     }
   auto has = [](llvm::StringRef chip, llvm::StringRef instr) {
     for (const MatrixInstr *mi : lookupChip(chip)->matrixInstrs())
@@ -466,7 +466,7 @@ TEST(Descriptors, ChipsListTheirInstructions) {
     for (const MatrixInstr *mi : lookupChip(chip)->matrixInstrs()) {
       if (bitWidth(mi->abType) != 8)
         continue;
-      EXPECT_EQ(mi->abType, lookupChip(chip)->fp8 == Fp8Flavor::E4M3FN
+      EXPECT_EQ(mi->abType, lookupChip(chip)->facts.fp8 == Fp8Flavor::E4M3FN
                                   ? MatrixElem::F8E4M3FN
                                   : MatrixElem::F8E4M3FNUZ);
     }

@@ -8,25 +8,25 @@ using namespace mlir::mla;
 TEST(Target, KnownChips) {
   const ChipInfo *gfx950 = lookupChip("gfx950");
   ASSERT_NE(gfx950, nullptr);
-  EXPECT_EQ(gfx950->computeUnits, 256);
-  EXPECT_EQ(gfx950->waveSize, 64);
-  EXPECT_EQ(gfx950->sharedMemBytes, 160 * 1024);
-  EXPECT_EQ(gfx950->fp8, Fp8Flavor::E4M3FN);
-  EXPECT_EQ(gfx950->fp8Decode, Fp8Decode::PackedToBf16);
+  EXPECT_EQ(gfx950->facts.computeUnits, 256);
+  EXPECT_EQ(gfx950->facts.waveSize, 64);
+  EXPECT_EQ(gfx950->facts.sharedMemBytes, 160 * 1024);
+  EXPECT_EQ(gfx950->facts.fp8, Fp8Flavor::E4M3FN);
+  EXPECT_EQ(gfx950->facts.fp8Decode, Fp8Decode::PackedToBf16);
 
   const ChipInfo *gfx942 = lookupChip("gfx942");
   ASSERT_NE(gfx942, nullptr);
-  EXPECT_EQ(gfx942->computeUnits, 304);
-  EXPECT_EQ(gfx942->sharedMemBytes, 64 * 1024);
-  EXPECT_EQ(gfx942->fp8, Fp8Flavor::E4M3FNUZ);
-  EXPECT_EQ(gfx942->fp8Decode, Fp8Decode::PackedToF32);
+  EXPECT_EQ(gfx942->facts.computeUnits, 304);
+  EXPECT_EQ(gfx942->facts.sharedMemBytes, 64 * 1024);
+  EXPECT_EQ(gfx942->facts.fp8, Fp8Flavor::E4M3FNUZ);
+  EXPECT_EQ(gfx942->facts.fp8Decode, Fp8Decode::PackedToF32);
 
   const ChipInfo *h200 = lookupChip("sm_90");
   ASSERT_NE(h200, nullptr);
-  EXPECT_EQ(h200->computeUnits, 132);
-  EXPECT_EQ(h200->waveSize, 32);
-  EXPECT_EQ(h200->fp8Decode, Fp8Decode::PackedToF16);
-  EXPECT_EQ(lookupChip("host")->fp8Decode, Fp8Decode::Software);
+  EXPECT_EQ(h200->facts.computeUnits, 132);
+  EXPECT_EQ(h200->facts.waveSize, 32);
+  EXPECT_EQ(h200->facts.fp8Decode, Fp8Decode::PackedToF16);
+  EXPECT_EQ(lookupChip("host")->facts.fp8Decode, Fp8Decode::Software);
 }
 
 TEST(Target, CopyStrategies) {
@@ -36,17 +36,17 @@ TEST(Target, CopyStrategies) {
   // were measured there); exactly one of the two per GPU chip.
   for (const char *chip : {"gfx950", "gfx942"}) {
     const ChipInfo *c = lookupChip(chip);
-    EXPECT_TRUE(c->boundsCheckedLoads) << chip;
-    EXPECT_FALSE(c->asyncTileCopy) << chip;
-    EXPECT_TRUE(c->unrollTileLoops) << chip;
+    EXPECT_TRUE(c->facts.boundsCheckedLoads) << chip;
+    EXPECT_FALSE(c->facts.asyncTileCopy) << chip;
+    EXPECT_TRUE(c->tuning.unrollTileLoops) << chip;
   }
   const ChipInfo *h200 = lookupChip("sm_90");
-  EXPECT_FALSE(h200->boundsCheckedLoads);
-  EXPECT_TRUE(h200->asyncTileCopy);
-  EXPECT_FALSE(h200->unrollTileLoops);
-  EXPECT_TRUE(h200->splitKAcrossWarps);
-  EXPECT_TRUE(h200->dependentLaunch);
-  EXPECT_FALSE(lookupChip("host")->boundsCheckedLoads);
+  EXPECT_FALSE(h200->facts.boundsCheckedLoads);
+  EXPECT_TRUE(h200->facts.asyncTileCopy);
+  EXPECT_FALSE(h200->tuning.unrollTileLoops);
+  EXPECT_TRUE(h200->tuning.splitKAcrossWarps);
+  EXPECT_TRUE(h200->facts.dependentLaunch);
+  EXPECT_FALSE(lookupChip("host")->facts.boundsCheckedLoads);
 }
 
 TEST(Target, UnknownChip) {

@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
     const mla::ChipInfo *chip = mla::lookupChip(c);
     if (!chip)
       return fail("unknown chip '" + c + "' (known: " + mla::knownChipNames() + ")");
-    if (chip->waveSize < 32)
+    if (chip->vendor == mla::Vendor::Host)
       return fail("'" + c + "' is not a GPU chip");
     if (llvm::any_of(chips, [&](const mla::ChipInfo *o) { return o == chip; }))
       return fail("chip '" + c + "' is named twice");

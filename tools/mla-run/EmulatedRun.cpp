@@ -97,7 +97,7 @@ LogicalResult mlir::mla::runOnEmulator(MLIRContext &ctx, ModuleOp parsed, const 
   const mla_backend *backend = mla_backend_emulator(&dev, observe, &seen);
   const mla_backend *backends[] = {backend, nullptr};
   mla_context *mctx = nullptr;
-  auto cleanup = llvm::make_scope_exit([&] {
+  llvm::scope_exit cleanup([&] {
     mla_context_destroy(mctx);
     mla_backend_emulator_destroy(backend);
   });

@@ -173,7 +173,7 @@ int main(int argc, char **argv) {
                                   llvm::outs())))
       return 2;
   } else {
-    run = mla::runDecode(*host, *kernels, inputs->inputs, splits, chip->computeUnits);
+    run = mla::runDecode(*host, *kernels, inputs->inputs, splits, chip->facts.computeUnits);
   }
   if (!run)
     return fail(llvm::toString(run.takeError()));
@@ -189,7 +189,7 @@ int main(int argc, char **argv) {
   llvm::outs() << "\nsplits    " << run->splits
                << (splits ? " (given)"
                           : " (auto, " + chip->name.str() + " with " +
-                                std::to_string(chip->computeUnits) + " CUs" +
+                                std::to_string(chip->facts.computeUnits) + " CUs" +
                                 (emulate ? ", the C launcher's rule)" : ")"))
                << "\nstage 1   @" << run->stage1 << "\nstage 2   "
                << (run->ranStage2 ? "@" + kernels->stage2 : std::string("skipped (one split)"))

@@ -122,7 +122,7 @@ LogicalResult Lowering::lowerDot(DotOp op) {
   // loop's shared-memory traffic on sm_90), for one exchange of its own
   // accumulators.
   int64_t kSplit = 1, splitAt = k;
-  if (grouped && target.chip->splitKAcrossWarps && !op.getAcc() && warps % 2 == 0 &&
+  if (grouped && target.chip.tuning.splitKAcrossWarps && !op.getAcc() && warps % 2 == 0 &&
       k / kStep >= 2) {
     kSplit = 2;
     splitAt = (k / kStep + 1) / 2 * kStep;
@@ -254,7 +254,7 @@ LogicalResult Lowering::lowerDot(DotOp op) {
   }
   // The K steps of one dot, unrolled (see lowerLoad).
   SmallVector<Value> results =
-      target.chip->unrollTileLoops ? unrollFully(loop) : SmallVector<Value>(loop.getResults());
+      target.chip.tuning.unrollTileLoops ? unrollFully(loop) : SmallVector<Value>(loop.getResults());
   finishDot(op, *l, kSplit, std::move(results), resT);
   return success();
 }

@@ -35,7 +35,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   // A tile loaded ahead of a KV loop (Q): the loop's first KV tile is
   // sent first, so that its memory latency overlaps this copy and what
   // follows it instead of starting after them.
-  if (!kvBody && target.chip->asyncTileCopy)
+  if (!kvBody && target.chip.facts.asyncTileCopy)
     for (Operation *n = op->getNextNode(); n; n = n->getNextNode())
       if (auto loop = dyn_cast<KvLoopOp>(n)) {
         if (!started.count(loop))
@@ -67,7 +67,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   int64_t srcRowBytes = srcMemT.getRank() == 2 && !srcMemT.isDynamicDim(1)
                             ? srcMemT.getDimSize(1) * storedBytes(elt)
                             : 0;
-  if (target.chip->boundsCheckedLoads && srcRowBytes &&
+  if (target.chip.facts.boundsCheckedLoads && srcRowBytes &&
       srcMemT.getLayout().isIdentity() && (cols * storedBytes(elt)) % 16 == 0) {
     Type i64 = b.getI64Type();
     auto toI64 = [&](Value x) { return arith::IndexCastOp::create(b, loc(), i64, x).getResult(); };
@@ -82,7 +82,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
           arith::MaxSIOp::create(b, loc(), arith::SubIOp::create(b, loc(), bound, base[0]),
                                  idx(0)),
           limit);
-    rsrc = GpuTarget::boundedBuffer(b, loc(), addr, toI64(mul(limit, srcRowBytes)));
+    rsrc = target.boundedBuffer(b, loc(), addr, toI64(mul(limit, srcRowBytes)));
     bound = Value();
   }
 
@@ -152,7 +152,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
       if (rsrc) {
         Value off = arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, r, idx(srcRowBytes)),
                                           arith::MulIOp::create(nb, l, c, idx(eltBytes)));
-        return GpuTarget::boundedLoad16(
+        return target.boundedLoad16(
             nb, l, rsrc, arith::IndexCastOp::create(nb, l, nb.getI32Type(), off), vecT);
       }
       if (flat) {
@@ -205,7 +205,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   // is applied to the loaded registers in between, instead of a second
   // pass over shared memory after the copy.
   int64_t rounds = llvm::divideCeil(chunks, threads);
-  if ((!kvBody || (even && target.chip->unrollTileLoops)) && vec > 1 &&
+  if ((!kvBody || (even && target.chip.tuning.unrollTileLoops)) && vec > 1 &&
       rounds <= kMaxStraightRounds) {
     SmallVector<Operation *> chain = foldableChain(op);
     // Through f32 and back to the loaded type is exact: nothing to do.
@@ -274,7 +274,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   }
   // Straight-line code: the loads of one tile issue back to back, and the
   // KV loop body has a static instruction count (mla-compile reports it).
-  if (even && target.chip->unrollTileLoops)
+  if (even && target.chip.tuning.unrollTileLoops)
     (void)loopUnrollFull(loop);
   barrier();
   tiles[op] = tile;
@@ -296,7 +296,7 @@ Value Lowering::rematAt(Value v, KvLoopOp loop, Value iv, IRMapping &m) {
 }
 
 bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
-  if (!target.chip->asyncTileCopy)
+  if (!target.chip.facts.asyncTileCopy)
     return false;
   auto src = cast<MemRefType>(op.getSource().getType());
   auto t = op.getResult().getType();
@@ -312,7 +312,7 @@ bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
   // the overlap gains. 4 KiB stands for what is allocated later (P, the
   // row-reduction arrays).
   int64_t tileBytes = t.getDimSize(0) * (rowBytes + kRowPadBytes);
-  if (2 * (smemBytes + reserve + kvStages * tileBytes + 4096) > target.chip->sharedMemBytes)
+  if (2 * (smemBytes + reserve + kvStages * tileBytes + 4096) > target.chip.facts.sharedMemBytes)
     return false;
   std::function<bool(Value)> ok = [&](Value v) {
     if (v == loop.getBody().getArgument(0))
@@ -343,8 +343,6 @@ void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
       b, loc(), scalars.lookup(op.getSource())));
   Value dstBase = toI64(add(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase),
                             dstOffset));
-  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
-  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
   // A chunk's address is the tile's first byte (the same for every
   // thread) plus the chunk's 32-bit offset in the tile, which does not
   // change from one tile to the next (hoisted out of the KV loop): one
@@ -371,12 +369,7 @@ void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
         arith::AddIOp::create(b, loc(), tileBase, arith::ExtUIOp::create(b, loc(), i64, off));
     Value dstElem = add(mul(r, padded), col);
     Value dstAddr = arith::AddIOp::create(b, loc(), dstBase, toI64(mul(dstElem, eltBytes)));
-    NVVM::CpAsyncOp::create(b, loc(), LLVM::IntToPtrOp::create(b, loc(), sharedPtr, dstAddr),
-                            LLVM::IntToPtrOp::create(b, loc(), globalPtr, srcAddr),
-                            b.getI32IntegerAttr(16),
-                            NVVM::LoadCacheModifierKindAttr::get(
-                                b.getContext(), NVVM::LoadCacheModifierKind::CG),
-                            size);
+    target.asyncCopy16(b, loc(), dstAddr, srcAddr, size);
   }
 }
 
@@ -446,7 +439,7 @@ std::optional<Lowering::Prefetch> Lowering::startPrefetch(KvLoopOp loop, int64_t
       Value col0 = rematAt(pf->load.getIndices()[1], loop, start, m);
       emitAsyncTileCopy(pf->load, row0, col0, bound, idx(pf->offsets[i]));
     }
-    NVVM::CpAsyncCommitGroupOp::create(b, loc());
+    target.asyncCommitGroup(b, loc());
   }
   return pf;
 }
@@ -466,7 +459,7 @@ LogicalResult Lowering::lowerPrefetchedLoad(LoadOp op) {
   // landed; the barrier then says every thread's have, and that every
   // warp is done with the previous iteration, whose buffer the new copies
   // overwrite.
-  NVVM::CpAsyncWaitGroupOp::create(b, loc(), kvStages - 2);
+  target.asyncWaitGroups(b, loc(), kvStages - 2);
   barrier();
   Value next = add(p.iv, mul(p.step, kvStages - 1));
   Value hasNext = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, next, p.upper);
@@ -479,7 +472,7 @@ LogicalResult Lowering::lowerPrefetchedLoad(LoadOp op) {
     Value col0 = rematAt(op.getIndices()[1], p.loop, next, m);
     emitAsyncTileCopy(op, row0, col0, bound, bufferAt(addc(iter, kvStages - 1)));
   }
-  NVVM::CpAsyncCommitGroupOp::create(b, loc());
+  target.asyncCommitGroup(b, loc());
   auto tile = std::make_shared<Tile>();
   tile->kind = Kind::Smem;
   tile->type = op.getResult().getType();

@@ -19,8 +19,8 @@ LogicalResult Lowering::lowerSplitKReduce(SplitKReduceOp op) {
   // until all of stage 1's stores are visible; reads of inputs placed
   // before it in the kernel (the output row from qo_indptr) overlap the
   // wait. Launched normally, the wait returns at once.
-  if (target.chip->dependentLaunch)
-    NVVM::GriddepcontrolOp::create(b, loc(), NVVM::GridDepActionKind::wait);
+  if (target.chip.facts.dependentLaunch)
+    target.waitForPrerequisiteGrid(b, loc());
   float negInfF = -std::numeric_limits<float>::infinity();
   Value negInf = cstF32(b, loc(), negInfF);
   Value zero = cstF32(b, loc(), 0.0f);

@@ -16,7 +16,7 @@
 #ifndef MLA_TRANSFORMS_GPU_LOWERING_H
 #define MLA_TRANSFORMS_GPU_LOWERING_H
 
-#include "GpuTarget.h"
+#include "TargetInfo.h"
 
 namespace mlir::mla::gpulower {
 
@@ -66,7 +66,7 @@ struct AccLayout {
 
 struct Lowering {
   OpBuilder &b;
-  const GpuTarget &target;
+  const TargetInfo &target;
   int64_t warps, wave, threads;
   Value tid, lane, warp;
   // Runtime lane offsets of the A, B and C layouts.
@@ -106,9 +106,9 @@ struct Lowering {
   DenseSet<Operation *> folded;
   Operation *diagOp = nullptr;
 
-  Lowering(OpBuilder &b, const GpuTarget &t, int64_t warps)
-      : b(b), target(t), warps(warps), wave(t.chip->waveSize),
-        threads(warps * t.chip->waveSize) {}
+  Lowering(OpBuilder &b, const TargetInfo &t, int64_t warps)
+      : b(b), target(t), warps(warps), wave(t.chip.facts.waveSize),
+        threads(warps * t.chip.facts.waveSize) {}
 
   Location loc() { return diagOp ? diagOp->getLoc() : b.getUnknownLoc(); }
 
@@ -276,7 +276,7 @@ struct Lowering {
 
   /// readAcrossTiles for 1-byte elements: the byte transpose from "one
   /// vector per element, one byte per tile" to "per tile its elements",
-  /// with byte permutes of i32 words (GpuTarget::bytePerm): rows e, e + 1 of
+  /// with byte permutes of i32 words (TargetInfo::bytePerm): rows e, e + 1 of
   /// tiles j .. j + 3 interleave into the pairs of tiles j, j + 1 and
   /// j + 2, j + 3; a second level joins pairs of rows e .. e + 3. Pairs go
   /// through the chip's fp8 pair conversion unless `raw`.

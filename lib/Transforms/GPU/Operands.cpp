@@ -197,15 +197,8 @@ SmallVector<Value> Lowering::readAByLdmatrix(const Tile &t, Value kk) {
                                      idx(1));
   Value row = add(l8, mul(half, 8));
   Value col = add(kk, mul(arith::ShRUIOp::create(b, loc(), lane, idx(4)), 8));
-  Type st = storageType(t.type.getElementType());
-  Value m = nvgpu::LdMatrixOp::create(b, loc(), VectorType::get({4, 2}, st), t.view,
-                                      ValueRange{addc(row, t.rowOff), addc(col, t.colOff)},
-                                      /*transpose=*/false, /*numTiles=*/4);
-  SmallVector<Value> out;
-  for (int64_t j = 0; j < 4; ++j)
-    for (int64_t h = 0; h < 2; ++h)
-      out.push_back(vector::ExtractOp::create(b, loc(), m, ArrayRef<int64_t>{j, h}));
-  return out;
+  return target.ldmatrixX4(b, loc(), t.view, addc(row, t.rowOff), addc(col, t.colOff),
+                           storageType(t.type.getElementType()));
 }
 
 SmallVector<SmallVector<Value>>

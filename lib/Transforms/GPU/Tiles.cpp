@@ -550,9 +550,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
         // loop: their launch overlaps this kernel's tail. They still wait
         // for all of its stores (griddepcontrol.wait), so this placement
         // is about timing only.
-        if (target.chip->dependentLaunch)
-          NVVM::GriddepcontrolOp::create(b, loc(),
-                                         NVVM::GridDepActionKind::launch_dependents);
+        if (target.chip.facts.dependentLaunch)
+          target.launchDependents(b, loc());
         return success();
       })
       .Case([&](scf::IfOp o) { return lowerIf(o); })

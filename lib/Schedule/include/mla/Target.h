@@ -38,24 +38,19 @@ enum class Fp8Decode {
 /// or NVVM), the binary format and the launcher backend.
 enum class Vendor { Host, AMD, NVIDIA };
 
-struct ChipInfo {
-  llvm::StringRef name;        ///< "gfx950", "gfx942", "sm_90", "host"
-  Vendor vendor;
-  llvm::StringRef description; ///< the product, for reports
-  int64_t computeUnits;        ///< CUs / SMs: programs resident at once
-  int64_t waveSize;            ///< lanes per wave / warp
-  int64_t sharedMemBytes;      ///< LDS / shared memory per workgroup
-  Fp8Flavor fp8;               ///< the e4m3 encoding the hardware reads
-  Fp8Decode fp8Decode;         ///< fp8 -> bf16 operand conversion
+/// What the hardware is and has: read from product sheets and ISA guides,
+/// never tuned. A pass asks these before it emits an instruction through
+/// the target interface (lib/Transforms/GPU/TargetInfo.h).
+struct ChipFacts {
+  int64_t computeUnits = 1;     ///< CUs / SMs: programs resident at once
+  int64_t waveSize = 1;         ///< lanes per wave / warp
+  int64_t sharedMemBytes = 0;   ///< LDS / shared memory per workgroup
+  Fp8Flavor fp8 = Fp8Flavor::None;                 ///< the e4m3 encoding it reads
+  Fp8Decode fp8Decode = Fp8Decode::Software;       ///< fp8 -> bf16 operand conversion
   /// Two f32 values round to a pair of fp8 codes in one instruction
   /// (CDNA3/4: v_cvt_pk_fp8_f32, round to nearest even, after a clamp to the
   /// largest finite value, which the software rounding saturates to).
   bool fp8PairEncode = false;
-  /// Fully unroll the static inner loops of a tile program (K steps of a
-  /// dot, rounds of a tile copy). On CDNA it gives a straight-line KV loop
-  /// at no spill cost; on sm_90 ptxas doubles the registers (128 -> 252)
-  /// and spills with bf16 KV, so it stays off there.
-  bool unrollTileLoops;
   /// Names of the matrix instructions the chip has (see MatrixInstr.h).
   llvm::ArrayRef<llvm::StringRef> matrixInstrNames;
   /// Global -> shared copies that do not pass through registers and are
@@ -67,18 +62,36 @@ struct ChipInfo {
   /// split-K combine then waits for stage 1 in-kernel instead of behind a
   /// launch boundary, and stage 1 signals once its KV loop is done.
   bool dependentLaunch = false;
-  /// A dot whose operands both run along K in shared memory (S = Q K^T)
-  /// splits K across warp pairs that swap partial sums: each warp reads
-  /// about half of A per tile. For chips whose KV loop is bound by
-  /// shared-memory traffic (sm_90 with 8 warps, measured: docs/PerformanceLog.md).
-  bool splitKAcrossWarps = false;
   /// Loads through a buffer resource whose size the hardware checks: a
   /// load past it returns zeros (CDNA: buffer_load with num_records, raw
   /// mode). A tile load with a row bound then reads through a buffer of the
   /// bound's rows, with no per-chunk compare or branch.
   bool boundsCheckedLoads = false;
+};
 
-  /// The descriptors of `matrixInstrNames`.
+/// How the compiler chooses to use the chip: settings measured per chip
+/// (docs/PerformanceLog.md), which a facts-only change must not move.
+struct ChipTuning {
+  /// Fully unroll the static inner loops of a tile program (K steps of a
+  /// dot, rounds of a tile copy). On CDNA it gives a straight-line KV loop
+  /// at no spill cost; on sm_90 ptxas doubles the registers (128 -> 252)
+  /// and spills with bf16 KV, so it stays off there.
+  bool unrollTileLoops = false;
+  /// A dot whose operands both run along K in shared memory (S = Q K^T)
+  /// splits K across warp pairs that swap partial sums: each warp reads
+  /// about half of A per tile. For chips whose KV loop is bound by
+  /// shared-memory traffic (sm_90 with 8 warps, measured: docs/PerformanceLog.md).
+  bool splitKAcrossWarps = false;
+};
+
+struct ChipInfo {
+  llvm::StringRef name;        ///< "gfx950", "gfx942", "sm_90", "host"
+  Vendor vendor = Vendor::Host;
+  llvm::StringRef description; ///< the product, for reports
+  ChipFacts facts;
+  ChipTuning tuning;
+
+  /// The descriptors of `facts.matrixInstrNames`.
   std::vector<const MatrixInstr *> matrixInstrs() const;
 };
 

@@ -1,0 +1,177 @@
+//===- TargetInfo.h - the GPU lowering's target interface --------*- C++ -*-===//
+//
+// Part of mla-lower-to-gpu (lib/Transforms/MLALowerToGPU.cpp). `TargetInfo`
+// is the one way the lowering emits a target instruction: every op of the
+// nvgpu, nvvm, rocdl and amdgpu dialects (and every llvm.nvvm.* /
+// llvm.amdgcn.* intrinsic) is built in a subclass, one per vendor:
+// TargetCDNA.cpp (gfx950, gfx942) and TargetSM90.cpp (sm_90), the model
+// being Triton's TargetInfoBase. The lowering asks the chip's facts
+// (ChipInfo::facts) whether an instruction exists and calls the hook; a
+// hook the target lacks is a compiler bug and aborts. The file also holds
+// the constants and small helpers the lowering's files share.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLA_TRANSFORMS_GPU_TARGETINFO_H
+#define MLA_TRANSFORMS_GPU_TARGETINFO_H
+
+#include "mla/MLAOps.h"
+#include "mla/MatrixInstr.h"
+#include "mla/Passes.h"
+#include "mla/Target.h"
+
+#include "../ScalarCodegen.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <functional>
+#include <limits>
+#include <memory>
+
+namespace mlir::mla::gpulower {
+
+constexpr float kLog2E = 1.44269504088896340736f;
+/// The element type of `o`'s (tensor) result.
+inline Type resultElt(Operation *o) {
+  return cast<RankedTensorType>(o->getResult(0).getType()).getElementType();
+}
+
+/// Most rounds of 16-byte chunks per thread that a tile copy outside the KV
+/// loop issues as straight-line loads before its stores (registers: 4 per
+/// round).
+constexpr int64_t kMaxStraightRounds = 16;
+
+/// Bytes added to every shared-memory tile row (see Lowering::allocSmem).
+constexpr int64_t kRowPadBytes = 16;
+
+/// The bits of scalar `x` as a vector of type `t` (same width).
+inline Value bitcastToVector(OpBuilder &b, Location loc, Value x, VectorType t) {
+  Value one = vector::FromElementsOp::create(b, loc, VectorType::get({1}, x.getType()),
+                                            ValueRange{x});
+  return vector::BitCastOp::create(b, loc, t, one);
+}
+
+/// The high half of an f32 as stored bf16 (i16): exact for fp8 values.
+Value f32HighHalf(OpBuilder &b, Location loc, Value x);
+/// An f32 holding an fp8 value as stored `op` (bf16 or f16; i16): exact.
+Value f32ToOperand(OpBuilder &b, Location loc, Value x, Type op);
+
+//===----------------------------------------------------------------------===//
+// The target interface
+//===----------------------------------------------------------------------===//
+
+class TargetInfo {
+public:
+  /// The implementation for `chip` (looked up once, by the pass) with the
+  /// bf16 matrix instruction of the deepest K; an error on `diagOp` for a
+  /// chip that is not a GPU or has no bf16 matrix instruction.
+  static FailureOr<std::unique_ptr<TargetInfo>> create(const ChipInfo &chip,
+                                                       Operation *diagOp);
+  virtual ~TargetInfo() = default;
+
+  const ChipInfo &chip;
+  /// The bf16 matrix instruction: fixes every accumulator tile's layout.
+  const MatrixInstr *mma;
+
+  /// The matrix instruction for a dot of `lhs` x `rhs` element types: an
+  /// fp8 instruction of the operands' own format when both are that fp8
+  /// type and the chip has one with the bf16 instruction's M, N and
+  /// accumulator layout (so the accumulator tiles keep their layout) and at
+  /// most 8 elements per lane (what amdgpu.mfma takes); else the bf16 one,
+  /// operands converted.
+  const MatrixInstr *instrFor(Type lhs, Type rhs) const;
+
+  //--- every target ------------------------------------------------------//
+
+  /// The gpu.module's target attribute (#rocdl.target / #nvvm.target).
+  virtual Attribute moduleTarget(MLIRContext *ctx) const = 0;
+  /// Approximate 2^x and log2(x) of an f32 (one instruction each).
+  virtual Value exp2(OpBuilder &b, Location loc, Value x) const = 0;
+  virtual Value log2(OpBuilder &b, Location loc, Value x) const = 0;
+  /// Four bytes of the 8-byte concatenation lo:hi (lo = bytes 0-3, both
+  /// i32) picked by `sel` (indices 0-7) as one i32, in one instruction.
+  virtual Value bytePerm(OpBuilder &b, Location loc, Value lo, Value hi,
+                         std::array<int64_t, 4> sel) const = 0;
+  /// One instruction `mi`: `a`, `b` are the lane's operand elements as
+  /// stored values of `elt` (bf16: i16, fp8: i8), `c` its f32 accumulator
+  /// elements; returns D.
+  virtual SmallVector<Value> matrixOp(OpBuilder &b, Location loc, const MatrixInstr *mi,
+                                      Type elt, ArrayRef<Value> a, ArrayRef<Value> bv,
+                                      ArrayRef<Value> c) const = 0;
+  /// A stored fp8 element (i8 of float type `elt`) as a stored operand of
+  /// type `op` (bf16 or f16; i16) with the chip's conversion instruction;
+  /// std::nullopt where the chip decodes in software (Fp8Decode::Software).
+  virtual std::optional<Value> fp8ToOperand(OpBuilder &b, Location loc, Value stored,
+                                            Type elt, Type op) const = 0;
+  /// A pair of stored fp8 elements (vector<2 x i8> of float type `elt`) as
+  /// two stored operands of type `op` with the chip's pair conversion;
+  /// std::nullopt where the chip decodes in software.
+  virtual std::optional<std::pair<Value, Value>>
+  fp8PairToOperand(OpBuilder &b, Location loc, Value pair, Type elt, Type op) const = 0;
+  /// f32 values `x`, `y` rounded to fp8 type `elt` as stored codes (i8)
+  /// with the chip's pair conversion (ChipInfo facts: fp8PairEncode);
+  /// std::nullopt where the chip rounds in software.
+  virtual std::optional<std::array<Value, 2>> f32PairToFp8(OpBuilder &b, Location loc,
+                                                           Value x, Value y,
+                                                           Type elt) const = 0;
+  /// Attributes of a kernel function that ask the backend for an occupancy:
+  /// `smemBytes` per program, `asyncCopies` when its KV loop double-buffers.
+  virtual void kernelHints(gpu::GPUFuncOp func, int64_t smemBytes,
+                           bool asyncCopies) const {}
+
+  //--- capabilities (asked through ChipInfo facts first) -----------------//
+
+  /// boundsCheckedLoads: a buffer resource of `numRecords` bytes from
+  /// global address `base` (i64) whose loads past its size return zeros.
+  virtual Value boundedBuffer(OpBuilder &b, Location loc, Value base,
+                              Value numRecords) const;
+  /// boundsCheckedLoads: 16 bytes at byte `offset` (i32) of buffer `rsrc`
+  /// (boundedBuffer) as a vector of type `t`, zeros past the buffer's end.
+  virtual Value boundedLoad16(OpBuilder &b, Location loc, Value rsrc, Value offset,
+                              VectorType t) const;
+  /// asyncTileCopy: a 16-byte global -> shared copy from global address
+  /// `src` to shared address `dst` (both i64) that does not pass through
+  /// registers; `srcBytes` (i32, may be null) of them are read, the rest
+  /// zero-filled.
+  virtual void asyncCopy16(OpBuilder &b, Location loc, Value dst, Value src,
+                           Value srcBytes) const;
+  /// asyncTileCopy: closes the group of this thread's copies issued so far.
+  virtual void asyncCommitGroup(OpBuilder &b, Location loc) const;
+  /// asyncTileCopy: waits until at most `pending` groups are in flight.
+  virtual void asyncWaitGroups(OpBuilder &b, Location loc, int64_t pending) const;
+  /// MatrixInstr::aByLdmatrix: the A fragment of rows row..row+15, columns
+  /// col..col+15 of shared-memory view `view` (lane l addresses row
+  /// l % 16 and column half l / 16) in one ldmatrix.x4, as 8 stored
+  /// elements of type `storage`.
+  virtual SmallVector<Value> ldmatrixX4(OpBuilder &b, Location loc, Value view, Value row,
+                                        Value col, Type storage) const;
+  /// dependentLaunch: wait until the kernel this one was launched as the
+  /// dependent of has finished and its stores are visible.
+  virtual void waitForPrerequisiteGrid(OpBuilder &b, Location loc) const;
+  /// dependentLaunch: allow this kernel's dependents to be scheduled.
+  virtual void launchDependents(OpBuilder &b, Location loc) const;
+
+protected:
+  TargetInfo(const ChipInfo &chip, const MatrixInstr *mma) : chip(chip), mma(mma) {}
+  /// Aborts: the lowering asked for `what`, which this target lacks.
+  [[noreturn]] void missing(StringRef what) const;
+};
+
+/// The vendor implementations (TargetCDNA.cpp, TargetSM90.cpp).
+std::unique_ptr<TargetInfo> createCdnaTargetInfo(const ChipInfo &chip, const MatrixInstr *mma);
+std::unique_ptr<TargetInfo> createSm90TargetInfo(const ChipInfo &chip, const MatrixInstr *mma);
+
+} // namespace mlir::mla::gpulower
+
+#endif // MLA_TRANSFORMS_GPU_TARGETINFO_H
