@@ -46,7 +46,7 @@ artifacts: build
 	for s in kernels/deepseek_r1_decode_fp8.mlir kernels/deepseek_r1_decode_bf16.mlir \
 	         kernels/deepseek_r1_decode_fp8_qp8.mlir kernels/deepseek_r1_decode_fp8_qp16.mlir; do \
 	  $(BUILD)/bin/mla-compile $$s --chip=sm_90 --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
-	cp $(BUILD)/lib/libmla_cuda_launch.so $(ARTIFACTS)/
+	cp $(BUILD)/lib/libmla_launcher-cuda.so $(ARTIFACTS)/
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure

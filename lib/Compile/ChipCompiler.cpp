@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "mla/ChipCompiler.h"
+#include "mla/ManifestSpec.h"
 #include "mla/MLAOps.h"
 #include "mla/Pipelines.h"
 #include "mla/SplitCostModel.h"
@@ -167,6 +168,7 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parse
   result.chip = chip.name.str();
   result.nvidia = nvidia;
   llvm::json::Object &manifest = result.manifest;
+  manifest["manifest_version"] = kManifestVersion;
   manifest["spec"] = name;
   manifest["chip"] = chip.name.str();
   manifest["compute_units"] = chip.facts.computeUnits;

@@ -28,6 +28,12 @@ Expected<std::unique_ptr<ManifestSpec>> ManifestSpec::read(const json::Object &m
   std::unique_ptr<ManifestSpec> s(new ManifestSpec);
   auto num = [](const json::Object &o, StringRef key) { return o.getInteger(key).value_or(0); };
   auto str = [](const json::Object &o, StringRef key) { return o.getString(key).value_or(""); };
+  std::optional<int64_t> version = m.getInteger("manifest_version");
+  if (version != kManifestVersion)
+    return err("the manifest's manifest_version is " +
+               (version ? std::to_string(*version) : std::string("missing")) +
+               "; this reader takes " + std::to_string(kManifestVersion) +
+               " (recompile with this mla-compile)");
   if (!m.getString("spec") || !m.getString("chip") || !m.getArray("kernels"))
     return err("the manifest lacks spec, chip or kernels");
   s->code_ = std::move(code);
@@ -64,6 +70,7 @@ Expected<std::unique_ptr<ManifestSpec>> ManifestSpec::read(const json::Object &m
     d.shared_bytes = num(*k, "shared_bytes");
     const json::Object *r = k->getObject("resources");
     d.programs_per_cu = r ? num(*r, "programs_per_cu") : 1;
+    d.dependent_launch = k->getBoolean("dependent_launch").value_or(false);
     d.num_args = s->args_.back().size();
     d.args = s->args_.back().data();
     s->kernels_.push_back(d);

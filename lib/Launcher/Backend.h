@@ -30,10 +30,13 @@ struct mla_backend {
                               int sharedBytes, void **fn,
                               std::string &msg) const = 0;
   /// Launches with the packed argument buffer `args` of `size` bytes.
+  /// `dependent`: the kernel may start while the previous kernel in the
+  /// stream finishes (mla_kernel_desc::dependent_launch); a backend without
+  /// such launches launches it plainly, which is also correct.
   virtual mla_status launch(void *module, void *fn, unsigned gridX,
                             unsigned gridY, unsigned blockX, unsigned shared,
-                            void *stream, void *args, size_t size,
-                            std::string &msg) const = 0;
+                            bool dependent, void *stream, void *args,
+                            size_t size, std::string &msg) const = 0;
   virtual void unload(void *module) const = 0;
 };
 

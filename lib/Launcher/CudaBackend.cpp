@@ -106,13 +106,33 @@ struct CudaBackend final : mla_backend {
   }
 
   mla_status launch(void *module, void *fn, unsigned gx, unsigned gy, unsigned block,
-                    unsigned shared, void *stream, void *args, size_t size,
+                    unsigned shared, bool dependent, void *stream, void *args, size_t size,
                     std::string &msg) const override {
     ContextScope scope(static_cast<Module *>(module)->context);
     void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, args, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
                      CU_LAUNCH_PARAM_END};
-    CUresult r = cuLaunchKernel(reinterpret_cast<CUfunction>(fn), gx, gy, 1, block, 1, 1, shared,
-                                static_cast<CUstream>(stream), nullptr, extra);
+    CUresult r;
+    if (dependent) {
+      // Programmatic stream serialization: the kernel may be scheduled once
+      // the previous kernel's programs have all signalled (or ended); it
+      // waits for that kernel's stores itself (griddepcontrol.wait).
+      CUlaunchAttribute attr;
+      std::memset(&attr, 0, sizeof attr);
+      attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attr.value.programmaticStreamSerializationAllowed = 1;
+      CUlaunchConfig cfg;
+      std::memset(&cfg, 0, sizeof cfg);
+      cfg.gridDimX = gx, cfg.gridDimY = gy, cfg.gridDimZ = 1;
+      cfg.blockDimX = block, cfg.blockDimY = 1, cfg.blockDimZ = 1;
+      cfg.sharedMemBytes = shared;
+      cfg.hStream = static_cast<CUstream>(stream);
+      cfg.attrs = &attr;
+      cfg.numAttrs = 1;
+      r = cuLaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(fn), nullptr, extra);
+    } else {
+      r = cuLaunchKernel(reinterpret_cast<CUfunction>(fn), gx, gy, 1, block, 1, 1, shared,
+                         static_cast<CUstream>(stream), nullptr, extra);
+    }
     if (r != CUDA_SUCCESS) {
       msg = cuMessage("cuLaunchKernel", r);
       return MLA_ERROR_DRIVER;

@@ -60,7 +60,7 @@ struct EmulatorBackend final : mla_backend {
     return MLA_SUCCESS;
   }
   mla_status launch(void *module, void *fn, unsigned gridX, unsigned gridY, unsigned blockX,
-                    unsigned shared, void *, void *args, size_t size,
+                    unsigned shared, bool, void *, void *args, size_t size,
                     std::string &msg) const override {
     auto *m = static_cast<Module *>(module);
     auto *k = static_cast<const mla::emu::Kernel *>(fn);

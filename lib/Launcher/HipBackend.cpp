@@ -83,7 +83,7 @@ struct HipBackend final : mla_backend {
   }
 
   mla_status launch(void *module, void *fn, unsigned gx, unsigned gy, unsigned block,
-                    unsigned shared, void *stream, void *args, size_t size,
+                    unsigned shared, bool, void *stream, void *args, size_t size,
                     std::string &msg) const override {
     void *extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, args, HIP_LAUNCH_PARAM_BUFFER_SIZE, &size,
                      HIP_LAUNCH_PARAM_END};

@@ -363,7 +363,15 @@ static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
   if (mla_status st = validateArgs(ctx, a))
     return st;
   const mla_spec_desc &s = *ctx->spec;
-  int64_t splits = chooseSplits(*ctx, a->batch, a->max_kv_len);
+  int64_t splits = a->num_splits;
+  if (splits == 0) {
+    splits = chooseSplits(*ctx, a->batch, a->max_kv_len);
+  } else if (std::find(s.split_candidates, s.split_candidates + s.num_split_candidates,
+                       splits) == s.split_candidates + s.num_split_candidates) {
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "num_splits is %lld, which is not one of spec '%s''s split candidates",
+                (long long)splits, s.name);
+  }
   size_t need = workspaceBytes(s, a->batch, splits);
   if (mla_status st = checkWorkspace(a, splits, need))
     return st;
@@ -474,7 +482,8 @@ static mla_status launchKernel(mla_context &ctx, const Kernel &k, const mla_deco
   if (mla_status st = ctx.backend->launch(ctx.module, k.fn, unsigned(dim(k.desc->grid[0])),
                                           unsigned(dim(k.desc->grid[1])),
                                           unsigned(k.desc->block_threads),
-                                          unsigned(k.desc->shared_bytes), stream,
+                                          unsigned(k.desc->shared_bytes),
+                                          k.desc->dependent_launch != 0, stream,
                                           pack.bytes.data(), pack.bytes.size(), msg))
     return failWith(st, "launching " + std::string(k.desc->name) + ": " + msg);
   return MLA_SUCCESS;

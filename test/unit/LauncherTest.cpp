@@ -24,6 +24,7 @@ namespace {
 struct Launch {
   std::string kernel;
   unsigned gx, gy, block, shared;
+  bool dependent;
   void *stream;
   std::vector<uint64_t> words;
 };
@@ -59,7 +60,8 @@ struct FakeBackend final : mla_backend {
     return MLA_SUCCESS;
   }
   mla_status launch(void *, void *fn, unsigned gx, unsigned gy, unsigned block, unsigned shared,
-                    void *stream, void *args, size_t size, std::string &msg) const override {
+                    bool dependent, void *stream, void *args, size_t size,
+                    std::string &msg) const override {
     if (launchStatus != MLA_SUCCESS) {
       msg = "fake launch refused";
       return launchStatus;
@@ -68,7 +70,7 @@ struct FakeBackend final : mla_backend {
     std::vector<uint64_t> words(size / 8);
     std::memcpy(words.data(), args, size);
     launches.push_back({functions[reinterpret_cast<uintptr_t>(fn) - 1], gx, gy, block, shared,
-                        stream, words});
+                        dependent, stream, words});
     return MLA_SUCCESS;
   }
   void unload(void *) const override { ++unloads; }
@@ -285,6 +287,50 @@ TEST_F(LauncherTest, OneSplitLaunchesStageOneOnly) {
   a.workspace_bytes = 0;
   ASSERT_EQ(MLA_SUCCESS, mla_decode(ctx, &a, nullptr)) << mla_last_error();
   ASSERT_EQ(1u, backend.launches.size());
+}
+
+// A kernel whose descriptor says dependent_launch (the manifest's key; sm_90
+// stage 2) reaches the backend as a dependent launch, the others do not.
+TEST_F(LauncherTest, DependentLaunchFlagReachesTheBackend) {
+  const mla_spec_desc &base = deepseek_r1_decode_fp8_spec;
+  const mla_target_desc &t = base.targets[0];
+  std::vector<mla_kernel_desc> kernels(t.kernels, t.kernels + t.num_kernels);
+  for (mla_kernel_desc &k : kernels) {
+    EXPECT_EQ(0, k.dependent_launch) << k.name; // gfx950: none
+    k.dependent_launch = k.stage == 2;
+  }
+  mla_target_desc target = t;
+  target.kernels = kernels.data();
+  mla_spec_desc spec = base;
+  spec.targets = &target;
+  const mla_backend *backends[] = {&backend, nullptr};
+  mla_context *dep = nullptr;
+  ASSERT_EQ(MLA_SUCCESS, mla_context_create(&spec, "gfx950", 0, backends, &dep))
+      << mla_last_error();
+  mla_decode_args a = args(4, 1024);
+  ASSERT_EQ(MLA_SUCCESS, mla_decode(dep, &a, nullptr)) << mla_last_error();
+  ASSERT_EQ(2u, backend.launches.size());
+  EXPECT_FALSE(backend.launches[0].dependent);
+  EXPECT_TRUE(backend.launches[1].dependent);
+  mla_context_destroy(dep);
+}
+
+// num_splits overrides the cost model with one of the spec's candidates
+// (bench/sweep_splits.py); anything else is refused and names the argument.
+TEST_F(LauncherTest, ForcedSplitsMustBeACandidate) {
+  const mla_spec_desc &s = deepseek_r1_decode_fp8_spec;
+  ASSERT_GT(s.num_split_candidates, 1);
+  mla_decode_args a = args(4, 1024);
+  mla_decode_plan plan;
+  for (int i = 0; i < s.num_split_candidates; ++i) {
+    a.num_splits = s.split_candidates[i];
+    ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan)) << mla_last_error();
+    EXPECT_EQ(s.split_candidates[i], plan.splits);
+    EXPECT_EQ(plan.splits > 1, plan.stage2 != nullptr);
+  }
+  a.num_splits = 3;
+  expectRefused(mla_plan_decode(ctx, &a, &plan), MLA_ERROR_INVALID_ARGUMENT,
+                "num_splits is 3");
 }
 
 TEST_F(LauncherTest, NullAndNonPositiveArgumentsAreRefused) {

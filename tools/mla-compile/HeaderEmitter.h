@@ -2,20 +2,21 @@
 #ifndef MLA_COMPILE_HEADEREMITTER_H
 #define MLA_COMPILE_HEADEREMITTER_H
 
+#include "mla/launcher.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
 
 namespace mla_compile {
 
-/// One chip's part of a header: its manifest (as mla-compile writes it to
-/// <spec>.json) and its code object.
+/// One chip's part of a header: its manifest as the launcher's descriptor
+/// (ManifestSpec::read; one target) and its code object.
 struct HeaderTarget {
   std::string chip;
-  const llvm::json::Object *manifest;
+  const mla_spec_desc *spec;
   llvm::StringRef code;
   std::string codeFile; ///< set: the code lies beside the header (--embed=no)
 };

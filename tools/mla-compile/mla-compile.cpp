@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 #include "HeaderEmitter.h"
 #include "mla/ChipCompiler.h"
+#include "mla/ManifestSpec.h"
 #include "mla/MLAOps.h"
 #include "mla/Pipelines.h"
 #include "mla/SplitCostModel.h"
@@ -162,8 +163,14 @@ int main(int argc, char **argv) {
   llvm::sys::fs::make_absolute(dir);
   bool embed = embedOpt == "yes";
   std::vector<mla_compile::HeaderTarget> targets;
+  std::vector<std::unique_ptr<mla::ManifestSpec>> descs;
   for (mla::ChipOutput &o : outputs) {
-    mla_compile::HeaderTarget t{o.chip, &o.manifest, o.binary, ""};
+    auto desc = mla::ManifestSpec::read(o.manifest, o.binary);
+    if (!desc)
+      return fail("the manifest for " + o.chip + " does not read back: " +
+                  llvm::toString(desc.takeError()));
+    descs.push_back(std::move(*desc));
+    mla_compile::HeaderTarget t{o.chip, descs.back()->desc(), o.binary, ""};
     if (!embed) {
       t.codeFile = name + "." + o.chip + o.binaryExt;
       llvm::SmallString<256> p(dir);

@@ -21,6 +21,11 @@
 
 namespace mlir::mla {
 
+/// The manifest format's version (docs/Manifest.md): mla-compile writes it
+/// as "manifest_version"; every reader refuses another. Bump it when a key
+/// changes meaning or a reader would misread a new manifest.
+constexpr int kManifestVersion = 1;
+
 class ManifestSpec {
 public:
   /// Reads a manifest as mla-compile writes it (docs/Design.md) with the

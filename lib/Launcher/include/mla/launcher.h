@@ -39,7 +39,7 @@ extern "C" {
 
 /* Bumped whenever the descriptor structs below change layout; generated
  * headers record the version they were written for. */
-#define MLA_LAUNCHER_ABI_VERSION 3
+#define MLA_LAUNCHER_ABI_VERSION 4
 
 typedef enum mla_status {
   MLA_SUCCESS = 0,
@@ -94,6 +94,9 @@ typedef struct mla_kernel_desc {
   int block_threads;
   int shared_bytes;             /* dynamic shared memory / LDS per block */
   int programs_per_cu;          /* resident programs per CU / SM */
+  int dependent_launch;         /* may start while the kernel before it ends
+                                   (CUDA programmatic dependent launch); it
+                                   waits for that kernel's stores itself (ABI 4) */
   int num_args;
   const mla_arg_desc *args;
 } mla_kernel_desc;
@@ -154,6 +157,11 @@ typedef struct mla_decode_args {
   int64_t batch;            /* > 0 */
   int64_t max_kv_len;       /* >= every sequence's length (0 allowed) */
   const int32_t *kv_indptr_host; /* optional host copy of kv_indptr */
+  int64_t num_splits;       /* 0: the split cost model chooses (the rule);
+                               else one of the spec's split candidates, for
+                               tuning (ABI 4); the plan's workspace_bytes
+                               then says the workspace it needs.
+                               mla_decode_run uses its plan's count */
 } mla_decode_args;
 
 /* What mla_decode will launch for these arguments. */
@@ -162,7 +170,7 @@ typedef struct mla_decode_plan {
   const char *stage1;       /* kernel name */
   const char *stage2;       /* NULL when splits == 1 */
   size_t workspace_bytes;   /* needed */
-  /* What the plan was made for (ABI 3); mla_decode_run checks them. */
+  /* What the plan was made for (since ABI 3); mla_decode_run checks them. */
   int64_t batch, max_kv_len;
   int mask_free;            /* stage 1 is the mask-free kernel */
   const mla_context *context;
