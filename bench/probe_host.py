@@ -1,13 +1,26 @@
-"""Host time of one custom_kernel call on fresh inputs, and of its pieces
-(CPU clock, no flush, median of 2000; the GPU is kept from backing up by a
-sync every 50 calls, outside the clock).
+"""Host time of one custom_kernel call on fresh inputs and of its layers
+(CPU clock, no flush, median of 2000; a sync every 50 calls, outside the
+clock, keeps the GPU from backing up):
+
+  custom_kernel        the task's entry: input views + torch.ops.mla.decode
+  torch.ops.mla.decode the custom op (dispatcher -> Spec.decode)
+  Spec.decode          tensor checks, output + workspace, args, plan lookup, run
+  mla_decode_run       the ctypes call into the launcher alone (validation,
+                       packing, cuLaunchKernel[Ex] per kernel), prebuilt args
 
     MLA_ARTIFACTS=artifacts PYTHONPATH=python python3 bench/probe_host.py
 """
-import statistics, sys, time
+import ctypes
+import statistics
+import sys
+import time
+
 import torch
+
 sys.path[:0] = ["bench", "python"]
-import bench_h200 as B, mla_torch as M
+import bench_h200 as B  # noqa: E402
+import mla_launcher as L  # noqa: E402
+import mla_torch as M  # noqa: E402
 
 
 def host(fn, reps=2000):
@@ -29,18 +42,25 @@ for bs, kv in [(4, 1024), (256, 1024)]:
 
     def fresh():
         i[0] ^= 1
-        M.custom_kernel(sets[i[0]])
+        return sets[i[0]]
+    s = M.spec_for("fp8")
     q, kvd, qo, kvp, cfg = data
-    M.custom_kernel(data)
-    plan = next(iter(M._plans.values()))
-    st = M.current_stream(0)
-    print(f"{bs}x{kv}: call fresh {host(fresh):.2f}  call repeated {host(lambda: M.custom_kernel(data)):.2f}"
-          f"  plan.launch {host(lambda: plan.launch(st)):.2f}"
-          f"  launch_all (one ctypes call per kernel) {host(lambda: M.DecodeKernels.launch_all(plan.launches, st)):.2f}"
-          f"  one launch {host(lambda: plan.launches[0](st)):.2f}"
-          f"  bind {host(lambda: plan.bind(plan.pointers)):.2f}")
-print(f"q.shape {host(lambda: q.shape):.2f}  q.stride() {host(lambda: q.stride()):.2f}"
-      f"  q.dtype {host(lambda: q.dtype):.2f}  q.is_contiguous() {host(lambda: q.is_contiguous()):.2f}"
-      f"  q.data_ptr() {host(lambda: q.data_ptr()):.2f}  q.device {host(lambda: q.device):.2f}"
-      f"  q.get_device() {host(lambda: q.get_device()):.2f}"
-      f"  current_stream {host(lambda: M.current_stream(0)):.2f}  empty {host(lambda: None):.2f}")
+    inputs = M._as_kernel_inputs(s, q, kvd["fp8"][0], kvd["fp8"][1], qo, kvp)
+    out = s.decode(*inputs, bs, kv)
+    plan = s.context.plans[(bs, kv, 0, None)]
+    ws = torch.empty(max(plan.workspace_bytes, 1), dtype=torch.uint8, device="cuda")
+    args = L.DecodeArgs(*(t.data_ptr() for t in inputs[:5]), out.data_ptr(), ws.data_ptr(),
+                        plan.workspace_bytes, bs, kv, None, 0)
+    stream = M._current_stream(0)
+    r = {
+        "custom_kernel": host(lambda: M.custom_kernel(fresh())),
+        "torch.ops.mla.decode": host(lambda: torch.ops.mla.decode(*inputs, bs, kv, s.name)),
+        "Spec.decode": host(lambda: s.decode(*inputs, bs, kv)),
+        "mla_decode_run": host(lambda: s.context.run(plan, args, stream)),
+        "DecodeArgs(...)": host(lambda: L.DecodeArgs(*(t.data_ptr() for t in inputs[:5]),
+                                                     out.data_ptr(), ws.data_ptr(),
+                                                     plan.workspace_bytes, bs, kv, None, 0)),
+        "torch.empty (out)": host(lambda: torch.empty((bs, 16, 512), dtype=torch.bfloat16,
+                                                      device="cuda")),
+    }
+    print(f"{bs}x{kv}: " + ", ".join(f"{k} {v:.2f} us" for k, v in r.items()))

@@ -33,10 +33,6 @@ step "checks + timing" python3 bench/bench_h200.py "${baseline[@]}" --reps 30 --
 # The default fp8 spec (bf16 Q and P) instead of the qp16 one.
 step "default fp8 spec checks" env MLA_SPEC_FP8=deepseek_r1_decode_fp8 \
   python3 bench/bench_h200.py --formats fp8 --skip-timing
-# Plain launches: no programmatic dependent launch, no CUDA graph, one
-# ctypes call per kernel.
-step "plain-launch checks" env MLA_NO_PDL=1 MLA_NO_GRAPH=1 MLA_NO_LAUNCH_LIB=1 \
-  python3 bench/bench_h200.py --formats fp8 --skip-timing
 # Out-of-bounds accesses on a ragged batch with a zero-length sequence.
 step "memcheck (ragged)" compute-sanitizer --tool memcheck --error-exitcode 3 \
   python3 bench/bench_h200.py --memcheck-case
@@ -46,7 +42,7 @@ if [ -x artifacts/embed/embed-cuda ]; then
     artifacts/embed/embed-cuda 4 1024
   step "embed-cuda 64x1000" artifacts/embed/embed-cuda 64 1000
 fi
-# Host time of a call and its pieces.
+# Host time of a call and its layers.
 step "host time" python3 bench/probe_host.py
 # Every split count of every task shape beside the cost model's choice.
 step "split sweep" python3 bench/sweep_splits.py

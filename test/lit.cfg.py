@@ -7,7 +7,8 @@ import lit.formats
 config.name = "MLA"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".mlir", ".test", ".ll"]
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "check_diagnostics.py"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "check_diagnostics.py",
+                   "launcher_binding.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.mla_obj_root, "test")
 
@@ -25,3 +26,5 @@ for tool in ["FileCheck", "not", "llvm-readelf", "opt"]:
         lit_config.fatal(f"{tool} not found in {config.llvm_tools_dir}")
 
 config.substitutions.append(("%kernels", os.path.join(config.mla_src_root, "kernels")))
+config.substitutions.append(("%mla_src_root", config.mla_src_root))
+config.substitutions.append(("%mla_obj_root", config.mla_obj_root))

@@ -1,9 +1,9 @@
 //===- CudaBackend.cpp - the launcher over the CUDA driver API ------------===//
 //
 // Code for sm_* chips: the device's primary context, cuModuleLoadData /
-// cuModuleGetFunction / cuLaunchKernel, with the packed argument buffer
-// passed through `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER), the same buffer
-// the HIP backend passes. Kernels above 48 KiB of dynamic shared memory get
+// cuModuleGetFunction / cuLaunchKernel[Ex], with the packed argument buffer
+// (the one the HIP backend passes through `extra`) handed over as
+// kernelParams, one pointer per 8-byte parameter. Kernels above 48 KiB of dynamic shared memory get
 // their limit raised once, when resolved.
 //
 //===----------------------------------------------------------------------===//
@@ -28,12 +28,23 @@ std::string cuMessage(const char *what, CUresult r) {
   return std::string(what) + " failed: " + (name ? name : "?") + " (" + (text ? text : "") + ")";
 }
 
+/// Makes `c` current for the scope. Pushes only when another context (or
+/// none) is current: a caller such as PyTorch already has the device's
+/// primary context current, and a push / pop pair per launch cost host time.
 struct ContextScope {
-  explicit ContextScope(CUcontext c) { cuCtxPushCurrent(c); }
-  ~ContextScope() {
-    CUcontext popped;
-    cuCtxPopCurrent(&popped);
+  explicit ContextScope(CUcontext c) {
+    CUcontext current = nullptr;
+    pushed = cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != c;
+    if (pushed)
+      cuCtxPushCurrent(c);
   }
+  ~ContextScope() {
+    if (pushed) {
+      CUcontext popped;
+      cuCtxPopCurrent(&popped);
+    }
+  }
+  bool pushed;
 };
 
 struct CudaBackend final : mla_backend {
@@ -109,8 +120,18 @@ struct CudaBackend final : mla_backend {
                     unsigned shared, bool dependent, void *stream, void *args, size_t size,
                     std::string &msg) const override {
     ContextScope scope(static_cast<Module *>(module)->context);
-    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, args, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
-                     CU_LAUNCH_PARAM_END};
+    // Every kernel parameter is 8 bytes (pointers, i64, the fields of a
+    // memref descriptor), so parameter i is at byte 8 i of the packed
+    // buffer: passed as kernelParams, which the driver takes faster than
+    // the same buffer through CU_LAUNCH_PARAM_BUFFER_POINTER.
+    constexpr size_t kMaxParams = 128;
+    if (size % 8 || size / 8 > kMaxParams) {
+      msg = "the packed arguments (" + std::to_string(size) + " bytes) are not 8-byte fields";
+      return MLA_ERROR_INVALID_SPEC;
+    }
+    void *params[kMaxParams];
+    for (size_t i = 0; i < size / 8; ++i)
+      params[i] = static_cast<char *>(args) + 8 * i;
     CUresult r;
     if (dependent) {
       // Programmatic stream serialization: the kernel may be scheduled once
@@ -128,10 +149,10 @@ struct CudaBackend final : mla_backend {
       cfg.hStream = static_cast<CUstream>(stream);
       cfg.attrs = &attr;
       cfg.numAttrs = 1;
-      r = cuLaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(fn), nullptr, extra);
+      r = cuLaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(fn), params, nullptr);
     } else {
       r = cuLaunchKernel(reinterpret_cast<CUfunction>(fn), gx, gy, 1, block, 1, 1, shared,
-                         static_cast<CUstream>(stream), nullptr, extra);
+                         static_cast<CUstream>(stream), params, nullptr);
     }
     if (r != CUDA_SUCCESS) {
       msg = cuMessage("cuLaunchKernel", r);

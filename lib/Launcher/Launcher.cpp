@@ -373,8 +373,6 @@ static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
                 (long long)splits, s.name);
   }
   size_t need = workspaceBytes(s, a->batch, splits);
-  if (mla_status st = checkWorkspace(a, splits, need))
-    return st;
 
   // The mask-free stage 1 needs every length to be a multiple of
   // splits * dispatch_kv_multiple; the launcher only believes a host copy.
@@ -415,6 +413,7 @@ namespace {
 /// all 8-byte fields.
 struct ArgPacker {
   std::vector<unsigned char> bytes;
+  ArgPacker() { bytes.reserve(512); }
   void put64(uint64_t v) {
     size_t at = alignUp(bytes.size(), 8);
     bytes.resize(at + 8);
@@ -509,6 +508,8 @@ extern "C" mla_status mla_decode(mla_context *ctx, const mla_decode_args *a, voi
   mla_decode_plan plan;
   const Kernel *stage1, *stage2;
   if (mla_status s = planDecode(ctx, a, &plan, &stage1, &stage2))
+    return s;
+  if (mla_status s = checkWorkspace(a, plan.splits, plan.workspace_bytes))
     return s;
   return launchPlan(*ctx, *stage1, stage2, *a, plan.splits, stream);
 }

@@ -387,6 +387,18 @@ TEST_F(LauncherTest, SmallWorkspaceIsRefused) {
   a = args(4, 1024);
   a.workspace_bytes = need;
   EXPECT_EQ(MLA_SUCCESS, mla_decode(ctx, &a, nullptr)) << mla_last_error();
+  backend.launches.clear();
+  // Planning needs no workspace; running the plan does.
+  a.workspace = nullptr;
+  a.workspace_bytes = 0;
+  mla_decode_plan plan;
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan)) << mla_last_error();
+  EXPECT_EQ(need, plan.workspace_bytes);
+  expectRefused(mla_decode_run(ctx, &plan, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                "workspace is NULL");
+  a.workspace = wsAligned();
+  a.workspace_bytes = need - 1;
+  expectRefused(mla_decode_run(ctx, &plan, &a, nullptr), MLA_ERROR_WORKSPACE_TOO_SMALL, "needs");
 }
 
 TEST_F(LauncherTest, DriverFailureIsReportedWithTheKernel) {

@@ -179,7 +179,9 @@ typedef struct mla_decode_plan {
 /* Workspace for a batch whose longest sequence has max_kv_len tokens. */
 mla_status mla_workspace_size(const mla_context *ctx, int64_t batch,
                               int64_t max_kv_len, size_t *bytes);
-/* Validates the arguments and fills `plan`; launches nothing. */
+/* Validates the arguments and fills `plan`; launches nothing. The workspace
+ * is not needed yet: plan->workspace_bytes says how much mla_decode_run
+ * will need (allocate it, then run). */
 mla_status mla_plan_decode(const mla_context *ctx, const mla_decode_args *args,
                            mla_decode_plan *plan);
 /* Validates, plans and launches stage 1 (and stage 2) on `stream`. */
