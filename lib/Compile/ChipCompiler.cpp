@@ -100,8 +100,7 @@ std::pair<int64_t, int64_t> mlir::mla::kvLoopInstructions(StringRef isa, StringR
   return {best.second - best.first + 1, mfma};
 }
 
-/// The manifest entry of one kernel, read before lowering.
-static llvm::json::Object describeKernel(mla::KernelOp k, int64_t waveSize) {
+llvm::json::Object mlir::mla::describeKernel(mla::KernelOp k, int64_t waveSize) {
   llvm::json::Object o;
   o["name"] = k.getSymName().str();
   llvm::json::Array grid;

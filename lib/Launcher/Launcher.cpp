@@ -364,14 +364,23 @@ static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
     return st;
   const mla_spec_desc &s = *ctx->spec;
   int64_t splits = a->num_splits;
-  if (splits == 0) {
+  bool candidate = std::find(s.split_candidates, s.split_candidates + s.num_split_candidates,
+                             splits) != s.split_candidates + s.num_split_candidates;
+  if (splits == 0)
     splits = chooseSplits(*ctx, a->batch, a->max_kv_len);
-  } else if (std::find(s.split_candidates, s.split_candidates + s.num_split_candidates,
-                       splits) == s.split_candidates + s.num_split_candidates) {
+  else if (splits < 0 || splits > 65535)
     return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "num_splits is %lld, which is not one of spec '%s''s split candidates",
+                "num_splits is %lld; it must be 0 (the cost model chooses) or 1 to 65535",
+                (long long)splits);
+  else if (ctx->stage1Masked.empty() && !candidate)
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "num_splits is %lld, which is not one of spec '%s''s split candidates (its "
+                "only stage 1 is mask-free, proven for those counts)",
                 (long long)splits, s.name);
-  }
+  else if (splits > 1 && ctx->stage2.empty())
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "num_splits is %lld, but spec '%s' has no stage-2 kernel (it fixed splits = 1)",
+                (long long)splits, s.name);
   size_t need = workspaceBytes(s, a->batch, splits);
 
   // The mask-free stage 1 needs every length to be a multiple of

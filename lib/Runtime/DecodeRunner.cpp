@@ -1,7 +1,12 @@
 //===- DecodeRunner.cpp - host launcher for the decode kernels ------------===//
 #include "mla/DecodeRunner.h"
+#include "HostBackend.h"
+#include "mla/ChipCompiler.h"
 #include "mla/MLAOps.h"
+#include "mla/ManifestSpec.h"
 #include "mla/SplitCostModel.h"
+
+#include "llvm/ADT/ScopeExit.h"
 
 #include <algorithm>
 #include <random>
@@ -44,6 +49,10 @@ llvm::Expected<DecodeKernels> mlir::mla::findDecodeKernels(ModuleOp module,
   else
     k.splitCandidates = defaultSplitCandidates();
   k.maskFreeProven = k.stage1Masked.empty();
+  k.spec = spec.str();
+  for (KernelOp op : module.getOps<KernelOp>())
+    if (llvm::StringRef(op.getSymName()).starts_with(spec.str() + "_"))
+      k.kernelManifest.push_back(describeKernel(op, /*waveSize=*/1));
   // Argument 0 is Q (total_q x heads x qk), 1 is KV (total_kv x qk); a
   // per-tensor scale follows when the KV is quantised (mla.arg_names says).
   auto qT = cast<MemRefType>(stage1.getArgumentTypes()[0]);
@@ -65,6 +74,8 @@ llvm::Expected<DecodeRun> mlir::mla::runDecode(HostModule &host,
                                                const DecodeInputs &in,
                                                int64_t splits,
                                                int64_t computeUnits) {
+  // What the C launcher cannot check: the host buffers against the indptr
+  // arrays (it sees pointers only).
   int64_t batch = in.batch;
   if (batch < 1)
     return makeError("batch must be positive, got " + llvm::Twine(batch));
@@ -85,64 +96,74 @@ llvm::Expected<DecodeRun> mlir::mla::runDecode(HostModule &host,
   if (static_cast<int64_t>(in.q.size()) != totalQ * k.heads * k.qkDim ||
       static_cast<int64_t>(in.kv.size()) != totalKV * k.qkDim * eltBytes)
     return makeError("q or kv buffer size does not match the indptr arrays");
-
   if (splits < 0)
     return makeError("splits must be positive (0 = auto)");
-  if (splits == 0)
-    splits = chooseSplits({batch, maxLen, k.blockN, computeUnits,
-                           k.splitCandidates});
 
-  // Mask-free dispatch: every length a multiple of splits * block_n.
-  bool exact = llvm::all_of(llvm::seq<int64_t>(0, batch), [&](int64_t b) {
-    return (in.kvIndptr[b + 1] - in.kvIndptr[b]) % (splits * k.blockN) == 0;
-  });
+  // The rules are the C launcher's (lib/Launcher): the kernels' manifest
+  // entries, read back by the C++ manifest reader into its descriptor, and a
+  // backend that runs the host-compiled kernels.
+  llvm::json::Object manifest;
+  manifest["manifest_version"] = kManifestVersion;
+  manifest["spec"] = k.spec;
+  manifest["chip"] = "host";
+  manifest["compute_units"] = computeUnits;
+  manifest["num_heads"] = k.heads;
+  manifest["qk_dim"] = k.qkDim;
+  manifest["v_dim"] = k.vDim;
+  manifest["block_n"] = k.blockN;
+  manifest["q_seq_len"] = 1;
+  manifest["kv_scale"] = k.hasKVScale ? "per_tensor" : "none";
+  manifest["split_candidates"] = llvm::json::Array(k.splitCandidates);
+  manifest["kernels"] = llvm::json::Array(k.kernelManifest);
+  SplitCostParams params;
+  manifest["split_cost_model"] = llvm::json::Object{
+      {"program_overhead", params.programOverhead},
+      {"combine_launch", params.combineLaunch},
+      {"combine_per_partial", params.combinePerPartial},
+      {"combine_per_split", params.combinePerSplit}};
+  auto spec = ManifestSpec::read(manifest, "");
+  if (!spec)
+    return spec.takeError();
+  const mla_spec_desc &desc = *(*spec)->desc();
+  std::unique_ptr<mla_backend> backend = makeHostBackend(host, desc.targets[0]);
+  const mla_backend *backends[] = {backend.get(), nullptr};
+  mla_context *ctx = nullptr;
+  if (mla_context_create(&desc, "host", 0, backends, &ctx))
+    return makeError(mla_last_error());
+  auto destroy = llvm::scope_exit([&] { mla_context_destroy(ctx); });
+
   DecodeRun run;
-  run.splits = splits;
-  if (exact && !k.stage1MaskFree.empty())
-    run.stage1 = k.stage1MaskFree;
-  else if (!k.stage1Masked.empty())
-    run.stage1 = k.stage1Masked;
-  else
-    return makeError("the spec's facts promise every kv length is a multiple "
-                     "of splits x block_n (" +
-                     llvm::Twine(splits * k.blockN) +
-                     "), but these lengths are not");
-
-  float nan = std::numeric_limits<float>::quiet_NaN();
-  std::vector<float> partial(batch * splits * k.heads * k.vDim, nan);
-  std::vector<float> lse(batch * splits * k.heads, nan);
   run.out.assign(totalQ * k.heads * k.vDim, 0x7FC0); // bf16 NaN
   std::vector<int32_t> qo = in.qoIndptr, kvp = in.kvIndptr;
   std::vector<uint16_t> q = in.q;
-  std::vector<uint8_t> kv = in.kv;
+  // 16-byte aligned and never NULL, even with no KV tokens.
+  std::vector<uint64_t> kv((in.kv.size() + 15) / 8 + 2);
+  std::memcpy(kv.data(), in.kv.data(), in.kv.size());
   float scale = in.kvScale;
-
-  std::vector<HostArg> args{
-      HostArg::buffer(q.data(), {totalQ, k.heads, k.qkDim}),
-      HostArg::buffer(kv.data(), {totalKV, k.qkDim})};
-  if (k.hasKVScale)
-    args.push_back(HostArg::buffer(&scale, {1}));
-  args.push_back(HostArg::buffer(qo.data(), {batch + 1}));
-  args.push_back(HostArg::buffer(kvp.data(), {batch + 1}));
-  args.push_back(HostArg::scalarIndex(splits));
-  args.push_back(HostArg::buffer(partial.data(), {batch, splits, k.heads, k.vDim}));
-  args.push_back(HostArg::buffer(lse.data(), {batch, splits, k.heads}));
-  args.push_back(HostArg::buffer(run.out.data(), {totalQ, k.heads, k.vDim}));
-  if (llvm::Error e = host.launch(run.stage1, {batch, splits}, args))
-    return std::move(e);
-  if (splits == 1)
-    return run;
-  if (k.stage2.empty())
-    return makeError("several splits but the spec fixed splits = 1 (no stage 2)");
-  std::vector<HostArg> args2{
-      HostArg::buffer(partial.data(), {batch, splits, k.heads, k.vDim}),
-      HostArg::buffer(lse.data(), {batch, splits, k.heads}),
-      HostArg::scalarIndex(splits),
-      HostArg::buffer(qo.data(), {batch + 1}),
-      HostArg::buffer(run.out.data(), {totalQ, k.heads, k.vDim})};
-  if (llvm::Error e = host.launch(k.stage2, {batch, k.heads}, args2))
-    return std::move(e);
-  run.ranStage2 = true;
+  mla_decode_args a{};
+  a.q = q.data();
+  a.kv = kv.data();
+  a.kv_scale = k.hasKVScale ? &scale : nullptr;
+  a.qo_indptr = qo.data();
+  a.kv_indptr = kvp.data();
+  a.out = run.out.data();
+  a.batch = batch;
+  a.max_kv_len = maxLen;
+  a.kv_indptr_host = in.kvIndptr.data(); // the host has the lengths
+  a.num_splits = splits;
+  mla_decode_plan plan;
+  if (mla_plan_decode(ctx, &a, &plan))
+    return makeError(mla_last_error());
+  // Partials and LSEs poisoned, so anything left unwritten shows.
+  std::vector<float> workspace(plan.workspace_bytes / sizeof(float) + 1,
+                               std::numeric_limits<float>::quiet_NaN());
+  a.workspace = workspace.data();
+  a.workspace_bytes = workspace.size() * sizeof(float);
+  if (mla_decode_run(ctx, &plan, &a, nullptr))
+    return makeError(mla_last_error());
+  run.splits = plan.splits;
+  run.stage1 = plan.stage1;
+  run.ranStage2 = plan.stage2 != nullptr;
   return run;
 }
 

@@ -21,7 +21,7 @@ mla.decode @small {
 
 // 256 tokens, block 32, 132 SMs: 8 splits leave full tiles, so the
 // mask-free kernel runs.
-// AUTO: splits    {{[0-9]+}} (auto, sm_90 with 132 CUs)
+// AUTO: splits    {{[0-9]+}} (auto, sm_90 with 132 CUs, the C launcher's rule)
 // AUTO: stage 1   @small_stage1_mask_free
 // AUTO: OK
 

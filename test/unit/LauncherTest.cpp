@@ -315,9 +315,9 @@ TEST_F(LauncherTest, DependentLaunchFlagReachesTheBackend) {
   mla_context_destroy(dep);
 }
 
-// num_splits overrides the cost model with one of the spec's candidates
-// (bench/sweep_splits.py); anything else is refused and names the argument.
-TEST_F(LauncherTest, ForcedSplitsMustBeACandidate) {
+// num_splits overrides the cost model (bench/sweep_splits.py, the host
+// numerics tests); a count outside 1..65535 is refused naming the argument.
+TEST_F(LauncherTest, ForcedSplitsOverrideTheModel) {
   const mla_spec_desc &s = deepseek_r1_decode_fp8_spec;
   ASSERT_GT(s.num_split_candidates, 1);
   mla_decode_args a = args(4, 1024);
@@ -328,9 +328,15 @@ TEST_F(LauncherTest, ForcedSplitsMustBeACandidate) {
     EXPECT_EQ(s.split_candidates[i], plan.splits);
     EXPECT_EQ(plan.splits > 1, plan.stage2 != nullptr);
   }
-  a.num_splits = 3;
-  expectRefused(mla_plan_decode(ctx, &a, &plan), MLA_ERROR_INVALID_ARGUMENT,
-                "num_splits is 3");
+  a.num_splits = 3; // not a candidate: fine with a masked stage 1
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan)) << mla_last_error();
+  EXPECT_EQ(3, plan.splits);
+  EXPECT_STREQ("deepseek_r1_decode_fp8_stage1_masked", plan.stage1);
+  for (int64_t bad : {-1, 65536}) {
+    a.num_splits = bad;
+    expectRefused(mla_plan_decode(ctx, &a, &plan), MLA_ERROR_INVALID_ARGUMENT,
+                  "num_splits is");
+  }
 }
 
 TEST_F(LauncherTest, NullAndNonPositiveArgumentsAreRefused) {

@@ -189,8 +189,8 @@ int main(int argc, char **argv) {
   llvm::outs() << "\nsplits    " << run->splits
                << (splits ? " (given)"
                           : " (auto, " + chip->name.str() + " with " +
-                                std::to_string(chip->facts.computeUnits) + " CUs" +
-                                (emulate ? ", the C launcher's rule)" : ")"))
+                                std::to_string(chip->facts.computeUnits) +
+                                " CUs, the C launcher's rule)")
                << "\nstage 1   @" << run->stage1 << "\nstage 2   "
                << (run->ranStage2 ? "@" + kernels->stage2 : std::string("skipped (one split)"))
                << "\nseed      " << seed << "\ncpu time  "

@@ -45,6 +45,14 @@ struct ChipOutput {
 FailureOr<ChipOutput> compileForChip(MLIRContext &ctx, ModuleOp parsed,
                                      const ChipInfo &chip, const CompileOptions &opts);
 
+class KernelOp;
+
+/// The manifest entry of one tile kernel (docs/Manifest.md, "Kernels"),
+/// read before lowering: name, grid, block_threads (num_warps x
+/// `waveSize`), stage, variant, dispatch_kv_multiple, args. The lowering
+/// adds shared_bytes, dependent_launch and resources for a GPU.
+llvm::json::Object describeKernel(KernelOp k, int64_t waveSize);
+
 /// The compile report's figure of merit for an AMDGPU stage-1 kernel:
 /// {instructions, MFMAs} of the innermost loop (a backward branch's range)
 /// of `kernel` in the assembly `isa` that holds every MFMA of the kernel;

@@ -158,8 +158,10 @@ typedef struct mla_decode_args {
   int64_t max_kv_len;       /* >= every sequence's length (0 allowed) */
   const int32_t *kv_indptr_host; /* optional host copy of kv_indptr */
   int64_t num_splits;       /* 0: the split cost model chooses (the rule);
-                               else one of the spec's split candidates, for
-                               tuning (ABI 4); the plan's workspace_bytes
+                               else this count, for tuning and tests (ABI 4):
+                               1 to 65535, one of the split candidates when
+                               the spec has only a mask-free stage 1; the
+                               plan's workspace_bytes
                                then says the workspace it needs.
                                mla_decode_run uses its plan's count */
 } mla_decode_args;

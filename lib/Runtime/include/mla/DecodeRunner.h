@@ -1,8 +1,9 @@
 //===- DecodeRunner.h - host launcher for the decode kernels ----*- C++ -*-===//
 //
-// The launch rules of the decode kernels (split choice, mask-free dispatch,
-// workspaces, stage 2 only with several splits), applied on the host. The
-// GPU launchers follow the same rules; docs/Design.md states them.
+// Runs the decode kernels on the host through the C launcher (lib/Launcher:
+// split choice, mask-free dispatch, workspaces, stage 2 only with several
+// splits; docs/Design.md states the rules) with a backend that calls the
+// host-compiled kernels (HostBackend.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MLA_DECODERUNNER_H
@@ -10,6 +11,7 @@
 
 #include "mla/HostRunner.h"
 #include "mla/Reference.h"
+#include "llvm/Support/JSON.h"
 
 #include <optional>
 #include <string>
@@ -19,6 +21,7 @@ namespace mlir::mla {
 /// What a launcher needs to know about the kernels of one spec, read from
 /// the kernels' attributes.
 struct DecodeKernels {
+  std::string spec;           ///< the spec's name (the kernels' prefix)
   std::string stage1Masked;   ///< empty when the facts made it unnecessary
   std::string stage1MaskFree; ///< empty when none was emitted
   std::string stage2;         ///< empty when splits = 1 was fixed
@@ -30,6 +33,8 @@ struct DecodeKernels {
   /// The mask-free kernel was proven for every allowed split count
   /// (no masked kernel) rather than dispatched at run time.
   bool maskFreeProven = false;
+  /// The kernels' manifest entries (describeKernel), for the launcher.
+  llvm::json::Array kernelManifest;
 };
 
 /// Finds the kernels expanded from spec `spec` in `module`.
