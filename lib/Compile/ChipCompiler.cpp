@@ -45,61 +45,6 @@ static std::string typeName(Type t) {
   return s;
 }
 
-/// The figure of merit for a stage-1 kernel: instructions in its
-/// KV loop (the innermost loop of the assembly that holds every matrix
-/// instruction) x waves per workgroup / KV tokens per iteration. Returns
-/// {instructions, matrix instructions}, or {0, 0} if no such loop exists.
-std::pair<int64_t, int64_t> mlir::mla::kvLoopInstructions(StringRef isa, StringRef kernel) {
-  size_t at = isa.find(("\n" + kernel + ":\n").str());
-  if (at == StringRef::npos)
-    return {0, 0};
-  StringRef body = isa.substr(at + kernel.size() + 3);
-  body = body.substr(0, body.find(".Lfunc_end"));
-  std::map<std::string, int64_t> labels;
-  std::vector<StringRef> instrs;
-  SmallVector<StringRef> lines;
-  body.split(lines, '\n');
-  for (StringRef l : lines) {
-    StringRef t = l.trim();
-    if (t.empty() || t.starts_with(";") || t.starts_with("//"))
-      continue;
-    if (t.starts_with(".LBB") && t.ends_with(":")) {
-      labels[t.drop_back().str()] = instrs.size();
-      continue;
-    }
-    if (t.starts_with("."))
-      continue; // directives
-    instrs.push_back(t);
-  }
-  int64_t first = -1, last = -1;
-  for (auto [i, t] : llvm::enumerate(instrs))
-    if (t.starts_with("v_mfma")) {
-      if (first < 0)
-        first = i;
-      last = i;
-    }
-  if (first < 0)
-    return {0, 0};
-  // Loops are backward branches; keep the smallest that spans all MFMAs.
-  std::pair<int64_t, int64_t> best{-1, -1};
-  for (auto [i, t] : llvm::enumerate(instrs)) {
-    if (!t.starts_with("s_branch") && !t.starts_with("s_cbranch"))
-      continue;
-    auto it = labels.find(t.substr(t.find_last_of(" \t") + 1).str());
-    if (it == labels.end() || it->second > static_cast<int64_t>(i))
-      continue;
-    int64_t lo = it->second, hi = i;
-    if (lo <= first && hi >= last && (best.first < 0 || hi - lo < best.second - best.first))
-      best = {lo, hi};
-  }
-  if (best.first < 0)
-    return {0, 0};
-  int64_t mfma = 0;
-  for (int64_t i = best.first; i <= best.second; ++i)
-    mfma += instrs[i].starts_with("v_mfma");
-  return {best.second - best.first + 1, mfma};
-}
-
 llvm::json::Object mlir::mla::describeKernel(mla::KernelOp k, int64_t waveSize) {
   llvm::json::Object o;
   o["name"] = k.getSymName().str();
@@ -268,7 +213,8 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parse
     return text;
   };
 
-  std::map<std::string, llvm::json::Object> resources;
+  std::map<std::string, PtxasResources> ptxas;
+  std::map<std::string, AmdhsaResources> amdhsa;
   std::string arch = chip.name.str();
   std::string amdIsa;
   bool keepIsa = emit != Emit::Header;
@@ -298,31 +244,7 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parse
     result.binaryExt = ".cubin";
     if (emit == Emit::Isa)
       llvm::sys::fs::remove(cubin);
-    // ptxas prints one block per entry function.
-    std::string current;
-    SmallVector<StringRef> lines;
-    if (reportText)
-      (*reportText)->getBuffer().split(lines, '\n');
-    for (StringRef line : lines) {
-      size_t at = line.find("Compiling entry function '");
-      if (at != StringRef::npos) {
-        current = line.substr(at + 26).take_until([](char c) { return c == '\''; }).str();
-        continue;
-      }
-      auto grab = [&](StringRef key, StringRef what) {
-        size_t k = line.find(key);
-        if (k == StringRef::npos || current.empty())
-          return;
-        StringRef rest = line.substr(0, k).rtrim();
-        StringRef num = rest.substr(rest.find_last_of(" ,:") + 1);
-        int64_t v;
-        if (!num.getAsInteger(10, v))
-          resources[current][what] = v;
-      };
-      grab(" registers", "registers");
-      grab(" bytes spill stores", "spill_store_bytes");
-      grab(" bytes stack frame", "stack_bytes");
-    }
+    ptxas = parsePtxasReport(reportText ? (*reportText)->getBuffer() : StringRef());
     if (emit == Emit::Header) {
       llvm::sys::fs::remove(path(".ptx"));
       llvm::sys::fs::remove(report);
@@ -347,51 +269,7 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parse
       return failed("cannot write into " + outDir);
     result.binary = *bin;
     result.binaryExt = ".hsaco";
-    // amdhsa.kernels is a YAML list: a record starts at "- " and its keys
-    // come in alphabetical order, .name among them.
-    std::string recordName;
-    llvm::json::Object record;
-    auto flush = [&] {
-      if (!recordName.empty())
-        resources[recordName] = std::move(record);
-      recordName.clear();
-      record = llvm::json::Object();
-    };
-    bool inKernels = false;
-    SmallVector<StringRef> lines;
-    StringRef(*isa).split(lines, '\n');
-    for (StringRef line : lines) {
-      StringRef t = line.trim();
-      if (t.starts_with("amdhsa.kernels:")) {
-        inKernels = true;
-        continue;
-      }
-      if (!inKernels)
-        continue;
-      if (line.starts_with("  - ")) // a kernel record (arguments nest deeper)
-        flush();
-      t.consume_front("- ");
-      t = t.trim();
-      if (t.consume_front(".name:")) {
-        recordName = t.trim().str();
-        continue;
-      }
-      static const std::pair<StringRef, StringRef> keys[] = {
-          {".vgpr_count:", "vgprs"},
-          {".agpr_count:", "agprs"},
-          {".sgpr_count:", "sgprs"},
-          {".vgpr_spill_count:", "vgpr_spills"},
-          {".sgpr_spill_count:", "sgpr_spills"},
-          {".private_segment_fixed_size:", "scratch_bytes"},
-          {".group_segment_fixed_size:", "lds_static_bytes"}};
-      for (auto [key, what] : keys) {
-        StringRef rest = t;
-        int64_t v;
-        if (rest.consume_front(key) && !rest.trim().getAsInteger(10, v))
-          record[what] = v;
-      }
-    }
-    flush();
+    amdhsa = parseAmdhsaMetadata(*isa);
     out << "kernel resources (" << arch << ", AMDHSA metadata):\n";
   }
   manifest["binary"] = stem.str() + result.binaryExt;
@@ -402,43 +280,43 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parse
     k["shared_bytes"] = shared[kname];
     if (dependent.count(kname))
       k["dependent_launch"] = true;
-    llvm::json::Object &r = resources[kname];
+    llvm::json::Object r;
+    // Only the figures the backend reported (-1: absent).
+    auto put = [&](StringRef key, int64_t v) {
+      if (v >= 0)
+        r[key] = v;
+    };
     int64_t threads = k.getInteger("block_threads").value_or(0);
     if (nvidia) {
-      // Programs resident per SM (Hopper: 64K registers, 228 KiB of shared
-      // memory of which each block also reserves 1 KiB, 2048 threads, 32
-      // blocks): the split rule's concurrency.
-      int64_t regs = std::max<int64_t>(1, r.getInteger("registers").value_or(255));
-      int64_t perSm = std::min<int64_t>({65536 / (regs * threads), 2048 / threads, 32});
-      if (shared[kname])
-        perSm = std::min<int64_t>(perSm, 228 * 1024 / (shared[kname] + 1024));
+      const PtxasResources &p = ptxas[kname];
+      put("registers", p.registers);
+      put("spill_store_bytes", p.spillStoreBytes);
+      put("stack_bytes", p.stackBytes);
+      int64_t perSm = sm90ProgramsPerSm(p.registers, threads, shared[kname]);
       r["programs_per_sm"] = perSm;
       r["programs_per_cu"] = perSm;
-      out << "  " << kname << ": " << r.getInteger("registers").value_or(-1)
-                   << " registers, " << r.getInteger("spill_store_bytes").value_or(-1)
-                   << " B spilled, " << r.getInteger("stack_bytes").value_or(-1)
-                   << " B stack, " << shared[kname] << " B shared, " << threads
-                   << " threads, " << perSm << " programs/SM\n";
+      out << "  " << kname << ": " << p.registers << " registers, " << p.spillStoreBytes
+          << " B spilled, " << p.stackBytes << " B stack, " << shared[kname] << " B shared, "
+          << threads << " threads, " << perSm << " programs/SM\n";
     } else {
-      // Waves per SIMD: 512 registers per lane per SIMD (VGPRs and AGPRs
-      // share them on CDNA3/4) in granules of 8, at most 8 waves; a
-      // workgroup's waves spread over the 4 SIMDs of a CU; LDS limits the
-      // workgroups per CU.
-      int64_t regs = r.getInteger("vgprs").value_or(0) + r.getInteger("agprs").value_or(0);
-      int64_t byRegs = std::min<int64_t>(8, 512 / std::max<int64_t>(8, (regs + 7) / 8 * 8));
+      const AmdhsaResources &a = amdhsa[kname];
+      put("vgprs", a.vgprs);
+      put("agprs", a.agprs);
+      put("sgprs", a.sgprs);
+      put("vgpr_spills", a.vgprSpills);
+      put("sgpr_spills", a.sgprSpills);
+      put("scratch_bytes", a.scratchBytes);
+      put("lds_static_bytes", a.ldsStaticBytes);
       int64_t wavesPerGroup = std::max<int64_t>(1, threads / chip.facts.waveSize);
-      int64_t groupsByLds = shared[kname] ? chip.facts.sharedMemBytes / shared[kname] : 64;
-      int64_t groups = std::min<int64_t>(byRegs * 4 / wavesPerGroup, groupsByLds);
-      r["waves_per_simd"] = std::min<int64_t>(byRegs, (groups * wavesPerGroup + 3) / 4);
-      r["programs_per_cu"] = std::max<int64_t>(1, groups);
-      out << "  " << kname << ": " << r.getInteger("vgprs").value_or(-1)
-                   << " VGPRs, " << r.getInteger("agprs").value_or(-1) << " AGPRs, "
-                   << r.getInteger("sgprs").value_or(-1) << " SGPRs, "
-                   << r.getInteger("vgpr_spills").value_or(-1) << " VGPR spills, "
-                   << shared[kname] << " B LDS, "
-                   << r.getInteger("scratch_bytes").value_or(-1) << " B scratch, "
-                   << r.getInteger("waves_per_simd").value_or(0) << " waves/SIMD, "
-                   << threads << " threads\n";
+      CdnaOccupancy occ =
+          cdnaOccupancy(std::max<int64_t>(0, a.vgprs), std::max<int64_t>(0, a.agprs), threads,
+                        chip.facts.waveSize, shared[kname], chip.facts.sharedMemBytes);
+      r["waves_per_simd"] = occ.wavesPerSimd;
+      r["programs_per_cu"] = occ.programsPerCu;
+      out << "  " << kname << ": " << a.vgprs << " VGPRs, " << a.agprs << " AGPRs, " << a.sgprs
+          << " SGPRs, " << a.vgprSpills << " VGPR spills, " << shared[kname] << " B LDS, "
+          << a.scratchBytes << " B scratch, " << occ.wavesPerSimd << " waves/SIMD, "
+          << threads << " threads\n";
       if (shared[kname] > chip.facts.sharedMemBytes)
         return failed(kname + " needs " + Twine(shared[kname]) + " B of LDS; " +
                       chip.name + " has " + Twine(chip.facts.sharedMemBytes));
@@ -458,7 +336,7 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parse
         }
       }
     }
-    k["resources"] = llvm::json::Object(r);
+    k["resources"] = std::move(r);
   }
   manifest["kernels"] = std::move(kernels);
 

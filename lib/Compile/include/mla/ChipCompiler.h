@@ -9,6 +9,7 @@
 #ifndef MLA_CHIPCOMPILER_H
 #define MLA_CHIPCOMPILER_H
 
+#include "mla/ResourceReport.h"
 #include "mla/Target.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -52,12 +53,6 @@ class KernelOp;
 /// `waveSize`), stage, variant, dispatch_kv_multiple, args. The lowering
 /// adds shared_bytes, dependent_launch and resources for a GPU.
 llvm::json::Object describeKernel(KernelOp k, int64_t waveSize);
-
-/// The compile report's figure of merit for an AMDGPU stage-1 kernel:
-/// {instructions, MFMAs} of the innermost loop (a backward branch's range)
-/// of `kernel` in the assembly `isa` that holds every MFMA of the kernel;
-/// {0, 0} when there is none.
-std::pair<int64_t, int64_t> kvLoopInstructions(llvm::StringRef isa, llvm::StringRef kernel);
 
 /// The ROCm "toolkit" folder installed beside the running executable
 /// (share/mla-compiler/rocm-toolkit: its llvm/bin/ld.lld links code objects).
