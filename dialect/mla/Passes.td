@@ -92,7 +92,10 @@ def MLALowerToGPU : Pass<"mla-lower-to-gpu", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
-           "chip to generate code for (see Target.h)">
+           "chip to generate code for (see Target.h)">,
+    Option<"reportPlacements", "report-placements", "bool", /*default=*/"false",
+           "emit a remark per tile op naming its result's placement and the "
+           "lowering's decisions (copy path, matrix instruction)">
   ];
   let dependentDialects = ["::mlir::amdgpu::AMDGPUDialect",
                            "::mlir::arith::ArithDialect",

@@ -117,6 +117,7 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
 
       Lowering low(b, target, warps);
       low.diagOp = kernel;
+      low.reportPlacements = reportPlacements;
       low.init(kernel.getLoc());
       for (auto [from, to] : llvm::zip(kernel.getBody().getArguments(),
                                        func.getArguments()))

@@ -1,134 +1,118 @@
-// Per-lane lowering for sm_90 (mma.sync m16n8k16 bf16, warp 32).
-// RUN: mla-opt --mla-to-tiles --mla-lower-to-gpu=chip=sm_90 %kernels/deepseek_r1_decode_fp8.mlir | FileCheck %s
-// RUN: mla-opt --mla-to-tiles --mla-to-gpu=chip=sm_90 %kernels/deepseek_r1_decode_bf16.mlir | FileCheck %s --check-prefix=NVVM
+// The per-op GPU lowering for sm_90 (warp 32, mma.sync m16n8k16, cp.async,
+// ldmatrix, programmatic dependent launch; fp8 through cvt.rn.f16x2.e4m3x2)
+// on small hand-written tile kernels, one op family per kernel.
+// report-placements makes each tile op remark its result's placement and
+// the lowering's decisions (PLACE); the IR checks show the target
+// instructions (CHECK). The whole specs: mla-lower-to-gpu-sm90-spec.mlir.
+// RUN: mla-opt --mla-lower-to-gpu="chip=sm_90 report-placements" %s --split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLACE
+// RUN: mla-opt --mla-lower-to-gpu=chip=sm_90 %s --split-input-file | FileCheck %s
 
-// CHECK-LABEL: gpu.module @mla_kernels [#nvvm.target<O = 3, chip = "sm_90">]
-// CHECK-LABEL: gpu.func @deepseek_r1_decode_fp8_stage1_masked
-// Narrow floats travel as integers: bf16 as i16, fp8 as i8.
-// CHECK-SAME: (%{{.*}}: memref<?x16x576xi16>, %{{.*}}: memref<?x576xi8>, %{{.*}}: memref<1xf32>,
-// CHECK-SAME: kernel
-// 4 warps of 32 lanes:
+// CHECK: gpu.module @mla_kernels [#nvvm.target<O = 3, chip = "sm_90">]
+// CHECK-LABEL: gpu.func @qk
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
-// Shared memory, every row padded by 16 bytes (a 576- or 1152-byte row
-// would put one column of consecutive rows into one bank): two KV tiles
-// 64 x (576 + 16) fp8 (double-buffered: sm_90 copies asynchronously), Q
-// 16 x (576 + 8) bf16, P 16 x (64 + 8) bf16, two 16 x (4 + 4) f32 reduction
-// arrays (a row's shares of the 4 warps in one 16-byte read) and the S
-// exchange between warp pairs, 4 warps x 8 accumulators x (32 + 4) lanes
-// of f32: 2 x 37888 + 18688 + 2304 + 1024 + 4608 = 102400;
-// two programs fit an SM, and ptxas is told to keep registers within that
-// (nvvm.minctasm).
-// CHECK-SAME: mla.shared_bytes = 102400
-// CHECK-SAME: nvvm.minctasm = 2
-// CHECK: gpu.dynamic_shared_memory
-// The two KV buffers and the first tile's copies (2304 chunks of 16 bytes,
-// 18 per thread; rows past the bound zero-filled by a copy size of 0) come
-// first, as one group, so that their memory latency overlaps Q's copy.
-// CHECK: %[[BUF0:.*]] = memref.view %{{.*}}[%c0{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x592xi8, #gpu.address_space<workgroup>>
-// CHECK: %[[BUF1:.*]] = memref.view %{{.*}}[%c37888{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x592xi8, #gpu.address_space<workgroup>>
-// CHECK: scf.if
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c18
-// CHECK: %[[SIZE:.*]] = arith.select %{{.*}}, %c16{{.*}}, %c0{{.*}} : i32
-// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg, %[[SIZE]] : !llvm.ptr<3>, !llvm.ptr<1>, i32
-// CHECK: nvvm.cp.async.commit.group
-// Q: 16 x 576 bf16 in 16-byte chunks (1152 of them, 9 per thread) through
-// the flat view of the row-major q (the tile's origin plus the chunk's
-// offset in the tile): the 9 loads straight-line, then each chunk scaled
-// and rounded in registers and stored; no second pass over the tile.
-// CHECK: %[[QVIEW:.*]] = memref.view %{{.*}}[%c75776{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x584xi16, #gpu.address_space<workgroup>>
-// CHECK: %[[QFLAT:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [%{{.*}}], strides: [1] : memref<?x16x576xi16> to memref<?xi16>
-// CHECK-COUNT-9: vector.load %[[QFLAT]][%{{.*}}] {alignment = 16 : i64} : memref<?xi16>, vector<8xi16>
-// CHECK-NOT: vector.load
-// CHECK: arith.mulf
-// CHECK: vector.store %{{.*}}, %[[QVIEW]]
-// CHECK-NOT: memref.load %[[QVIEW]]
-// CHECK: gpu.barrier
-// The KV loop carries 64 accumulator registers (16 x 512 over 128 lanes)
-// and the row max and sum (2 rows per lane each). Each iteration waits for
-// this tile's copies (the only group in flight), then one barrier (every
-// thread's copies landed, every warp done with the other buffer), then
-// starts the next tile's copies into the other buffer (a commit every
-// iteration, empty past the end, keeps the group count uniform) and reads
-// this tile's buffer: byte (iteration % 2) x 37888.
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32,
-// CHECK: nvvm.cp.async.wait.group 0
-// CHECK-NEXT: gpu.barrier
-// CHECK: scf.if
+// Outside a KV loop the tiles are copied through registers.
+// CHECK-NOT: nvvm.cp.async
+// CHECK: nvvm.mma.sync
+mla.kernel @qk(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>, %n: index, %out: memref<?x64xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  // PLACE: :[[@LINE+1]]:8: remark: placement: smem
+  %k = mla.load %kv[%c0, %c0] bound %n : memref<?x64xbf16> -> tensor<64x64xbf16>
+  // PLACE: :[[@LINE+1]]:9: remark: placement: smem
+  %qt = mla.load %q[%b, %c0] : memref<?x64xbf16> -> tensor<16x64xbf16>
+  // PLACE: :[[@LINE+1]]:8: remark: placement: acc (8 registers per lane); mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32; K steps grouped 2 per operand load; K split across warp pairs
+  %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
+  mla.store %s, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.return
+}
+
+// -----
+
+// CHECK-LABEL: gpu.func @attention
+// The KV tile double-buffered with cp.async (two buffers: the first tile's
+// copies before the loop, the next one's in each iteration).
+// CHECK-SAME: nvvm.minctasm
 // CHECK: nvvm.cp.async.shared.global
 // CHECK: nvvm.cp.async.commit.group
-// CHECK: %[[SLOT:.*]] = arith.remui %{{.*}}, %c2{{.*}} : index
-// CHECK: %[[AT:.*]] = arith.muli %[[SLOT]], %c37888{{.*}} : index
-// CHECK-NEXT: memref.view %{{.*}}[%[[AT]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x592xi8, #gpu.address_space<workgroup>>
-// S = Q.K^T in groups of 4 K steps (64 dims: one 16-byte K load per lane
-// and tile, groupKSteps), K split across warp pairs
-// (ChipInfo::splitKAcrossWarps): warps 2p and 2p + 1 walk dims 0-319 and
-// 320-575 (5 and 4 groups) for the 32 columns of both (4 tiles of 8, 16
-// accumulators, 16 mma.sync per group): 4 groups each straight-line (a
-// static walk, unrolled), the fifth for the even warp under a warp-uniform
-// branch. Then each stores its partner's half in shared memory and adds
-// its own. No barrier before the stores: the loop body's first barrier
-// already separates them from the previous iteration's loads
-// (barrierBeforeRewrite).
-// CHECK: %[[ODD:.*]] = arith.cmpi ne
-// CHECK: arith.select %[[ODD]], %c320{{.*}}, %c0{{.*}} : index
-// CHECK-NOT: scf.for
-// CHECK-COUNT-64: nvvm.mma.sync {{.*}} {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
-// CHECK-NOT: scf.for
-// CHECK: scf.if %[[ODD]] -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
-// CHECK-NEXT: scf.yield
-// CHECK-NEXT: } else {
-// CHECK-COUNT-16: nvvm.mma.sync
-// CHECK: scf.yield
-// CHECK: %[[XCHG:.*]] = memref.view {{.*}} to memref<32x36xf32, #gpu.address_space<workgroup>>
-// CHECK-NOT: gpu.barrier
-// CHECK-COUNT-8: memref.store {{.*}}, %[[XCHG]]
-// CHECK-NEXT: gpu.barrier
-// CHECK-COUNT-8: memref.load %[[XCHG]]
-// Masked scores, then the row max: shuffles over the 2 column bits of the
-// lane, for each of the lane's 2 rows, then across warps in shared memory
-// (one barrier between the stores and the loads; none before the stores),
-// stored [row][warp] so that a lane reads a row's 4 shares in one 16-byte
-// load.
-// CHECK: arith.cmpi sge
-// CHECK-COUNT-4: gpu.shuffle xor
-// CHECK-NOT: gpu.barrier
-// CHECK-COUNT-2: memref.store {{.*}} : memref<16x8xf32, #gpu.address_space<workgroup>>
-// CHECK-NEXT: gpu.barrier
-// CHECK-COUNT-2: vector.load %{{.*}} : memref<16x8xf32, #gpu.address_space<workgroup>>, vector<4xf32>
-// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
-// The running row sum stays per lane (RowPartial): no other shuffle or
-// exchange in the loop; the finalize sums it across lanes and warps once.
-// CHECK-NOT: gpu.shuffle
-// P.V: P through shared memory, 16 mma.sync (128 columns per warp) per
-// K step of 16 tokens.
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
-// CHECK-COUNT-16: nvvm.mma.sync
-// CHECK-NOT: gpu.shuffle
-// CHECK: scf.yield
-// CHECK-NOT: gpu.shuffle
-// CHECK: scf.yield
-// CHECK-COUNT-4: gpu.shuffle xor
-// CHECK: gpu.barrier
-// CHECK: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
-// CHECK: gpu.return
-
-// CHECK-LABEL: gpu.func @deepseek_r1_decode_fp8_stage1_mask_free
-// CHECK-NOT: vector.broadcast
-// CHECK-NOT: arith.cmpi sge
-// CHECK: gpu.return
-
-// CHECK-LABEL: gpu.func @deepseek_r1_decode_fp8_stage2
-// CHECK-SAME: mla.shared_bytes = 0
 // CHECK: scf.for
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK: nvvm.mma.sync
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// CHECK: nvgpu.ldmatrix
+// CHECK: nvvm.mma.sync
+// CHECK: scf.yield
+// CHECK: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
+mla.kernel @attention(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>, %n: index,
+                      %out: memref<?x64xf32>, %lse: memref<?xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  // PLACE: :[[@LINE+1]]:9: remark: placement: smem (columns in the grouped dots' K order)
+  %qt = mla.load %q[%b, %c0] : memref<?x64xbf16> -> tensor<16x64xbf16>
+  // PLACE: :[[@LINE+1]]:9: remark: placement: row-slice (2 registers per lane)
+  %m0 = mla.fill 0xFF800000 : tensor<16xf32>
+  %l0 = mla.fill 0.0 : tensor<16xf32>
+  // PLACE: :[[@LINE+1]]:9: remark: placement: acc (8 registers per lane)
+  %a0 = mla.fill 0.0 : tensor<16x64xf32>
+  %r:3 = mla.kv_loop %i = %c0 to %n step 64 iter_args(%m = %m0, %l = %l0, %a = %a0) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>) {
+    // PLACE: :[[@LINE+1]]:10: remark: placement: smem; asynchronous copies, 2 buffers over the KV loop
+    %k = mla.load %kv[%i, %c0] bound %n : memref<?x64xbf16> -> tensor<64x64xbf16>
+    // PLACE: :[[@LINE+1]]:10: remark: placement: acc (8 registers per lane); mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32; K steps grouped 2 per operand load; K split across warp pairs
+    %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
+    // The running sum stays a per-lane share inside the loop (row-partial).
+    // PLACE: :[[@LINE+1]]:25: remark: placement: acc (8 registers per lane); row-slice (2 registers per lane); row-partial (2 registers per lane); acc (8 registers per lane)
+    %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %l, %a : tensor<16x64xf32>, tensor<16xf32>, tensor<16x64xf32>
+    %pb = mla.cast %p : tensor<16x64xf32> -> tensor<16x64xbf16>
+    // PLACE: :[[@LINE+1]]:10: remark: placement: acc (8 registers per lane); mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32; A by ldmatrix.x4
+    %o = mla.dot %pb, %k acc(%a1 : tensor<16x64xf32>) : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
+    mla.yield %m1, %l1, %o : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+  }
+  // PLACE: :[[@LINE+1]]:12: remark: placement: acc (8 registers per lane); row-slice (2 registers per lane)
+  %o, %e = mla.softmax_finalize %r#2, %r#0, %r#1 : tensor<16x64xf32>, tensor<16xf32>
+  mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.store %e, %lse[%b] : tensor<16xf32> -> memref<?xf32>
+  mla.return
+}
 
-// After mla-to-gpu only LLVM / NVVM ops remain in the GPU module.
-// NVVM-LABEL: gpu.module @mla_kernels
-// NVVM-NOT: scf.
-// NVVM-NOT: memref.
-// NVVM-NOT: vector.load
-// NVVM-NOT: gpu.shuffle
-// NVVM: llvm.func @deepseek_r1_decode_bf16_stage1_masked
-// NVVM: nvvm.shfl.sync bfly
-// NVVM: nvvm.mma.sync
-// NVVM: nvvm.barrier0
+// -----
+
+// CHECK-LABEL: gpu.func @combine
+// Launched as the previous kernel's dependent: waits for its stores first.
+// CHECK-SAME: mla.dependent_launch
+// CHECK: nvvm.griddepcontrol wait
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+mla.kernel @combine(%part: memref<?x?x16x512xf32>, %lse: memref<?x?x16xf32>, %n: index,
+                    %out: memref<?x16x512xbf16>)
+    attributes {grid = ["batch", "heads"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %h = mla.program_id 1
+  // PLACE: :[[@LINE+1]]:8: remark: placement: blocked (4 registers per lane) (runs of 4)
+  %o = mla.split_k_reduce %part, %lse[%b, %h] splits %n : memref<?x?x16x512xf32>, memref<?x?x16xf32> -> tensor<1x512xf32>
+  mla.store %o, %out[%b, %h, %c0] : tensor<1x512xf32> -> memref<?x16x512xbf16>
+  mla.return
+}
+
+// -----
+
+// CHECK-LABEL: gpu.func @fp8
+// fp8 pairs to f16 pairs (cvt.rn.f16x2.e4m3x2), then bf16; no fp8 matrix
+// instruction: P is rounded to fp8 in software and widened back.
+// CHECK: llvm.call_intrinsic "llvm.nvvm.e4m3x2.to.f16x2.rn"
+// CHECK: nvvm.mma.sync
+// CHECK-NOT: amdgpu.
+mla.kernel @fp8(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xbf16>, %out: memref<?x64xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %k = mla.load %kv[%c0, %c0] : memref<?x64xf8E4M3FN> -> tensor<64x64xf8E4M3FN>
+  %qt = mla.load %q[%b, %c0] : memref<?x64xbf16> -> tensor<16x64xbf16>
+  // PLACE: :[[@LINE+1]]:8: remark: placement: acc (8 registers per lane); mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32; K steps grouped 4 per operand load
+  %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xbf16>, tensor<64x64xf8E4M3FN> -> tensor<16x64xf32>
+  %p = mla.cast %s : tensor<16x64xf32> -> tensor<16x64xf8E4M3FN>
+  // PLACE: :[[@LINE+1]]:8: remark: placement: acc (8 registers per lane); mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+  %o = mla.dot %p, %k : tensor<16x64xf8E4M3FN>, tensor<64x64xf8E4M3FN> -> tensor<16x64xf32>
+  mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.return
+}

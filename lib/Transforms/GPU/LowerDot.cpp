@@ -57,6 +57,7 @@ LogicalResult Lowering::lowerDot(DotOp op) {
   const MatrixInstr *mi =
       target.instrFor(lhsElt, op.getRhs().getType().getElementType());
   bool raw = bitWidth(mi->abType) == 8;
+  note(op, mi->name);
   Type operandElt = raw                               ? lhsElt
                     : mi->abType == MatrixElem::F16 ? Type(b.getF16Type())
                                                     : Type(b.getBF16Type());
@@ -112,6 +113,10 @@ LogicalResult Lowering::lowerDot(DotOp op) {
     aByLdmatrix = t.kind == Kind::Smem && t.type.getElementType() == operandElt &&
                   rowStrideBytes(t) % 16 == 0 && t.colOff % 8 == 0;
   }
+  if (aByLdmatrix)
+    note(op, "A by ldmatrix.x4");
+  if (grouped)
+    note(op, "K steps grouped " + Twine(grouped->k / mi->k) + " per operand load");
   int64_t kStep = grouped ? grouped->k : mi->k;
   // K split across warp pairs (ChipInfo::splitKAcrossWarps): warps 2p and
   // 2p + 1 both compute the columns of both, warp 2p over the first
@@ -126,6 +131,7 @@ LogicalResult Lowering::lowerDot(DotOp op) {
       k / kStep >= 2) {
     kSplit = 2;
     splitAt = (k / kStep + 1) / 2 * kStep;
+    note(op, "K split across warp pairs");
     init.append(l->size(), cstF32(b, loc(), 0.0f));
   }
   Value kLo = idx(0), odd;

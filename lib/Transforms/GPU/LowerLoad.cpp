@@ -25,8 +25,10 @@ SmallVector<Operation *> Lowering::foldableChain(LoadOp op) {
 }
 
 LogicalResult Lowering::lowerLoad(LoadOp op) {
-  if (prefetch && prefetch->load == op)
+  if (prefetch && prefetch->load == op) {
+    note(op, "asynchronous copies, " + Twine(kvStages) + " buffers over the KV loop");
     return lowerPrefetchedLoad(op);
+  }
   auto t = op.getResult().getType();
   if (t.getRank() != 2)
     return fail("the GPU lowering loads rank-2 tiles only");
@@ -83,6 +85,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
                                  idx(0)),
           limit);
     rsrc = target.boundedBuffer(b, loc(), addr, toI64(mul(limit, srcRowBytes)));
+    note(op, "bounds-checked buffer loads");
     bound = Value();
   }
 

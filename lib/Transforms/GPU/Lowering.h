@@ -105,6 +105,19 @@ struct Lowering {
   /// Elementwise ops a tile load already applied (lowerLoad, foldableChain).
   DenseSet<Operation *> folded;
   Operation *diagOp = nullptr;
+  /// The pass's report-placements option: every tile op gets a remark
+  /// naming its result's placement and the decisions behind it, so that
+  /// lit tests of single ops can check them (mla-lower-to-gpu-*.mlir).
+  bool reportPlacements = false;
+  /// Decisions an op's lowering took that its placement does not show (the
+  /// copy path of a load, the matrix instruction of a dot), for the report.
+  DenseMap<Operation *, SmallVector<std::string, 2>> notes;
+  void note(Operation *op, const Twine &what) {
+    if (reportPlacements)
+      notes[op].push_back(what.str());
+  }
+  /// Emits the remark of `op` (reportPlacements).
+  void reportPlacement(Operation *op);
 
   Lowering(OpBuilder &b, const TargetInfo &t, int64_t warps)
       : b(b), target(t), warps(warps), wave(t.chip.facts.waveSize),
@@ -514,6 +527,7 @@ struct Lowering {
   LogicalResult lowerIf(scf::IfOp op);
 
   LogicalResult lowerOp(Operation *op);
+  LogicalResult lowerOpByKind(Operation *op);
 };
 
 } // namespace mlir::mla::gpulower

@@ -511,10 +511,44 @@ LogicalResult Lowering::lowerIf(scf::IfOp op) {
   return success();
 }
 
+void Lowering::reportPlacement(Operation *op) {
+  static const char *const kinds[] = {"smem", "expr", "acc", "row-slice", "row-partial",
+                                      "blocked"};
+  SmallVector<std::string> parts;
+  for (Value r : op->getResults()) {
+    auto it = tiles.find(r);
+    if (it == tiles.end())
+      continue;
+    const Tile &t = *it->second;
+    std::string s = kinds[static_cast<int>(t.kind)];
+    if (!t.regs.empty())
+      s += " (" + std::to_string(t.regs.size()) + " registers per lane)";
+    if (t.kind == Kind::Blocked)
+      s += " (runs of " + std::to_string(t.blockRun) + ")";
+    if (t.kPerm)
+      s += " (columns in the grouped dots' K order)";
+    parts.push_back(s);
+  }
+  for (const std::string &n : notes.lookup(op))
+    parts.push_back(n);
+  if (parts.empty())
+    return;
+  InFlightDiagnostic d = op->emitRemark("placement: ");
+  llvm::interleave(parts, [&](const std::string &p) { d << p; }, [&] { d << "; "; });
+}
+
 LogicalResult Lowering::lowerOp(Operation *op) {
   Operation *saved = diagOp;
   diagOp = op;
   llvm::scope_exit restore([&] { diagOp = saved; });
+  LogicalResult lowered = lowerOpByKind(op);
+  if (succeeded(lowered) && reportPlacements &&
+      op->getDialect() == b.getContext()->getLoadedDialect<MLADialect>())
+    reportPlacement(op);
+  return lowered;
+}
+
+LogicalResult Lowering::lowerOpByKind(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](ProgramIdOp p) {
         static const gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,

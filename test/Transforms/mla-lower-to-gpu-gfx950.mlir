@@ -1,0 +1,116 @@
+// The per-op GPU lowering for gfx950 (CDNA4: wave 64, MFMA 16x16x32,
+// bounds-checked buffer loads, fp8 E4M3FN with packed conversions) on small
+// hand-written tile kernels, one op family per kernel. report-placements
+// makes each tile op remark its result's placement and the lowering's
+// decisions (PLACE); the IR checks show the target instructions (CHECK).
+// Whole specs: test/tools/mla-compile-gfx950.mlir, mla-run-gfx950.test.
+// RUN: mla-opt --mla-lower-to-gpu="chip=gfx950 report-placements" %s --split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLACE
+// RUN: mla-opt --mla-lower-to-gpu=chip=gfx950 %s --split-input-file | FileCheck %s
+
+// CHECK: gpu.module @mla_kernels [#rocdl.target<O = 3, chip = "gfx950">]
+// CHECK-LABEL: gpu.func @qk
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// The KV tile through a buffer whose size ends at the bound's row (the
+// smaller of the bound and the tile's rows): rows past it read as zeros,
+// with no compare per chunk.
+// CHECK: arith.minsi
+// CHECK: rocdl.make.buffer.rsrc
+// CHECK: rocdl.raw.ptr.buffer.load
+// CHECK: amdgpu.mfma 16x16x32
+mla.kernel @qk(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>, %n: index, %out: memref<?x64xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  // PLACE: :[[@LINE+1]]:8: remark: placement: smem; bounds-checked buffer loads
+  %k = mla.load %kv[%c0, %c0] bound %n : memref<?x64xbf16> -> tensor<64x64xbf16>
+  // PLACE: :[[@LINE+1]]:9: remark: placement: smem; bounds-checked buffer loads
+  %qt = mla.load %q[%b, %c0] : memref<?x64xbf16> -> tensor<16x64xbf16>
+  // PLACE: :[[@LINE+1]]:8: remark: placement: acc (4 registers per lane); v_mfma_f32_16x16x32_bf16
+  %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
+  mla.store %s, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.return
+}
+
+// -----
+
+// CHECK-LABEL: gpu.func @attention
+// CHECK: scf.for
+// CHECK: amdgpu.mfma 16x16x32
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.exp2.f32"
+// CHECK: amdgpu.mfma 16x16x32
+// CHECK: scf.yield
+// The finalize's natural-log LSE: v_log_f32.
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.log.f32"
+mla.kernel @attention(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>, %n: index,
+                      %out: memref<?x64xf32>, %lse: memref<?xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  // PLACE: :[[@LINE+1]]:9: remark: placement: smem; bounds-checked buffer loads
+  %qt = mla.load %q[%b, %c0] : memref<?x64xbf16> -> tensor<16x64xbf16>
+  // PLACE: :[[@LINE+1]]:9: remark: placement: row-slice (4 registers per lane)
+  %m0 = mla.fill 0xFF800000 : tensor<16xf32>
+  %l0 = mla.fill 0.0 : tensor<16xf32>
+  // PLACE: :[[@LINE+1]]:9: remark: placement: acc (4 registers per lane)
+  %a0 = mla.fill 0.0 : tensor<16x64xf32>
+  %r:3 = mla.kv_loop %i = %c0 to %n step 64 iter_args(%m = %m0, %l = %l0, %a = %a0) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>) {
+    // PLACE: :[[@LINE+1]]:10: remark: placement: smem; bounds-checked buffer loads
+    %k = mla.load %kv[%i, %c0] bound %n : memref<?x64xbf16> -> tensor<64x64xbf16>
+    // PLACE: :[[@LINE+1]]:10: remark: placement: acc (4 registers per lane); v_mfma_f32_16x16x32_bf16
+    %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
+    // The running sum stays a per-lane share inside the loop (row-partial).
+    // PLACE: :[[@LINE+1]]:25: remark: placement: acc (4 registers per lane); row-slice (4 registers per lane); row-partial (4 registers per lane); acc (4 registers per lane)
+    %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %l, %a : tensor<16x64xf32>, tensor<16xf32>, tensor<16x64xf32>
+    %pb = mla.cast %p : tensor<16x64xf32> -> tensor<16x64xbf16>
+    // PLACE: :[[@LINE+1]]:10: remark: placement: acc (4 registers per lane); v_mfma_f32_16x16x32_bf16
+    %o = mla.dot %pb, %k acc(%a1 : tensor<16x64xf32>) : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
+    mla.yield %m1, %l1, %o : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+  }
+  // PLACE: :[[@LINE+1]]:12: remark: placement: acc (4 registers per lane); row-slice (4 registers per lane)
+  %o, %e = mla.softmax_finalize %r#2, %r#0, %r#1 : tensor<16x64xf32>, tensor<16xf32>
+  mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.store %e, %lse[%b] : tensor<16xf32> -> memref<?xf32>
+  mla.return
+}
+
+// -----
+
+// CHECK-LABEL: gpu.func @combine
+// No dependent launches on CDNA.
+// CHECK-NOT: griddepcontrol
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.exp2.f32"
+mla.kernel @combine(%part: memref<?x?x16x512xf32>, %lse: memref<?x?x16xf32>, %n: index,
+                    %out: memref<?x16x512xbf16>)
+    attributes {grid = ["batch", "heads"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %h = mla.program_id 1
+  // PLACE: :[[@LINE+1]]:8: remark: placement: blocked (2 registers per lane) (runs of 1)
+  %o = mla.split_k_reduce %part, %lse[%b, %h] splits %n : memref<?x?x16x512xf32>, memref<?x?x16xf32> -> tensor<1x512xf32>
+  mla.store %o, %out[%b, %h, %c0] : tensor<1x512xf32> -> memref<?x16x512xbf16>
+  mla.return
+}
+
+// -----
+
+// CHECK-LABEL: gpu.func @fp8
+// K to bf16 pairwise (v_cvt_scalef32_pk_bf16_fp8), P to fp8 pairwise
+// (v_cvt_pk_fp8_f32), then the fp8 MFMA on fp8 operands.
+// CHECK: amdgpu.scaled_ext_packed
+// CHECK: amdgpu.mfma 16x16x32
+// CHECK: amdgpu.packed_trunc_2xfp8
+// CHECK: amdgpu.mfma 16x16x32 {{.*}} : vector<8xf8E4M3FN>, vector<8xf8E4M3FN>, vector<4xf32>
+mla.kernel @fp8(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xbf16>, %out: memref<?x64xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %k = mla.load %kv[%c0, %c0] : memref<?x64xf8E4M3FN> -> tensor<64x64xf8E4M3FN>
+  %qt = mla.load %q[%b, %c0] : memref<?x64xbf16> -> tensor<16x64xbf16>
+  // PLACE: :[[@LINE+1]]:8: remark: placement: acc (4 registers per lane); v_mfma_f32_16x16x32_bf16; K steps grouped 2 per operand load
+  %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xbf16>, tensor<64x64xf8E4M3FN> -> tensor<16x64xf32>
+  %p = mla.cast %s : tensor<16x64xf32> -> tensor<16x64xf8E4M3FN>
+  // PLACE: :[[@LINE+1]]:8: remark: placement: acc (4 registers per lane); v_mfma_f32_16x16x32_fp8_fp8
+  %o = mla.dot %p, %k : tensor<16x64xf8E4M3FN>, tensor<64x64xf8E4M3FN> -> tensor<16x64xf32>
+  mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.return
+}
