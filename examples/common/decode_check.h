@@ -8,8 +8,8 @@
 #include "mla/launcher.h"
 
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -38,7 +38,8 @@ inline double fp8ToDouble(uint8_t c, bool fnuz) {
   if (!fnuz && (c & 0x7f) == 0x7f)
     return NAN;
   int bias = fnuz ? 8 : 7;
-  double v = exp ? std::ldexp(1.0 + man / 8.0, exp - bias) : std::ldexp(man / 8.0, 1 - bias);
+  double v = exp ? std::ldexp(1.0 + man / 8.0, exp - bias)
+                 : std::ldexp(man / 8.0, 1 - bias);
   return sign ? -v : v;
 }
 
@@ -53,7 +54,8 @@ struct Problem {
   std::vector<uint16_t> kvBf16; // [batch * kvLen, qkDim]
   std::vector<int32_t> qoIndptr, kvIndptr;
 
-  Problem(const mla_spec_desc &spec, int64_t batch, int64_t kvLen, unsigned seed)
+  Problem(const mla_spec_desc &spec, int64_t batch, int64_t kvLen,
+          unsigned seed)
       : batch(batch), kvLen(kvLen), heads(spec.num_heads), qkDim(spec.qk_dim),
         vDim(spec.v_dim), fp8(std::string(spec.kv_type).rfind("f8", 0) == 0),
         fnuz(std::string(spec.kv_type).find("FNUZ") != std::string::npos),
@@ -128,7 +130,8 @@ struct DeviceBuffers {
 
 /// The launcher's arguments for `p` on `d`; with `hostIndptr` the launcher
 /// may pick the mask-free stage 1.
-inline mla_decode_args decodeArgs(const Problem &p, const DeviceBuffers &d, bool hostIndptr) {
+inline mla_decode_args decodeArgs(const Problem &p, const DeviceBuffers &d,
+                                  bool hostIndptr) {
   mla_decode_args a = {};
   a.q = d.q;
   a.kv = d.kv;
@@ -145,7 +148,8 @@ inline mla_decode_args decodeArgs(const Problem &p, const DeviceBuffers &d, bool
 }
 
 /// Relative Frobenius error of a bf16 output; NaN if any value is NaN.
-inline double relativeError(const std::vector<uint16_t> &got, const std::vector<double> &want) {
+inline double relativeError(const std::vector<uint16_t> &got,
+                            const std::vector<double> &want) {
   double num = 0, den = 0;
   for (size_t i = 0; i < want.size(); ++i) {
     double g = bf16ToFloat(got[i]);
@@ -158,13 +162,14 @@ inline double relativeError(const std::vector<uint16_t> &got, const std::vector<
 }
 
 /// Prints one run's line; true when the error is within 2e-2 (false for NaN).
-inline bool report(const char *tool, const mla_spec_desc &spec, const Problem &p,
-                   const mla_decode_plan &plan, double err) {
+inline bool report(const char *tool, const mla_spec_desc &spec,
+                   const Problem &p, const mla_decode_plan &plan, double err) {
   bool ok = err <= 2e-2;
-  std::printf("%s: %s bs=%lld kv=%lld splits=%lld %s: relative error %.3e vs float64 "
-              "reference %s\n",
-              tool, spec.name, (long long)p.batch, (long long)p.kvLen, (long long)plan.splits,
-              plan.stage1, err, ok ? "(ok)" : "(FAILED)");
+  std::printf(
+      "%s: %s bs=%lld kv=%lld splits=%lld %s: relative error %.3e vs float64 "
+      "reference %s\n",
+      tool, spec.name, (long long)p.batch, (long long)p.kvLen,
+      (long long)plan.splits, plan.stage1, err, ok ? "(ok)" : "(FAILED)");
   return ok;
 }
 

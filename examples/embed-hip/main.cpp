@@ -8,9 +8,9 @@
 // Exit status: 0 when the error is within 2e-2, or when no AMD GPU is
 // present (it says so and launches nothing, as on a machine with only
 // Debian's libamdhip64); 1 otherwise.
+#include "../common/decode_check.h"
 #include "deepseek_r1_decode_fp8.h"        // gfx950
 #include "deepseek_r1_decode_fp8_mi300x.h" // gfx942
-#include "../common/decode_check.h"
 
 #include <hip/hip_runtime_api.h>
 
@@ -40,7 +40,8 @@ int main(int argc, char **argv) {
     s = deepseek_r1_decode_fp8_mi300x_create("gfx942", 0, &ctx);
   }
   if (s == MLA_ERROR_NO_DEVICE) {
-    std::printf("embed-hip: %s\nembed-hip: nothing launched\n", mla_last_error());
+    std::printf("embed-hip: %s\nembed-hip: nothing launched\n",
+                mla_last_error());
     return 0;
   }
   if (s != MLA_SUCCESS) {
@@ -68,8 +69,10 @@ int main(int argc, char **argv) {
   HIP(hipMemcpy(q, p.q.data(), p.q.size() * 2, hipMemcpyHostToDevice));
   HIP(hipMemcpy(kv, p.kvData(), p.kvBytes(), hipMemcpyHostToDevice));
   HIP(hipMemcpy(scale, &p.kvScale, 4, hipMemcpyHostToDevice));
-  HIP(hipMemcpy(qo, p.qoIndptr.data(), p.qoIndptr.size() * 4, hipMemcpyHostToDevice));
-  HIP(hipMemcpy(kvp, p.kvIndptr.data(), p.kvIndptr.size() * 4, hipMemcpyHostToDevice));
+  HIP(hipMemcpy(qo, p.qoIndptr.data(), p.qoIndptr.size() * 4,
+                hipMemcpyHostToDevice));
+  HIP(hipMemcpy(kvp, p.kvIndptr.data(), p.kvIndptr.size() * 4,
+                hipMemcpyHostToDevice));
 
   std::vector<double> want = p.reference();
   int failures = 0;

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "mla/ChipCompiler.h"
-#include "mla/ManifestSpec.h"
 #include "mla/MLAOps.h"
+#include "mla/ManifestSpec.h"
 #include "mla/Pipelines.h"
 #include "mla/SplitCostModel.h"
 
@@ -45,7 +45,8 @@ static std::string typeName(Type t) {
   return s;
 }
 
-llvm::json::Object mlir::mla::describeKernel(mla::KernelOp k, int64_t waveSize) {
+llvm::json::Object mlir::mla::describeKernel(mla::KernelOp k,
+                                             int64_t waveSize) {
   llvm::json::Object o;
   o["name"] = k.getSymName().str();
   llvm::json::Array grid;
@@ -85,11 +86,11 @@ llvm::json::Object mlir::mla::describeKernel(mla::KernelOp k, int64_t waveSize) 
   return o;
 }
 
-
 /// Lowers a clone of the spec module for `chip`, reads the resource report,
 /// and fills the manifest. Writes the assembly (and, with `writeFiles`, the
 /// code object and manifest) into `outDir` under `stem`.
-FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parsed,
+FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx,
+                                                ModuleOp parsed,
                                                 const ChipInfo &chip,
                                                 const CompileOptions &opts) {
   StringRef outDir = opts.outDir, stem = opts.stem;
@@ -127,20 +128,22 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parse
   manifest["softmax_scale"] = spec.getSoftmaxScale().convertToDouble();
   manifest["block_n"] = static_cast<int64_t>(spec.getBlockN());
   mla::SplitCostParams params;
-  manifest["split_cost_model"] = llvm::json::Object{
-      {"program_overhead", params.programOverhead},
-      {"combine_launch", params.combineLaunch},
-      {"combine_per_partial", params.combinePerPartial},
-      {"combine_per_split", params.combinePerSplit}};
+  manifest["split_cost_model"] =
+      llvm::json::Object{{"program_overhead", params.programOverhead},
+                         {"combine_launch", params.combineLaunch},
+                         {"combine_per_partial", params.combinePerPartial},
+                         {"combine_per_split", params.combinePerSplit}};
   manifest["rules"] = llvm::json::Object{
       {"splits", "fixed by the spec when split_candidates has one entry; else "
                  "the candidate minimising split_cost_model (docs/Design.md) "
                  "with compute_units x min(programs_per_cu of stage 1) "
                  "programs at once"},
-      {"variant", "stage1 mask_free when every kv length is a multiple of "
-                  "num_splits * dispatch_kv_multiple (or only mask_free exists); "
-                  "else masked"},
-      {"stage2", "only when num_splits > 1; stage 1 writes out directly otherwise"},
+      {"variant",
+       "stage1 mask_free when every kv length is a multiple of "
+       "num_splits * dispatch_kv_multiple (or only mask_free exists); "
+       "else masked"},
+      {"stage2",
+       "only when num_splits > 1; stage 1 writes out directly otherwise"},
       {"shared_bytes", "dynamic shared memory per block, set on launch"},
       {"dependent_launch",
        "the kernel may be launched with programmatic stream serialization "
@@ -173,7 +176,9 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parse
     if (!a)
       return;
     std::string kname =
-        cast<StringAttr>(op->getAttr(SymbolTable::getSymbolAttrName())).getValue().str();
+        cast<StringAttr>(op->getAttr(SymbolTable::getSymbolAttrName()))
+            .getValue()
+            .str();
     shared[kname] = a.getInt();
     if (op->hasAttr("mla.dependent_launch"))
       dependent.insert(kname);
@@ -231,11 +236,13 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parse
                                             StringRef(report)};
     std::string errMsg;
     int rc = llvm::sys::ExecuteAndWait(
-        opts.ptxas, {opts.ptxas, "-arch=" + arch, "-O3", "-v", path(".ptx"), "-o", cubin},
+        opts.ptxas,
+        {opts.ptxas, "-arch=" + arch, "-O3", "-v", path(".ptx"), "-o", cubin},
         std::nullopt, redirects, 0, 0, &errMsg);
     auto reportText = llvm::MemoryBuffer::getFile(report);
     if (rc != 0)
-      return failed("ptxas (" + opts.ptxas + ") failed (" + Twine(rc) + ") " + errMsg + "\n" +
+      return failed("ptxas (" + opts.ptxas + ") failed (" + Twine(rc) + ") " +
+                    errMsg + "\n" +
                     (reportText ? (*reportText)->getBuffer() : StringRef()));
     auto cubinText = llvm::MemoryBuffer::getFile(cubin, /*IsText=*/false);
     if (!cubinText)
@@ -244,7 +251,8 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parse
     result.binaryExt = ".cubin";
     if (emit == Emit::Isa)
       llvm::sys::fs::remove(cubin);
-    ptxas = parsePtxasReport(reportText ? (*reportText)->getBuffer() : StringRef());
+    ptxas =
+        parsePtxasReport(reportText ? (*reportText)->getBuffer() : StringRef());
     if (emit == Emit::Header) {
       llvm::sys::fs::remove(path(".ptx"));
       llvm::sys::fs::remove(report);
@@ -257,7 +265,8 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parse
     // from the AMDHSA metadata (amdhsa.kernels) in the assembly: the record
     // the code object's note carries, read without ROCm's comgr.
     OwningOpRef<ModuleOp> copy = module->clone();
-    std::string toolkit = opts.rocmToolkit.empty() ? defaultRocmToolkit() : opts.rocmToolkit;
+    std::string toolkit =
+        opts.rocmToolkit.empty() ? defaultRocmToolkit() : opts.rocmToolkit;
     auto isa = serialise(*copy, "isa", toolkit);
     if (mlir::succeeded(isa))
       amdIsa = *isa;
@@ -295,9 +304,10 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parse
       int64_t perSm = sm90ProgramsPerSm(p.registers, threads, shared[kname]);
       r["programs_per_sm"] = perSm;
       r["programs_per_cu"] = perSm;
-      out << "  " << kname << ": " << p.registers << " registers, " << p.spillStoreBytes
-          << " B spilled, " << p.stackBytes << " B stack, " << shared[kname] << " B shared, "
-          << threads << " threads, " << perSm << " programs/SM\n";
+      out << "  " << kname << ": " << p.registers << " registers, "
+          << p.spillStoreBytes << " B spilled, " << p.stackBytes << " B stack, "
+          << shared[kname] << " B shared, " << threads << " threads, " << perSm
+          << " programs/SM\n";
     } else {
       const AmdhsaResources &a = amdhsa[kname];
       put("vgprs", a.vgprs);
@@ -307,16 +317,18 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parse
       put("sgpr_spills", a.sgprSpills);
       put("scratch_bytes", a.scratchBytes);
       put("lds_static_bytes", a.ldsStaticBytes);
-      int64_t wavesPerGroup = std::max<int64_t>(1, threads / chip.facts.waveSize);
-      CdnaOccupancy occ =
-          cdnaOccupancy(std::max<int64_t>(0, a.vgprs), std::max<int64_t>(0, a.agprs), threads,
-                        chip.facts.waveSize, shared[kname], chip.facts.sharedMemBytes);
+      int64_t wavesPerGroup =
+          std::max<int64_t>(1, threads / chip.facts.waveSize);
+      CdnaOccupancy occ = cdnaOccupancy(
+          std::max<int64_t>(0, a.vgprs), std::max<int64_t>(0, a.agprs), threads,
+          chip.facts.waveSize, shared[kname], chip.facts.sharedMemBytes);
       r["waves_per_simd"] = occ.wavesPerSimd;
       r["programs_per_cu"] = occ.programsPerCu;
-      out << "  " << kname << ": " << a.vgprs << " VGPRs, " << a.agprs << " AGPRs, " << a.sgprs
-          << " SGPRs, " << a.vgprSpills << " VGPR spills, " << shared[kname] << " B LDS, "
-          << a.scratchBytes << " B scratch, " << occ.wavesPerSimd << " waves/SIMD, "
-          << threads << " threads\n";
+      out << "  " << kname << ": " << a.vgprs << " VGPRs, " << a.agprs
+          << " AGPRs, " << a.sgprs << " SGPRs, " << a.vgprSpills
+          << " VGPR spills, " << shared[kname] << " B LDS, " << a.scratchBytes
+          << " B scratch, " << occ.wavesPerSimd << " waves/SIMD, " << threads
+          << " threads\n";
       if (shared[kname] > chip.facts.sharedMemBytes)
         return failed(kname + " needs " + Twine(shared[kname]) + " B of LDS; " +
                       chip.name + " has " + Twine(chip.facts.sharedMemBytes));
@@ -329,10 +341,9 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parse
           r["kv_loop_mfma"] = mfma;
           r["wave_instructions_per_kv_token"] = perToken;
           out << "    KV loop: " << n << " instructions (" << mfma
-                       << " MFMA) per " << blockN << " tokens x "
-                       << wavesPerGroup << " waves = "
-                       << llvm::format("%.1f", perToken)
-                       << " wave-instructions per KV token\n";
+              << " MFMA) per " << blockN << " tokens x " << wavesPerGroup
+              << " waves = " << llvm::format("%.1f", perToken)
+              << " wave-instructions per KV token\n";
         }
       }
     }
@@ -347,11 +358,12 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx, ModuleOp parse
     llvm::raw_fd_ostream json(path(".json"), ec);
     if (ec)
       return failed("cannot write " + path(".json"));
-    json << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object(manifest))) << "\n";
+    json << llvm::formatv("{0:2}",
+                          llvm::json::Value(llvm::json::Object(manifest)))
+         << "\n";
     out << "wrote " << path(result.binaryExt) << ", " << path(".json") << "\n";
   } else if (emit == Emit::Isa) {
     out << "wrote " << path(nvidia ? ".ptx" : ".s") << "\n";
   }
   return result;
 }
-

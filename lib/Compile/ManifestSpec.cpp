@@ -23,11 +23,15 @@ static int gridDim(StringRef g) {
   return MLA_GRID_ONE;
 }
 
-Expected<std::unique_ptr<ManifestSpec>> ManifestSpec::read(const json::Object &m,
-                                                           std::string code) {
+Expected<std::unique_ptr<ManifestSpec>>
+ManifestSpec::read(const json::Object &m, std::string code) {
   std::unique_ptr<ManifestSpec> s(new ManifestSpec);
-  auto num = [](const json::Object &o, StringRef key) { return o.getInteger(key).value_or(0); };
-  auto str = [](const json::Object &o, StringRef key) { return o.getString(key).value_or(""); };
+  auto num = [](const json::Object &o, StringRef key) {
+    return o.getInteger(key).value_or(0);
+  };
+  auto str = [](const json::Object &o, StringRef key) {
+    return o.getString(key).value_or("");
+  };
   std::optional<int64_t> version = m.getInteger("manifest_version");
   if (version != kManifestVersion)
     return err("the manifest's manifest_version is " +
@@ -50,7 +54,9 @@ Expected<std::unique_ptr<ManifestSpec>> ManifestSpec::read(const json::Object &m
       mla_arg_desc d{};
       d.name = s->keep(str(a, "name"));
       StringRef kind = str(a, "kind");
-      d.kind = kind == "memref" ? MLA_ARG_MEMREF : kind == "i64" ? MLA_ARG_I64 : MLA_ARG_F32;
+      d.kind = kind == "memref" ? MLA_ARG_MEMREF
+               : kind == "i64"  ? MLA_ARG_I64
+                                : MLA_ARG_F32;
       d.rank = num(a, "rank");
       if (const json::Array *shape = a.getArray("shape"))
         for (size_t i = 0; i < shape->size() && i < MLA_MAX_RANK; ++i)

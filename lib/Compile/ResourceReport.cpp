@@ -21,7 +21,9 @@ mlir::mla::parsePtxasReport(StringRef report) {
   for (StringRef line : lines) {
     size_t at = line.find("Compiling entry function '");
     if (at != StringRef::npos) {
-      current = line.substr(at + 26).take_until([](char c) { return c == '\''; }).str();
+      current = line.substr(at + 26)
+                    .take_until([](char c) { return c == '\''; })
+                    .str();
       out[current];
       continue;
     }
@@ -68,7 +70,8 @@ mlir::mla::parseAmdhsaMetadata(StringRef isa) {
     }
     if (!inKernels)
       continue;
-    if (t.starts_with("amdhsa.") || t == "..." || t.starts_with(".end_amdgpu_metadata"))
+    if (t.starts_with("amdhsa.") || t == "..." ||
+        t.starts_with(".end_amdgpu_metadata"))
       break;
     if (line.starts_with("  - "))
       flush();
@@ -97,28 +100,35 @@ mlir::mla::parseAmdhsaMetadata(StringRef isa) {
   return out;
 }
 
-int64_t mlir::mla::sm90ProgramsPerSm(int64_t registers, int64_t threads, int64_t sharedBytes) {
+int64_t mlir::mla::sm90ProgramsPerSm(int64_t registers, int64_t threads,
+                                     int64_t sharedBytes) {
   int64_t regs = registers < 1 ? 255 : registers;
   threads = std::max<int64_t>(1, threads);
-  int64_t perSm = std::min<int64_t>({65536 / (regs * threads), 2048 / threads, 32});
+  int64_t perSm =
+      std::min<int64_t>({65536 / (regs * threads), 2048 / threads, 32});
   if (sharedBytes)
     perSm = std::min<int64_t>(perSm, 228 * 1024 / (sharedBytes + 1024));
   return perSm;
 }
 
 mlir::mla::CdnaOccupancy mlir::mla::cdnaOccupancy(int64_t vgprs, int64_t agprs,
-                                                  int64_t threads, int64_t waveSize,
-                                                  int64_t sharedBytes, int64_t ldsBytesPerCu) {
+                                                  int64_t threads,
+                                                  int64_t waveSize,
+                                                  int64_t sharedBytes,
+                                                  int64_t ldsBytesPerCu) {
   int64_t regs = vgprs + agprs;
-  int64_t byRegs = std::min<int64_t>(8, 512 / std::max<int64_t>(8, (regs + 7) / 8 * 8));
-  int64_t wavesPerGroup = std::max<int64_t>(1, threads / std::max<int64_t>(1, waveSize));
+  int64_t byRegs =
+      std::min<int64_t>(8, 512 / std::max<int64_t>(8, (regs + 7) / 8 * 8));
+  int64_t wavesPerGroup =
+      std::max<int64_t>(1, threads / std::max<int64_t>(1, waveSize));
   int64_t groupsByLds = sharedBytes ? ldsBytesPerCu / sharedBytes : 64;
   int64_t groups = std::min<int64_t>(byRegs * 4 / wavesPerGroup, groupsByLds);
   return {std::min<int64_t>(byRegs, (groups * wavesPerGroup + 3) / 4),
           std::max<int64_t>(1, groups)};
 }
 
-std::pair<int64_t, int64_t> mlir::mla::kvLoopInstructions(StringRef isa, StringRef kernel) {
+std::pair<int64_t, int64_t> mlir::mla::kvLoopInstructions(StringRef isa,
+                                                          StringRef kernel) {
   size_t at = isa.find((Twine("\n") + kernel + ":\n").str());
   if (at == StringRef::npos)
     return {0, 0};
@@ -158,7 +168,8 @@ std::pair<int64_t, int64_t> mlir::mla::kvLoopInstructions(StringRef isa, StringR
     if (it == labels.end() || it->second > static_cast<int64_t>(i))
       continue;
     int64_t lo = it->second, hi = i;
-    if (lo <= first && hi >= last && (best.first < 0 || hi - lo < best.second - best.first))
+    if (lo <= first && hi >= last &&
+        (best.first < 0 || hi - lo < best.second - best.first))
       best = {lo, hi};
   }
   if (best.first < 0)
@@ -168,4 +179,3 @@ std::pair<int64_t, int64_t> mlir::mla::kvLoopInstructions(StringRef isa, StringR
     mfma += instrs[i].starts_with("v_mfma");
   return {best.second - best.first + 1, mfma};
 }
-

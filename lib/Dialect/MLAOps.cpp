@@ -100,8 +100,7 @@ LogicalResult DecodeOp::verify() {
                        "supported, got ")
            << getPageSize();
   if (getQSeqLen() != 1)
-    return emitOpError("only q_seq_len = 1 is supported, got ")
-           << getQSeqLen();
+    return emitOpError("only q_seq_len = 1 is supported, got ") << getQSeqLen();
 
   Type q = getQType(), kv = getKvType(), out = getOutType();
   if (!q.isBF16() && !q.isF32())
@@ -113,8 +112,10 @@ LogicalResult DecodeOp::verify() {
     return emitOpError("out_type must be bf16 or f32, got ") << out;
 
   if (std::optional<Type> qp = getQpType()) {
-    if (!qp->isBF16() && !qp->isF16() && !isa<Float8E4M3FNType, Float8E4M3FNUZType>(*qp))
-      return emitOpError("qp_type must be bf16, f16 or the fp8 kv_type, got ") << *qp;
+    if (!qp->isBF16() && !qp->isF16() &&
+        !isa<Float8E4M3FNType, Float8E4M3FNUZType>(*qp))
+      return emitOpError("qp_type must be bf16, f16 or the fp8 kv_type, got ")
+             << *qp;
     if (qp->isF16() && !isa<Float8E4M3FNType, Float8E4M3FNUZType>(kv))
       return emitOpError("qp_type f16 needs an fp8 kv_type, got ")
              << kv << ": every e4m3 value is an f16 value, a bf16 one is not";
@@ -128,8 +129,7 @@ LogicalResult DecodeOp::verify() {
     return emitOpError("kv_scale must be \"none\" or \"per_tensor\", got \"")
            << getKvScale() << "\"";
   if (isa<Float8E4M3FNType, Float8E4M3FNUZType>(kv) && !hasKVScale())
-    return emitOpError("fp8 KV (") << kv
-                                   << ") needs kv_scale = \"per_tensor\"";
+    return emitOpError("fp8 KV (") << kv << ") needs kv_scale = \"per_tensor\"";
 
   float scale = getSoftmaxScale().convertToFloat();
   if (!(scale > 0.0f) || !std::isfinite(scale))
@@ -154,8 +154,8 @@ LogicalResult DecodeOp::verify() {
       return emitOpError("kv_len_multiple_of must be positive, got ") << m;
     if (len && *len % m != 0)
       return emitOpError() << "kv_len (" << *len
-                           << ") is not a multiple of kv_len_multiple_of ("
-                           << m << ")";
+                           << ") is not a multiple of kv_len_multiple_of (" << m
+                           << ")";
   }
   return success();
 }
@@ -170,7 +170,8 @@ void KernelOp::build(OpBuilder &builder, OperationState &state, StringRef name,
   state.addAttribute(SymbolTable::getSymbolAttrName(),
                      builder.getStringAttr(name));
   state.addAttribute(getFunctionTypeAttrName(state.name), TypeAttr::get(type));
-  state.addAttribute(getGridAttrName(state.name), builder.getStrArrayAttr(grid));
+  state.addAttribute(getGridAttrName(state.name),
+                     builder.getStrArrayAttr(grid));
   state.addAttribute(getNumWarpsAttrName(state.name),
                      builder.getI64IntegerAttr(numWarps));
   state.addRegion();
@@ -199,8 +200,7 @@ LogicalResult KernelOp::verify() {
            << getResultTypes().size() << " result(s)";
   ArrayAttr grid = getGrid();
   if (grid.empty() || grid.size() > 3)
-    return emitOpError("grid must have 1 to 3 dimensions, got ")
-           << grid.size();
+    return emitOpError("grid must have 1 to 3 dimensions, got ") << grid.size();
   for (Attribute a : grid) {
     StringRef dim = cast<StringAttr>(a).getValue();
     if (dim != "batch" && dim != "splits" && dim != "heads")
@@ -236,9 +236,8 @@ LogicalResult ProgramIdOp::verify() {
   int64_t rank = kernel.getGrid().size();
   int64_t dim = static_cast<int64_t>(getDim());
   if (dim < 0 || dim >= rank)
-    return emitOpError("dim ")
-           << dim << " is outside the " << rank
-           << "-dimensional grid of the enclosing kernel";
+    return emitOpError("dim ") << dim << " is outside the " << rank
+                               << "-dimensional grid of the enclosing kernel";
   return success();
 }
 
@@ -304,11 +303,13 @@ LogicalResult CastOp::verify() {
   Type to = getResult().getType().getElementType();
   if (to.isF32() ||
       (from.isF32() &&
-       isa<BFloat16Type, Float16Type, Float8E4M3FNType, Float8E4M3FNUZType>(to)))
+       isa<BFloat16Type, Float16Type, Float8E4M3FNType, Float8E4M3FNUZType>(
+           to)))
     return success();
   return emitOpError("unsupported conversion from ")
          << from << " to " << to
-         << " (supported: any float to f32, f32 to bf16, f16, f8E4M3FN or f8E4M3FNUZ)";
+         << " (supported: any float to f32, f32 to bf16, f16, f8E4M3FN or "
+            "f8E4M3FNUZ)";
 }
 
 LogicalResult SliceOp::verify() {
@@ -386,13 +387,13 @@ static LogicalResult verifyRowStats(Operation *op, RankedTensorType matrix,
   if (other && other.getRank() != 2)
     return op->emitOpError("accumulator must be a rank-2 tile");
   int64_t rows = matrix.getDimSize(0);
-  if (stats.getDimSize(0) != rows ||
-      (other && other.getDimSize(0) != rows))
+  if (stats.getDimSize(0) != rows || (other && other.getDimSize(0) != rows))
     return op->emitOpError("row count mismatch: ")
            << matrixName << " has " << rows << " rows, max has "
            << stats.getDimSize(0)
-           << (other ? ", accumulator has " + std::to_string(other.getDimSize(0))
-                     : std::string());
+           << (other
+                   ? ", accumulator has " + std::to_string(other.getDimSize(0))
+                   : std::string());
   return success();
 }
 
@@ -478,8 +479,7 @@ ParseResult KvLoopOp::parse(OpAsmParser &parser, OperationState &result) {
       parser.resolveOperands(inits, result.types, parser.getNameLoc(),
                              result.operands))
     return failure();
-  result.addAttribute(getStepAttrName(result.name),
-                      b.getI64IntegerAttr(step));
+  result.addAttribute(getStepAttrName(result.name), b.getI64IntegerAttr(step));
   Region *body = result.addRegion();
   if (parser.parseRegion(*body, regionArgs) ||
       parser.parseOptionalAttrDict(result.attributes))
@@ -492,10 +492,9 @@ void KvLoopOp::print(OpAsmPrinter &p) {
     << " step " << getStep();
   if (!getInits().empty()) {
     p << " iter_args(";
-    llvm::interleaveComma(llvm::zip(getRegionIterArgs(), getInits()), p,
-                          [&](auto it) {
-                            p << std::get<0>(it) << " = " << std::get<1>(it);
-                          });
+    llvm::interleaveComma(
+        llvm::zip(getRegionIterArgs(), getInits()), p,
+        [&](auto it) { p << std::get<0>(it) << " = " << std::get<1>(it); });
     p << ") -> (" << getResultTypes() << ")";
   }
   p << " ";

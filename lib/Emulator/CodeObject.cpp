@@ -14,9 +14,9 @@
 
 #include "llvm/Object/ELFObjectFile.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/ADT/ScopeExit.h"
 
 #include <amd_comgr.h>
 
@@ -82,12 +82,14 @@ template <typename F> void forEachElement(amd_comgr_metadata_node_t list, F f) {
 }
 
 /// Reads amdhsa.kernels into `kernels` (by name).
-Error readMetadata(ArrayRef<uint8_t> elf, std::map<std::string, Kernel> &kernels) {
+Error readMetadata(ArrayRef<uint8_t> elf,
+                   std::map<std::string, Kernel> &kernels) {
   amd_comgr_data_t data;
   if (amd_comgr_create_data(AMD_COMGR_DATA_KIND_EXECUTABLE, &data))
     return err("comgr: cannot create a data object");
   auto release = make_scope_exit([&] { amd_comgr_release_data(data); });
-  if (amd_comgr_set_data(data, elf.size(), reinterpret_cast<const char *>(elf.data())))
+  if (amd_comgr_set_data(data, elf.size(),
+                         reinterpret_cast<const char *>(elf.data())))
     return err("comgr: cannot take the code object");
   Node md;
   if (amd_comgr_get_data_metadata(data, &md.n))
@@ -119,10 +121,11 @@ Error readMetadata(ArrayRef<uint8_t> elf, std::map<std::string, Kernel> &kernels
 }
 } // namespace
 
-Expected<std::unique_ptr<CodeObject>> CodeObject::load(ArrayRef<uint8_t> bytes) {
-  auto obj = object::ObjectFile::createObjectFile(
-      MemoryBufferRef(StringRef(reinterpret_cast<const char *>(bytes.data()), bytes.size()),
-                      "code object"));
+Expected<std::unique_ptr<CodeObject>>
+CodeObject::load(ArrayRef<uint8_t> bytes) {
+  auto obj = object::ObjectFile::createObjectFile(MemoryBufferRef(
+      StringRef(reinterpret_cast<const char *>(bytes.data()), bytes.size()),
+      "code object"));
   if (!obj)
     return err("not an ELF code object: " + toString(obj.takeError()));
   auto *elf = dyn_cast<object::ELF64LEObjectFile>(obj->get());
@@ -132,8 +135,12 @@ Expected<std::unique_ptr<CodeObject>> CodeObject::load(ArrayRef<uint8_t> bytes) 
   // e_flags: EF_AMDGPU_MACH (bits 7:0).
   unsigned mach = elf->getPlatformFlags() & 0xff;
   switch (mach) {
-  case 0x4c: co->chip_ = "gfx942"; break;
-  case 0x4f: co->chip_ = "gfx950"; break;
+  case 0x4c:
+    co->chip_ = "gfx942";
+    break;
+  case 0x4f:
+    co->chip_ = "gfx950";
+    break;
   default:
     return err("code object is for EF_AMDGPU_MACH 0x" + Twine::utohexstr(mach) +
                "; the emulator runs gfx942 and gfx950");
@@ -154,7 +161,8 @@ Expected<std::unique_ptr<CodeObject>> CodeObject::load(ArrayRef<uint8_t> bytes) 
       StringRef data = cantFail(s.getContents());
       co->text_.assign(data.begin(), data.end());
       co->textAddress_ = s.getAddress();
-      co->textFileOffset_ = data.data() - reinterpret_cast<const char *>(bytes.data());
+      co->textFileOffset_ =
+          data.data() - reinterpret_cast<const char *>(bytes.data());
     }
   }
   if (co->text_.empty())
@@ -195,7 +203,8 @@ Expected<std::unique_ptr<CodeObject>> CodeObject::load(ArrayRef<uint8_t> bytes) 
     k.rsrc2 = rd32(52);
     std::memcpy(&k.codeProperties, kd + 56, 2);
     if (m == meta.end())
-      return err("kernel " + kname + " has a descriptor but no AMDHSA metadata");
+      return err("kernel " + kname +
+                 " has a descriptor but no AMDHSA metadata");
     co->kernels_.push_back(std::move(k));
   }
   if (co->kernels_.empty())
@@ -223,8 +232,8 @@ const uint8_t *CodeObject::code(uint64_t address, uint64_t *available) const {
   return text_.data() + (address - textAddress_);
 }
 
-Expected<std::unique_ptr<CodeObject>> CodeObject::fromCode(const std::string &chip,
-                                                           ArrayRef<uint8_t> code) {
+Expected<std::unique_ptr<CodeObject>>
+CodeObject::fromCode(const std::string &chip, ArrayRef<uint8_t> code) {
   std::unique_ptr<CodeObject> co(new CodeObject);
   co->chip_ = chip;
   co->text_.assign(code.begin(), code.end());
@@ -247,7 +256,8 @@ CodeObject::disassemble(uint64_t from, uint64_t to) const {
     const uint8_t *p = code(pc, &avail);
     if (!p)
       break;
-    auto in = decoder_->decode(ArrayRef<uint8_t>(p, std::min<uint64_t>(avail, 16)), pc);
+    auto in = decoder_->decode(
+        ArrayRef<uint8_t>(p, std::min<uint64_t>(avail, 16)), pc);
     if (!in) {
       // Not every word is code (padding): report it and step on.
       consumeError(in.takeError());

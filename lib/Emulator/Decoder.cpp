@@ -68,9 +68,11 @@ Expected<std::unique_ptr<Decoder>> Decoder::create(const std::string &chip) {
   if (!d->sti_ || d->sti_->getCPU() != chip)
     return err("LLVM does not know the chip '" + chip + "'");
   d->mii_.reset(d->target_->createMCInstrInfo());
-  d->ctx_ = std::make_unique<MCContext>(triple, d->mai_.get(), d->mri_.get(), d->sti_.get());
+  d->ctx_ = std::make_unique<MCContext>(triple, d->mai_.get(), d->mri_.get(),
+                                        d->sti_.get());
   d->dis_.reset(d->target_->createMCDisassembler(*d->sti_, *d->ctx_));
-  d->printer_.reset(d->target_->createMCInstPrinter(triple, 0, *d->mai_, *d->mii_, *d->mri_));
+  d->printer_.reset(
+      d->target_->createMCInstPrinter(triple, 0, *d->mai_, *d->mii_, *d->mri_));
   if (!d->dis_ || !d->printer_)
     return err("no AMDGPU disassembler in this libLLVM");
   // The operand type of VOP3 input modifiers, read off an instruction that
@@ -90,8 +92,9 @@ Decoder::~Decoder() = default;
 std::string Decoder::canonicalName(StringRef mc, Enc *enc) {
   std::string s = mc.lower();
   StringRef n(s);
-  static const char *const subtarget[] = {"_vi", "_gfx9", "_gfx90a", "_gfx940", "_gfx950",
-                                          "_vcd", "_acd", "_opsel", "_si", "_ci"};
+  static const char *const subtarget[] = {
+      "_vi",  "_gfx9", "_gfx90a", "_gfx940", "_gfx950",
+      "_vcd", "_acd",  "_opsel",  "_si",     "_ci"};
   Enc e = Enc::Plain;
   for (bool changed = true; changed;) {
     changed = false;
@@ -148,10 +151,14 @@ bool Decoder::parseReg(unsigned reg, Opnd &o) const {
     const char *name;
     uint16_t reg;
     uint8_t count;
-  } special[] = {{"VCC", WaveState::kVcc, 2},      {"VCC_LO", WaveState::kVcc, 1},
-                 {"VCC_HI", WaveState::kVcc + 1, 1}, {"EXEC", WaveState::kExec, 2},
-                 {"EXEC_LO", WaveState::kExec, 1}, {"EXEC_HI", WaveState::kExec + 1, 1},
-                 {"M0", WaveState::kM0, 1},        {"FLAT_SCR", WaveState::kFlatScr, 2},
+  } special[] = {{"VCC", WaveState::kVcc, 2},
+                 {"VCC_LO", WaveState::kVcc, 1},
+                 {"VCC_HI", WaveState::kVcc + 1, 1},
+                 {"EXEC", WaveState::kExec, 2},
+                 {"EXEC_LO", WaveState::kExec, 1},
+                 {"EXEC_HI", WaveState::kExec + 1, 1},
+                 {"M0", WaveState::kM0, 1},
+                 {"FLAT_SCR", WaveState::kFlatScr, 2},
                  {"FLAT_SCR_LO", WaveState::kFlatScr, 1},
                  {"FLAT_SCR_HI", WaveState::kFlatScr + 1, 1},
                  {"XNACK_MASK", WaveState::kXnack, 2}};
@@ -165,11 +172,12 @@ bool Decoder::parseReg(unsigned reg, Opnd &o) const {
   return false;
 }
 
-Expected<std::unique_ptr<Inst>> Decoder::decode(ArrayRef<uint8_t> bytes, uint64_t pc) {
+Expected<std::unique_ptr<Inst>> Decoder::decode(ArrayRef<uint8_t> bytes,
+                                                uint64_t pc) {
   MCInst mi;
   uint64_t size = 0;
-  if (bytes.size() < 4 ||
-      dis_->getInstruction(mi, size, bytes, pc, nulls()) != MCDisassembler::Success)
+  if (bytes.size() < 4 || dis_->getInstruction(mi, size, bytes, pc, nulls()) !=
+                              MCDisassembler::Success)
     return err("no valid instruction at pc 0x" + Twine::utohexstr(pc));
   auto in = std::make_unique<Inst>();
   in->pc = pc;
@@ -185,8 +193,9 @@ Expected<std::unique_ptr<Inst>> Decoder::decode(ArrayRef<uint8_t> bytes, uint64_
   const OpTable &table = opTable();
   auto it = table.find(in->name);
   if (it == table.end())
-    return err("unsupported instruction '" + in->text + "' (" + mcName + ") at pc 0x" +
-               Twine::utohexstr(pc) + ": the emulator has no semantics for " + in->name);
+    return err("unsupported instruction '" + in->text + "' (" + mcName +
+               ") at pc 0x" + Twine::utohexstr(pc) +
+               ": the emulator has no semantics for " + in->name);
   in->fn = it->second.fn;
   in->cls = it->second.cls;
 
@@ -200,8 +209,9 @@ Expected<std::unique_ptr<Inst>> Decoder::decode(ArrayRef<uint8_t> bytes, uint64_
     Opnd o;
     if (mo.isReg()) {
       if (!parseReg(mo.getReg(), o))
-        return err("unsupported register " + StringRef(mri_->getName(mo.getReg())) + " in '" +
-                   in->text + "' at pc 0x" + Twine::utohexstr(pc));
+        return err("unsupported register " +
+                   StringRef(mri_->getName(mo.getReg())) + " in '" + in->text +
+                   "' at pc 0x" + Twine::utohexstr(pc));
     } else if (mo.isImm()) {
       o.file = File::Imm;
       o.imm = uint64_t(mo.getImm());
@@ -235,7 +245,8 @@ Expected<const Inst *> Decoder::at(const CodeObject &co, uint64_t pc) {
   uint64_t avail = 0;
   const uint8_t *p = co.code(pc, &avail);
   if (!p)
-    return err("pc 0x" + Twine::utohexstr(pc) + " is outside the code object's text");
+    return err("pc 0x" + Twine::utohexstr(pc) +
+               " is outside the code object's text");
   auto in = decode(ArrayRef<uint8_t>(p, std::min<uint64_t>(avail, 16)), pc);
   if (!in)
     return in.takeError();

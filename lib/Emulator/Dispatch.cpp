@@ -46,7 +46,8 @@ Counters &Counters::operator+=(const Counters &o) {
   salu += o.salu, valu += o.valu, mfma += o.mfma, lds += o.lds, vmem += o.vmem;
   smem += o.smem, branch += o.branch, waitBarrier += o.waitBarrier;
   ldsBankConflicts += o.ldsBankConflicts;
-  globalBytesRead += o.globalBytesRead, globalBytesWritten += o.globalBytesWritten;
+  globalBytesRead += o.globalBytesRead,
+      globalBytesWritten += o.globalBytesWritten;
   waves += o.waves, workgroups += o.workgroups;
   for (auto &[k, v] : o.perOpcode)
     perOpcode[k] += v;
@@ -60,9 +61,11 @@ Counters &Counters::operator+=(const Counters &o) {
 Device::Device() = default;
 Device::~Device() = default;
 
-void Device::registerBuffer(const void *ptr, size_t bytes, StringRef name, bool writable) {
+void Device::registerBuffer(const void *ptr, size_t bytes, StringRef name,
+                            bool writable) {
   unregisterBuffer(ptr);
-  buffers_.push_back({reinterpret_cast<uint64_t>(ptr), bytes, name.str(), writable});
+  buffers_.push_back(
+      {reinterpret_cast<uint64_t>(ptr), bytes, name.str(), writable});
   std::sort(buffers_.begin(), buffers_.end(),
             [](const Buffer &a, const Buffer &b) { return a.base < b.base; });
 }
@@ -85,8 +88,9 @@ const Device::Buffer *Device::below(uint64_t addr) const {
 }
 
 const Device::Buffer *Device::find(uint64_t addr, uint64_t n) const {
-  auto it = std::upper_bound(buffers_.begin(), buffers_.end(), addr,
-                             [](uint64_t a, const Buffer &b) { return a < b.base; });
+  auto it =
+      std::upper_bound(buffers_.begin(), buffers_.end(), addr,
+                       [](uint64_t a, const Buffer &b) { return a < b.base; });
   if (it == buffers_.begin())
     return nullptr;
   --it;
@@ -101,11 +105,12 @@ const Device::Buffer *Device::find(uint64_t addr, uint64_t n) const {
 
 bool Exec::fail(const Twine &msg) {
   if (d.error.empty())
-    d.error = (Twine("kernel ") + d.kernel.name + ", workgroup (" + Twine(d.wg[0]) + ", " +
-               Twine(d.wg[1]) + ", " + Twine(d.wg[2]) + "), wave " + Twine(wave.id) +
-               ", pc 0x" + Twine::utohexstr(cur ? cur->pc : w.pc) + " '" +
-               (cur ? cur->text : std::string("?")) + "': " + msg)
-                  .str();
+    d.error =
+        (Twine("kernel ") + d.kernel.name + ", workgroup (" + Twine(d.wg[0]) +
+         ", " + Twine(d.wg[1]) + ", " + Twine(d.wg[2]) + "), wave " +
+         Twine(wave.id) + ", pc 0x" + Twine::utohexstr(cur ? cur->pc : w.pc) +
+         " '" + (cur ? cur->text : std::string("?")) + "': " + msg)
+            .str();
   return false;
 }
 
@@ -159,10 +164,13 @@ void Exec::setV(const Opnd &o, unsigned lane, uint32_t x, unsigned dword) {
 }
 
 uint32_t Exec::getV(const Opnd &o, unsigned lane, unsigned dword) const {
-  return o.file == File::A ? w.A(o.reg + dword, lane) : w.V(o.reg + dword, lane);
+  return o.file == File::A ? w.A(o.reg + dword, lane)
+                           : w.V(o.reg + dword, lane);
 }
 
-void Exec::setVf(const Opnd &o, unsigned lane, float f) { setV(o, lane, asU(f)); }
+void Exec::setVf(const Opnd &o, unsigned lane, float f) {
+  setV(o, lane, asU(f));
+}
 
 /// Where `addr` lies relative to the registered buffers, for fault messages.
 static std::string nearest(const Device &dev, uint64_t addr) {
@@ -171,8 +179,9 @@ static std::string nearest(const Device &dev, uint64_t addr) {
   const Device::Buffer *below = dev.below(addr);
   if (!below)
     return "";
-  return " (" + std::to_string(addr - (below->base + below->bytes)) + " bytes past the end of '" +
-         below->name + "', " + std::to_string(below->bytes) + " bytes)";
+  return " (" + std::to_string(addr - (below->base + below->bytes)) +
+         " bytes past the end of '" + below->name + "', " +
+         std::to_string(below->bytes) + " bytes)";
 }
 
 bool Exec::readGlobal(uint64_t addr, void *dst, unsigned n, unsigned lane) {
@@ -186,14 +195,16 @@ bool Exec::readGlobal(uint64_t addr, void *dst, unsigned n, unsigned lane) {
   return true;
 }
 
-bool Exec::writeGlobal(uint64_t addr, const void *src, unsigned n, unsigned lane) {
+bool Exec::writeGlobal(uint64_t addr, const void *src, unsigned n,
+                       unsigned lane) {
   const Device::Buffer *b = d.dev.find(addr, n);
   if (!b)
     return fail("lane " + Twine(lane) + " writes " + Twine(n) + " bytes at 0x" +
                 Twine::utohexstr(addr) + ", outside every registered buffer" +
                 nearest(d.dev, addr));
   if (!b->writable)
-    return fail("lane " + Twine(lane) + " writes into read-only buffer '" + b->name + "'");
+    return fail("lane " + Twine(lane) + " writes into read-only buffer '" +
+                b->name + "'");
   std::memcpy(reinterpret_cast<void *>(addr), src, n);
   d.counters.globalBytesWritten += n;
   return true;
@@ -213,7 +224,8 @@ void Exec::deferLoad(Pending p) {
   wave.pending.push_back(std::move(p));
 }
 
-void Exec::ldsBankCycles(const uint32_t *addr, uint64_t lanes, unsigned bytesPerLane) {
+void Exec::ldsBankCycles(const uint32_t *addr, uint64_t lanes,
+                         unsigned bytesPerLane) {
   unsigned banks = d.ldsBanks;
   unsigned dwords = std::max(1u, bytesPerLane / 4);
   unsigned perPhase = std::max(1u, banks / dwords);
@@ -301,17 +313,21 @@ static const Pending *pendingFor(Wave &wv, const Opnd &o) {
   if (!any)
     return nullptr;
   for (const Pending &p : wv.pending)
-    if (p.file == o.file && p.count && p.reg < o.reg + o.count && o.reg < p.reg + p.count)
+    if (p.file == o.file && p.count && p.reg < o.reg + o.count &&
+        o.reg < p.reg + p.count)
       return &p;
   return nullptr;
 }
 
 static bool checkHazards(Exec &x, const Inst &in) {
-  bool isLoad = in.cls == Class::LDS || in.cls == Class::VMEM || in.cls == Class::SMEM;
+  bool isLoad =
+      in.cls == Class::LDS || in.cls == Class::VMEM || in.cls == Class::SMEM;
   for (const Opnd &o : in.srcs)
     if (const Pending *p = pendingFor(x.wave, o))
-      return x.fail("reads " + regName(o) + " before an s_waitcnt lets the load of pc 0x" +
-                    Twine::utohexstr(p->inst->pc) + " ('" + p->inst->text + "') arrive");
+      return x.fail("reads " + regName(o) +
+                    " before an s_waitcnt lets the load of pc 0x" +
+                    Twine::utohexstr(p->inst->pc) + " ('" + p->inst->text +
+                    "') arrive");
   if (!isLoad)
     for (const Opnd &o : in.defs)
       if (const Pending *p = pendingFor(x.wave, o))
@@ -347,18 +363,20 @@ static int traceLane() {
 
 static void trace(Exec &x, const Inst &in) {
   int lane = traceLane();
-  llvm::errs() << "wg " << x.d.wg[0] << "," << x.d.wg[1] << " w" << x.wave.id << " 0x"
-               << Twine::utohexstr(in.pc) << " " << in.text;
+  llvm::errs() << "wg " << x.d.wg[0] << "," << x.d.wg[1] << " w" << x.wave.id
+               << " 0x" << Twine::utohexstr(in.pc) << " " << in.text;
   for (const Opnd &o : in.defs) {
     llvm::errs() << " | ";
     for (unsigned r = 0; r < o.count && r < 4; ++r) {
-      uint32_t v = o.file == File::S ? x.w.s[o.reg + r]
+      uint32_t v = o.file == File::S   ? x.w.s[o.reg + r]
                    : o.file == File::V ? x.w.V(o.reg + r, lane)
-                   : o.file == File::A ? x.w.A(o.reg + r, lane) : 0;
+                   : o.file == File::A ? x.w.A(o.reg + r, lane)
+                                       : 0;
       llvm::errs() << format("%08x ", v);
     }
   }
-  llvm::errs() << " exec " << format("%016llx", (unsigned long long)x.w.exec()) << "\n";
+  llvm::errs() << " exec " << format("%016llx", (unsigned long long)x.w.exec())
+               << "\n";
 }
 
 static bool runWave(Exec &x, uint64_t &budget) {
@@ -376,14 +394,30 @@ static bool runWave(Exec &x, uint64_t &budget) {
       return false;
     Counters &c = x.d.counters;
     switch (inst.cls) {
-    case Class::SALU: ++c.salu; break;
-    case Class::VALU: ++c.valu; break;
-    case Class::MFMA: ++c.mfma; break;
-    case Class::LDS: ++c.lds; break;
-    case Class::VMEM: ++c.vmem; break;
-    case Class::SMEM: ++c.smem; break;
-    case Class::Branch: ++c.branch; break;
-    case Class::WaitBarrier: ++c.waitBarrier; break;
+    case Class::SALU:
+      ++c.salu;
+      break;
+    case Class::VALU:
+      ++c.valu;
+      break;
+    case Class::MFMA:
+      ++c.mfma;
+      break;
+    case Class::LDS:
+      ++c.lds;
+      break;
+    case Class::VMEM:
+      ++c.vmem;
+      break;
+    case Class::SMEM:
+      ++c.smem;
+      break;
+    case Class::Branch:
+      ++c.branch;
+      break;
+    case Class::WaitBarrier:
+      ++c.waitBarrier;
+      break;
     }
     ++c.perOpcode[inst.name];
     x.branched = x.endWave = x.barrier = false;
@@ -407,7 +441,8 @@ static bool runWave(Exec &x, uint64_t &budget) {
 }
 
 /// Runs the waves of one workgroup until all have ended.
-static Error runWorkgroup(Dispatch &d, std::vector<Wave> &waves, uint64_t &budget) {
+static Error runWorkgroup(Dispatch &d, std::vector<Wave> &waves,
+                          uint64_t &budget) {
   while (true) {
     bool progress = false;
     for (Wave &wv : waves) {
@@ -435,9 +470,9 @@ static Error runWorkgroup(Dispatch &d, std::vector<Wave> &waves, uint64_t &budge
   }
 }
 
-Error Device::dispatch(const CodeObject &co, StringRef name, Dim3 grid, Dim3 block,
-                       uint32_t dynamicLds, const void *kernarg, size_t kernargBytes,
-                       Counters *out) {
+Error Device::dispatch(const CodeObject &co, StringRef name, Dim3 grid,
+                       Dim3 block, uint32_t dynamicLds, const void *kernarg,
+                       size_t kernargBytes, Counters *out) {
   const Kernel *k = co.kernel(name);
   if (!k)
     return err("the code object has no kernel '" + name + "'");
@@ -446,7 +481,8 @@ Error Device::dispatch(const CodeObject &co, StringRef name, Dim3 grid, Dim3 blo
                "; the emulator runs wave64");
   uint64_t threads = uint64_t(block.x) * block.y * block.z;
   if (!threads || threads > 1024)
-    return err("workgroup of " + Twine(threads) + " work-items (1 to 1024 allowed)");
+    return err("workgroup of " + Twine(threads) +
+               " work-items (1 to 1024 allowed)");
   if (!grid.x || !grid.y || !grid.z)
     return err("empty grid");
   if (k->privateSegmentBytes)
@@ -455,8 +491,8 @@ Error Device::dispatch(const CodeObject &co, StringRef name, Dim3 grid, Dim3 blo
   uint64_t ldsBytes = uint64_t(k->groupSegmentBytes) + dynamicLds;
   uint64_t ldsLimit = co.chip() == "gfx950" ? 160 * 1024 : 64 * 1024;
   if (ldsBytes > ldsLimit)
-    return err("kernel " + name + " needs " + Twine(ldsBytes) + " bytes of LDS; " +
-               co.chip() + " has " + Twine(ldsLimit));
+    return err("kernel " + name + " needs " + Twine(ldsBytes) +
+               " bytes of LDS; " + co.chip() + " has " + Twine(ldsLimit));
 
   // The kernarg segment: the caller's explicit arguments, then the hidden
   // ones the metadata names.
@@ -466,25 +502,38 @@ Error Device::dispatch(const CodeObject &co, StringRef name, Dim3 grid, Dim3 blo
       explicitEnd = std::max(explicitEnd, a.offset + a.size);
   if (kernargBytes != explicitEnd)
     return err("kernel " + name + " takes " + Twine(explicitEnd) +
-               " bytes of explicit kernel arguments; " + Twine(kernargBytes) + " were given");
-  std::vector<uint8_t> args(std::max<uint32_t>(k->kernargBytes, explicitEnd) + 64, 0);
+               " bytes of explicit kernel arguments; " + Twine(kernargBytes) +
+               " were given");
+  std::vector<uint8_t> args(
+      std::max<uint32_t>(k->kernargBytes, explicitEnd) + 64, 0);
   std::memcpy(args.data(), kernarg, kernargBytes);
   for (const KernelArg &a : k->args) {
-    auto put = [&](uint64_t v) { std::memcpy(args.data() + a.offset, &v, std::min(a.size, 8u)); };
+    auto put = [&](uint64_t v) {
+      std::memcpy(args.data() + a.offset, &v, std::min(a.size, 8u));
+    };
     StringRef kind = a.valueKind;
-    if (kind == "hidden_block_count_x") put(grid.x);
-    else if (kind == "hidden_block_count_y") put(grid.y);
-    else if (kind == "hidden_block_count_z") put(grid.z);
-    else if (kind == "hidden_group_size_x") put(block.x);
-    else if (kind == "hidden_group_size_y") put(block.y);
-    else if (kind == "hidden_group_size_z") put(block.z);
-    else if (kind == "hidden_grid_dims") put(grid.z > 1 ? 3 : grid.y > 1 ? 2 : 1);
-    else if (kind == "hidden_dynamic_lds_size") put(dynamicLds);
+    if (kind == "hidden_block_count_x")
+      put(grid.x);
+    else if (kind == "hidden_block_count_y")
+      put(grid.y);
+    else if (kind == "hidden_block_count_z")
+      put(grid.z);
+    else if (kind == "hidden_group_size_x")
+      put(block.x);
+    else if (kind == "hidden_group_size_y")
+      put(block.y);
+    else if (kind == "hidden_group_size_z")
+      put(block.z);
+    else if (kind == "hidden_grid_dims")
+      put(grid.z > 1 ? 3 : grid.y > 1 ? 2 : 1);
+    else if (kind == "hidden_dynamic_lds_size")
+      put(dynamicLds);
   }
   DispatchPacket packet{};
   packet.setup = 3;
   packet.wgX = block.x, packet.wgY = block.y, packet.wgZ = block.z;
-  packet.gridX = grid.x * block.x, packet.gridY = grid.y * block.y, packet.gridZ = grid.z * block.z;
+  packet.gridX = grid.x * block.x, packet.gridY = grid.y * block.y,
+  packet.gridZ = grid.z * block.z;
   packet.groupSegment = ldsBytes;
   packet.kernarg = reinterpret_cast<uint64_t>(args.data());
   registerBuffer(args.data(), args.size(), "kernarg segment", false);
@@ -497,7 +546,14 @@ Error Device::dispatch(const CodeObject &co, StringRef name, Dim3 grid, Dim3 blo
   Counters local;
   Counters &c = out ? *out : local;
   c = Counters();
-  Dispatch d{*this, co, *k, co.chip() == "gfx950", {}, c, {}, {0, 0, 0},
+  Dispatch d{*this,
+             co,
+             *k,
+             co.chip() == "gfx950",
+             {},
+             c,
+             {},
+             {0, 0, 0},
              co.chip() == "gfx950" ? 64u : 32u};
   uint64_t budget = instructionLimit;
   unsigned nWaves = (threads + 63) / 64;
@@ -521,27 +577,39 @@ Error Device::dispatch(const CodeObject &co, StringRef name, Dim3 grid, Dim3 blo
             sg += 2;
           };
           uint16_t p = k->codeProperties;
-          if (p & 1) sg += 4; // private segment buffer (no scratch)
-          if (p & 2) put64(reinterpret_cast<uint64_t>(&packet));
-          if (p & 4) put64(0); // queue pointer: none
-          if (p & 8) put64(reinterpret_cast<uint64_t>(args.data()));
-          if (p & 16) put64(0); // dispatch id
-          if (p & 32) sg += 2;  // flat scratch init
-          if (p & 64) s.s[sg++] = 0;
+          if (p & 1)
+            sg += 4; // private segment buffer (no scratch)
+          if (p & 2)
+            put64(reinterpret_cast<uint64_t>(&packet));
+          if (p & 4)
+            put64(0); // queue pointer: none
+          if (p & 8)
+            put64(reinterpret_cast<uint64_t>(args.data()));
+          if (p & 16)
+            put64(0); // dispatch id
+          if (p & 32)
+            sg += 2; // flat scratch init
+          if (p & 64)
+            s.s[sg++] = 0;
           // Preloaded kernel arguments fill the remaining user SGPRs.
           for (unsigned pre = 0; sg < userSgprs; ++pre)
             std::memcpy(&s.s[sg++], args.data() + 4 * pre, 4);
-          if (k->rsrc2 >> 7 & 1) s.s[sg++] = xg;
-          if (k->rsrc2 >> 8 & 1) s.s[sg++] = y;
-          if (k->rsrc2 >> 9 & 1) s.s[sg++] = z;
-          if (k->rsrc2 >> 10 & 1) s.s[sg++] = 0;
+          if (k->rsrc2 >> 7 & 1)
+            s.s[sg++] = xg;
+          if (k->rsrc2 >> 8 & 1)
+            s.s[sg++] = y;
+          if (k->rsrc2 >> 9 & 1)
+            s.s[sg++] = z;
+          if (k->rsrc2 >> 10 & 1)
+            s.s[sg++] = 0;
           uint64_t execMask = 0;
           for (unsigned l = 0; l < 64; ++l) {
             uint64_t t = uint64_t(wi) * 64 + l;
             if (t >= threads)
               break;
             execMask |= uint64_t(1) << l;
-            uint32_t tx = t % block.x, ty = (t / block.x) % block.y, tz = t / (block.x * block.y);
+            uint32_t tx = t % block.x, ty = (t / block.x) % block.y,
+                     tz = t / (block.x * block.y);
             s.V(0, l) = tx | ty << 10 | tz << 20;
           }
           s.setExec(execMask);
@@ -557,19 +625,21 @@ Error Device::dispatch(const CodeObject &co, StringRef name, Dim3 grid, Dim3 blo
   return Error::success();
 }
 
-Error mla::emu::runRaw(Device &dev, const std::string &chip, ArrayRef<uint8_t> code,
-                       uint32_t threads, uint32_t ldsBytes,
-                       const std::function<void(WaveState &, unsigned)> &setup,
-                       const std::function<void(const WaveState &, unsigned)> &inspect,
-                       Counters *out) {
+Error mla::emu::runRaw(
+    Device &dev, const std::string &chip, ArrayRef<uint8_t> code,
+    uint32_t threads, uint32_t ldsBytes,
+    const std::function<void(WaveState &, unsigned)> &setup,
+    const std::function<void(const WaveState &, unsigned)> &inspect,
+    Counters *out) {
   auto co = CodeObject::fromCode(chip, code);
   if (!co)
     return co.takeError();
   Counters local;
   Counters &c = out ? *out : local;
   c = Counters();
-  Dispatch d{dev, **co, (*co)->kernels().front(), chip == "gfx950", {}, c, {}, {0, 0, 0},
-             chip == "gfx950" ? 64u : 32u};
+  Dispatch d{
+      dev, **co,      (*co)->kernels().front(),    chip == "gfx950", {}, c,
+      {},  {0, 0, 0}, chip == "gfx950" ? 64u : 32u};
   d.lds.assign(ldsBytes, 0xFF);
   unsigned nWaves = (threads + 63) / 64;
   std::vector<Wave> waves(nWaves);

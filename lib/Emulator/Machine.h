@@ -1,4 +1,5 @@
-//===- Machine.h - decoded instructions and the execution context -*- C++ -*-===//
+//===- Machine.h - decoded instructions and the execution context -*- C++
+//-*-===//
 //
 // Internal to lib/Emulator. An instruction is decoded once per address into
 // an `Inst`: its canonical opcode name, a handler, and its operands sorted
@@ -37,18 +38,37 @@ namespace mla::emu {
 enum class File : uint8_t { None, S, V, A, Imm };
 
 /// SISrcMods bits of a VOP3 / VOP3P source modifier operand.
-enum Mods : uint8_t { kNeg = 1, kAbs = 2, kNegHi = 2, kOpSel0 = 4, kOpSel1 = 8, kDstOpSel = 8 };
+enum Mods : uint8_t {
+  kNeg = 1,
+  kAbs = 2,
+  kNegHi = 2,
+  kOpSel0 = 4,
+  kOpSel1 = 8,
+  kDstOpSel = 8
+};
 
 struct Opnd {
   File file = File::None;
   uint16_t reg = 0;  ///< first register (hardware number for S)
   uint8_t count = 1; ///< registers in the tuple
   uint8_t mods = 0;  ///< input modifiers (Mods)
-  uint64_t imm = 0;  ///< File::Imm: the value's bits as the operand type takes them
-  bool isReg() const { return file == File::S || file == File::V || file == File::A; }
+  uint64_t imm =
+      0; ///< File::Imm: the value's bits as the operand type takes them
+  bool isReg() const {
+    return file == File::S || file == File::V || file == File::A;
+  }
 };
 
-enum class Class : uint8_t { SALU, VALU, MFMA, LDS, VMEM, SMEM, Branch, WaitBarrier };
+enum class Class : uint8_t {
+  SALU,
+  VALU,
+  MFMA,
+  LDS,
+  VMEM,
+  SMEM,
+  Branch,
+  WaitBarrier
+};
 
 struct Exec;
 struct Inst;
@@ -87,12 +107,14 @@ struct Inst {
 /// object by address.
 class Decoder {
 public:
-  static llvm::Expected<std::unique_ptr<Decoder>> create(const std::string &chip);
+  static llvm::Expected<std::unique_ptr<Decoder>>
+  create(const std::string &chip);
   ~Decoder();
   /// The instruction at `pc` (decoded on first use).
   llvm::Expected<const Inst *> at(const CodeObject &co, uint64_t pc);
   /// Decodes one instruction from `bytes` (no cache).
-  llvm::Expected<std::unique_ptr<Inst>> decode(llvm::ArrayRef<uint8_t> bytes, uint64_t pc);
+  llvm::Expected<std::unique_ptr<Inst>> decode(llvm::ArrayRef<uint8_t> bytes,
+                                               uint64_t pc);
   /// Strips LLVM's encoding and subtarget suffixes: V_ADD_F32_e64_vi ->
   /// v_add_f32 (and the encoding), V_MFMA_..._gfx940_vcd -> v_mfma_...
   static std::string canonicalName(llvm::StringRef mcName, Enc *enc);
@@ -121,7 +143,7 @@ struct Pending {
   File file;
   uint16_t reg;
   uint8_t count;
-  uint64_t lanes; ///< vector: lanes that receive data
+  uint64_t lanes;             ///< vector: lanes that receive data
   std::vector<uint32_t> data; ///< vector: [r * 64 + lane]; scalar: [r]
   const Inst *inst;
 };
@@ -181,7 +203,8 @@ struct Exec {
   /// A load's data arrives when the wave's s_waitcnt allows it.
   void deferLoad(Pending p);
   /// Counts bank conflicts of one LDS access of `bytesPerLane` per lane.
-  void ldsBankCycles(const uint32_t *addr, uint64_t lanes, unsigned bytesPerLane);
+  void ldsBankCycles(const uint32_t *addr, uint64_t lanes,
+                     unsigned bytesPerLane);
 };
 
 float asF(uint32_t b);

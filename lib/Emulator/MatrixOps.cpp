@@ -33,10 +33,17 @@ enum class Ty { BF16, F16, FP8, BF8, FP6, BF6, FP4 };
 
 unsigned bitsOf(Ty t) {
   switch (t) {
-  case Ty::BF16: case Ty::F16: return 16;
-  case Ty::FP8: case Ty::BF8: return 8;
-  case Ty::FP6: case Ty::BF6: return 6;
-  case Ty::FP4: return 4;
+  case Ty::BF16:
+  case Ty::F16:
+    return 16;
+  case Ty::FP8:
+  case Ty::BF8:
+    return 8;
+  case Ty::FP6:
+  case Ty::BF6:
+    return 6;
+  case Ty::FP4:
+    return 4;
   }
   return 0;
 }
@@ -50,13 +57,20 @@ double element(Exec &x, const Opnd &o, unsigned l, unsigned i, Ty t) {
     word |= U64(x.getV(o, l, bit / 32 + 1)) << 32;
   U32 code = U32(word >> (bit % 32)) & ((1u << w) - 1);
   switch (t) {
-  case Ty::BF16: return bf16ToF32(uint16_t(code));
-  case Ty::F16: return f16ToF32(uint16_t(code));
-  case Ty::FP8: return decodeMini(code, x.d.gfx950 ? kE4M3FN : kE4M3FNUZ);
-  case Ty::BF8: return decodeMini(code, x.d.gfx950 ? kE5M2 : kE5M2FNUZ);
-  case Ty::FP6: return decodeMini(code, kE2M3);
-  case Ty::BF6: return decodeMini(code, kE3M2);
-  case Ty::FP4: return decodeMini(code, kE2M1);
+  case Ty::BF16:
+    return bf16ToF32(uint16_t(code));
+  case Ty::F16:
+    return f16ToF32(uint16_t(code));
+  case Ty::FP8:
+    return decodeMini(code, x.d.gfx950 ? kE4M3FN : kE4M3FNUZ);
+  case Ty::BF8:
+    return decodeMini(code, x.d.gfx950 ? kE5M2 : kE5M2FNUZ);
+  case Ty::FP6:
+    return decodeMini(code, kE2M3);
+  case Ty::BF6:
+    return decodeMini(code, kE3M2);
+  case Ty::FP4:
+    return decodeMini(code, kE2M1);
   }
   return 0;
 }
@@ -64,11 +78,16 @@ double element(Exec &x, const Opnd &o, unsigned l, unsigned i, Ty t) {
 Ty f8f6f4Format(int64_t code, bool *ok) {
   *ok = true;
   switch (code) {
-  case 0: return Ty::FP8;
-  case 1: return Ty::BF8;
-  case 2: return Ty::FP6;
-  case 3: return Ty::BF6;
-  case 4: return Ty::FP4;
+  case 0:
+    return Ty::FP8;
+  case 1:
+    return Ty::BF8;
+  case 2:
+    return Ty::FP6;
+  case 3:
+    return Ty::BF6;
+  case 4:
+    return Ty::FP4;
   }
   *ok = false;
   return Ty::FP8;
@@ -86,7 +105,8 @@ bool mfma16(Exec &x, const Inst &in, unsigned K, Ty ta, Ty tb, bool scaled) {
   const Opnd &A = in.srcs[0], &B = in.srcs[1], &C = in.srcs[2];
   const Opnd &D = in.defs[0];
   unsigned kPerLane = K / 4;
-  bool interA = K == 128 && bitsOf(ta) == 8, interB = K == 128 && bitsOf(tb) == 8;
+  bool interA = K == 128 && bitsOf(ta) == 8,
+       interB = K == 128 && bitsOf(tb) == 8;
   // Gather A (16 x K) and B (K x 16).
   std::vector<double> a(16 * K), b(K * 16);
   for (unsigned l = 0; l < 64; ++l) {

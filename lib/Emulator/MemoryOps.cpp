@@ -33,16 +33,18 @@ U32 subDword(const uint8_t *buf, unsigned bytes, bool sign) {
 
 bool ldsCheck(Exec &x, U64 addr, unsigned n, unsigned lane) {
   if (addr + n > x.d.lds.size())
-    return x.fail("lane " + llvm::Twine(lane) + " accesses LDS bytes [" + llvm::Twine(addr) +
-                  ", " + llvm::Twine(addr + n) + ") beyond the workgroup's " +
-                  llvm::Twine(x.d.lds.size()) + " bytes");
+    return x.fail("lane " + llvm::Twine(lane) + " accesses LDS bytes [" +
+                  llvm::Twine(addr) + ", " + llvm::Twine(addr + n) +
+                  ") beyond the workgroup's " + llvm::Twine(x.d.lds.size()) +
+                  " bytes");
   return true;
 }
 
 /// The LDS byte addresses of a DS access in the lanes of EXEC: part 0, and
 /// part 1 of the *2 forms (offset0 / offset1 count elements), each
 /// bounds-checked, bank conflicts counted per part.
-template <unsigned Bytes, bool Two> bool dsAddresses(Exec &x, const Inst &in, U64 (&addr)[2][64]) {
+template <unsigned Bytes, bool Two>
+bool dsAddresses(Exec &x, const Inst &in, U64 (&addr)[2][64]) {
   U64 e = x.exec();
   for (unsigned part = 0; part < (Two ? 2u : 1u); ++part) {
     U32 bankAddr[64] = {};
@@ -50,7 +52,8 @@ template <unsigned Bytes, bool Two> bool dsAddresses(Exec &x, const Inst &in, U6
       if (!(e >> l & 1))
         continue;
       U64 base = x.u32(in.srcs[0], l);
-      addr[part][l] = Two ? base + U64(in.imms[part]) * Bytes : base + U64(in.imms[0]);
+      addr[part][l] =
+          Two ? base + U64(in.imms[part]) * Bytes : base + U64(in.imms[0]);
       if (!ldsCheck(x, addr[part][l], Bytes, l))
         return false;
       bankAddr[l] = U32(addr[part][l]);
@@ -62,12 +65,19 @@ template <unsigned Bytes, bool Two> bool dsAddresses(Exec &x, const Inst &in, U6
 
 /// ds_read_* / ds_read2_*: `Bytes` per element (sub-dword: zero- or
 /// sign-extended), two elements for read2.
-template <unsigned Bytes, bool Two, bool Signed = false> bool dsRead(Exec &x, const Inst &in) {
+template <unsigned Bytes, bool Two, bool Signed = false>
+bool dsRead(Exec &x, const Inst &in) {
   U64 e = x.exec();
   const Opnd &dst = in.defs[0];
   unsigned dwords = Two ? 2 * ((Bytes + 3) / 4) : (Bytes + 3) / 4;
-  Pending p{Counter::LGKM, true, dst.file, dst.reg, uint8_t(dwords), e,
-            std::vector<U32>(dwords * 64, 0), nullptr};
+  Pending p{Counter::LGKM,
+            true,
+            dst.file,
+            dst.reg,
+            uint8_t(dwords),
+            e,
+            std::vector<U32>(dwords * 64, 0),
+            nullptr};
   U64 addr[2][64] = {};
   if (!dsAddresses<Bytes, Two>(x, in, addr))
     return false;
@@ -117,7 +127,8 @@ bool ds_swizzle_b32(Exec &x, const Inst &in) {
   U64 e = x.exec();
   U32 off = U32(in.imms[0]);
   const Opnd &dst = in.defs[0];
-  Pending p{Counter::LGKM, true, dst.file, dst.reg, 1, e, std::vector<U32>(64, 0), nullptr};
+  Pending p{Counter::LGKM,           true,   dst.file, dst.reg, 1, e,
+            std::vector<U32>(64, 0), nullptr};
   for (unsigned l = 0; l < 64; ++l) {
     if (!(e >> l & 1))
       continue;
@@ -139,7 +150,8 @@ bool ds_swizzle_b32(Exec &x, const Inst &in) {
 template <bool Backward> bool dsPermute(Exec &x, const Inst &in) {
   U64 e = x.exec();
   const Opnd &dst = in.defs[0];
-  Pending p{Counter::LGKM, true, dst.file, dst.reg, 1, e, std::vector<U32>(64, 0), nullptr};
+  Pending p{Counter::LGKM,           true,   dst.file, dst.reg, 1, e,
+            std::vector<U32>(64, 0), nullptr};
   for (unsigned l = 0; l < 64; ++l) {
     if (!(e >> l & 1))
       continue;
@@ -166,7 +178,8 @@ Rsrc rsrc(Exec &x, const Opnd &o) {
 
 /// buffer_load / buffer_store with OFFEN (vaddr = byte offset) or OFFSET
 /// (no vaddr). Operands: vdata, [vaddr], srsrc, soffset; imms: offset, ...
-template <unsigned Bytes, bool Store, bool Offen> bool bufferOp(Exec &x, const Inst &in) {
+template <unsigned Bytes, bool Store, bool Offen>
+bool bufferOp(Exec &x, const Inst &in) {
   U64 e = x.exec();
   unsigned i = 0;
   const Opnd &data = Store ? in.srcs[i++] : in.defs[0];
@@ -179,8 +192,14 @@ template <unsigned Bytes, bool Store, bool Offen> bool bufferOp(Exec &x, const I
                   ") are not modelled; the kernels use raw buffers");
   U32 so = x.s32(soff), instOff = U32(in.imms[0]);
   unsigned dwords = (Bytes + 3) / 4;
-  Pending p{Counter::VM, true, data.file, data.reg, uint8_t(Store ? 0 : dwords), e,
-            std::vector<U32>(Store ? 0 : dwords * 64, 0), nullptr};
+  Pending p{Counter::VM,
+            true,
+            data.file,
+            data.reg,
+            uint8_t(Store ? 0 : dwords),
+            e,
+            std::vector<U32>(Store ? 0 : dwords * 64, 0),
+            nullptr};
   for (unsigned l = 0; l < 64; ++l) {
     if (!(e >> l & 1))
       continue;
@@ -232,8 +251,14 @@ bool globalOp(Exec &x, const Inst &in) {
   // The MC operand holds the encoding's signed 13-bit field as is.
   int64_t off = llvm::SignExtend64<13>(uint64_t(in.imms[0]));
   unsigned dwords = (Bytes + 3) / 4;
-  Pending p{Counter::VM, true, data->file, data->reg, uint8_t(Store ? 0 : dwords), e,
-            std::vector<U32>(Store ? 0 : dwords * 64, 0), nullptr};
+  Pending p{Counter::VM,
+            true,
+            data->file,
+            data->reg,
+            uint8_t(Store ? 0 : dwords),
+            e,
+            std::vector<U32>(Store ? 0 : dwords * 64, 0),
+            nullptr};
   for (unsigned l = 0; l < 64; ++l) {
     if (!(e >> l & 1))
       continue;
@@ -262,19 +287,27 @@ bool globalOp(Exec &x, const Inst &in) {
   return true;
 }
 
-//===-- scalar memory -------------------------------------------------------===//
+//===-- scalar memory
+//-------------------------------------------------------===//
 
 /// s_load_dword*: sdst, sbase, [soffset], imm offset. The address is
 /// dword-aligned (its low two bits are ignored).
 template <unsigned Dwords, bool Soffset> bool sLoad(Exec &x, const Inst &in) {
   const Opnd &dst = in.defs[0];
   // The immediate is the encoding's signed 21-bit offset field.
-  U64 addr = x.s64(in.srcs[0]) + U64(llvm::SignExtend64<21>(uint64_t(in.imms[0])));
+  U64 addr =
+      x.s64(in.srcs[0]) + U64(llvm::SignExtend64<21>(uint64_t(in.imms[0])));
   if (Soffset)
     addr += x.s32(in.srcs[1]);
   addr &= ~U64(3);
-  Pending p{Counter::LGKM, false, File::S, dst.reg, uint8_t(Dwords), 0,
-            std::vector<U32>(Dwords, 0), nullptr};
+  Pending p{Counter::LGKM,
+            false,
+            File::S,
+            dst.reg,
+            uint8_t(Dwords),
+            0,
+            std::vector<U32>(Dwords, 0),
+            nullptr};
   if (!x.readGlobal(addr, p.data.data(), 4 * Dwords, 0))
     return false;
   x.deferLoad(std::move(p));
@@ -323,16 +356,18 @@ void mla::emu::addMemoryOps(OpTable &t) {
 #define G(NAME, BYTES, SIGNED)                                                 \
   M("global_load_" NAME, globalOp<BYTES, false, false, SIGNED>);               \
   M("global_load_" NAME "_saddr", globalOp<BYTES, false, true, SIGNED>);
-  G("ubyte", 1, false) G("sbyte", 1, true) G("ushort", 2, false) G("sshort", 2, true)
-  G("dword", 4, false) G("dwordx2", 8, false) G("dwordx3", 12, false) G("dwordx4", 16, false)
+  G("ubyte", 1, false)
+  G("sbyte", 1, true) G("ushort", 2, false) G("sshort", 2, true)
+      G("dword", 4, false) G("dwordx2", 8, false) G("dwordx3", 12, false)
+          G("dwordx4", 16, false)
 #undef G
 #define GS(NAME, BYTES)                                                        \
   M("global_store_" NAME, globalOp<BYTES, true, false>);                       \
   M("global_store_" NAME "_saddr", globalOp<BYTES, true, true>);
-  GS("byte", 1) GS("short", 2) GS("dword", 4) GS("dwordx2", 8) GS("dwordx3", 12)
-  GS("dwordx4", 16)
+              GS("byte", 1) GS("short", 2) GS("dword", 4) GS("dwordx2", 8)
+                  GS("dwordx3", 12) GS("dwordx4", 16)
 #undef GS
-  S("s_load_dword_imm", sLoad<1, false>);
+                      S("s_load_dword_imm", sLoad<1, false>);
   S("s_load_dwordx2_imm", sLoad<2, false>);
   S("s_load_dwordx4_imm", sLoad<4, false>);
   S("s_load_dwordx8_imm", sLoad<8, false>);

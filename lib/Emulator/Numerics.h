@@ -19,8 +19,8 @@ namespace mla::emu {
 
 struct MiniFloat {
   int expBits, manBits, bias;
-  bool fnuz;    ///< NaN is 0x80 (sign bit alone), no negative zero, no inf
-  bool hasInf;  ///< IEEE-like all-ones exponent (E5M2 OCP)
+  bool fnuz;       ///< NaN is 0x80 (sign bit alone), no negative zero, no inf
+  bool hasInf;     ///< IEEE-like all-ones exponent (E5M2 OCP)
   bool nanAllOnes; ///< E4M3 OCP: S.1111.111 is NaN, no inf
 };
 
@@ -47,7 +47,8 @@ inline double decodeMini(uint32_t code, const MiniFloat &f) {
   if (f.nanAllOnes && e == eMax && m == (1u << f.manBits) - 1)
     return std::numeric_limits<double>::quiet_NaN();
   double v = e == 0 ? std::ldexp(double(m), 1 - f.bias - f.manBits)
-                    : std::ldexp(double(m | (1u << f.manBits)), int(e) - f.bias - f.manBits);
+                    : std::ldexp(double(m | (1u << f.manBits)),
+                                 int(e) - f.bias - f.manBits);
   return sign ? -v : v;
 }
 
@@ -65,8 +66,9 @@ inline double maxMini(const MiniFloat &f) {
 inline uint32_t encodeMini(float x, const MiniFloat &f, bool saturate) {
   int bits = 1 + f.expBits + f.manBits;
   uint32_t signBit = 1u << (bits - 1);
-  uint32_t nan = f.fnuz ? signBit : f.hasInf ? (((1u << f.expBits) - 1) << f.manBits) | 1
-                                             : signBit - 1;
+  uint32_t nan = f.fnuz     ? signBit
+                 : f.hasInf ? (((1u << f.expBits) - 1) << f.manBits) | 1
+                            : signBit - 1;
   if (std::isnan(x))
     return f.fnuz ? signBit : (std::signbit(x) ? signBit : 0) | nan;
   uint32_t sign = std::signbit(x) ? signBit : 0;
@@ -138,7 +140,8 @@ inline float f16ToF32(uint16_t h) {
 
 /// E8M0 scale: 2^(code - 127); 0xFF is NaN.
 inline double e8m0(uint8_t code) {
-  return code == 0xFF ? std::numeric_limits<double>::quiet_NaN() : std::ldexp(1.0, int(code) - 127);
+  return code == 0xFF ? std::numeric_limits<double>::quiet_NaN()
+                      : std::ldexp(1.0, int(code) - 127);
 }
 
 } // namespace mla::emu

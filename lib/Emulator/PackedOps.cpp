@@ -18,7 +18,8 @@ namespace {
 using U32 = uint32_t;
 using U64 = uint64_t;
 
-//===-- VOP3P --------------------------------------------------------------===//
+//===-- VOP3P
+//--------------------------------------------------------------===//
 
 /// A 16-bit half of a packed source: op_sel / op_sel_hi pick it.
 U32 half16(Exec &x, const Opnd &o, unsigned l, bool hi) {
@@ -31,8 +32,12 @@ template <U32 (*F)(U32, U32)> bool vpk16(Exec &x, const Inst &in) {
   U64 e = x.exec();
   for (unsigned l = 0; l < 64; ++l)
     if (e >> l & 1) {
-      U32 lo = F(half16(x, in.srcs[0], l, false), half16(x, in.srcs[1], l, false)) & 0xffff;
-      U32 hi = F(half16(x, in.srcs[0], l, true), half16(x, in.srcs[1], l, true)) & 0xffff;
+      U32 lo =
+          F(half16(x, in.srcs[0], l, false), half16(x, in.srcs[1], l, false)) &
+          0xffff;
+      U32 hi =
+          F(half16(x, in.srcs[0], l, true), half16(x, in.srcs[1], l, true)) &
+          0xffff;
       x.setV(in.defs[0], l, lo | hi << 16);
     }
   return true;
@@ -45,7 +50,9 @@ U32 pkSub(U32 a, U32 b) { return a - b; }
 /// One f32 element of a packed-f32 source (v_pk_*_f32, gfx90a+).
 float pkF32(Exec &x, const Opnd &o, unsigned l, bool hi) {
   bool sel = hi ? (o.mods & kOpSel1) : (o.mods & kOpSel0);
-  U32 bits = o.file == File::Imm ? U32(o.imm) : (sel ? U32(x.u64(o, l) >> 32) : U32(x.u64(o, l)));
+  U32 bits = o.file == File::Imm
+                 ? U32(o.imm)
+                 : (sel ? U32(x.u64(o, l) >> 32) : U32(x.u64(o, l)));
   float f = asF(bits);
   if (o.mods & (hi ? kNegHi : kNeg))
     f = -f;
@@ -57,7 +64,9 @@ template <int Kind> bool vpkF32(Exec &x, const Inst &in) {
     if (e >> l & 1)
       for (unsigned h = 0; h < 2; ++h) {
         float a = pkF32(x, in.srcs[0], l, h), b = pkF32(x, in.srcs[1], l, h);
-        float r = Kind == 0 ? a + b : Kind == 1 ? a * b : std::fma(a, b, pkF32(x, in.srcs[2], l, h));
+        float r = Kind == 0   ? a + b
+                  : Kind == 1 ? a * b
+                              : std::fma(a, b, pkF32(x, in.srcs[2], l, h));
         x.setV(in.defs[0], l, asU(r), h);
       }
   return true;
@@ -81,7 +90,8 @@ template <bool Bf8> bool vcvtPkF8(Exec &x, const Inst &in) {
       U32 c1 = encodeMini(x.f32(in.srcs[1], l), f, clamp);
       U32 old = x.getV(in.defs[0], l);
       U32 pair = c0 | c1 << 8;
-      x.setV(in.defs[0], l, hiWord ? (old & 0xffff) | pair << 16 : (old & 0xffff0000u) | pair);
+      x.setV(in.defs[0], l,
+             hiWord ? (old & 0xffff) | pair << 16 : (old & 0xffff0000u) | pair);
     }
   return true;
 }
@@ -114,7 +124,8 @@ template <bool ToBf16, bool Bf8> bool vcvtScaleF8(Exec &x, const Inst &in) {
       U32 v = x.u32(in.srcs[0], l) >> (hiWord ? 16 : 0);
       U32 sbits = x.u32(in.srcs[1], l);
       double scale = e8m0(uint8_t(sbits >> 23));
-      float a = float(decodeMini(v & 0xff, f) * scale), b = float(decodeMini((v >> 8) & 0xff, f) * scale);
+      float a = float(decodeMini(v & 0xff, f) * scale),
+            b = float(decodeMini((v >> 8) & 0xff, f) * scale);
       if (ToBf16) {
         x.setV(in.defs[0], l, U32(f32ToBf16(a)) | U32(f32ToBf16(b)) << 16);
       } else {

@@ -27,11 +27,15 @@ using U64 = uint64_t;
 /// SDWA select of a 32-bit value: 0-3 bytes, 4-5 words, 6 dword.
 U32 sdwaSel(U32 v, int64_t sel, bool sext) {
   switch (sel) {
-  case 0: case 1: case 2: case 3: {
+  case 0:
+  case 1:
+  case 2:
+  case 3: {
     U32 b = (v >> (8 * sel)) & 0xff;
     return sext ? U32(int32_t(int8_t(b))) : b;
   }
-  case 4: case 5: {
+  case 4:
+  case 5: {
     U32 h = (v >> (16 * (sel - 4))) & 0xffff;
     return sext ? U32(int32_t(int16_t(h))) : h;
   }
@@ -56,14 +60,22 @@ int dppLane(int64_t ctrl, unsigned lane) {
   if (ctrl >= 0x121 && ctrl <= 0x12f) // row_ror
     return row + ((inRow + 16 - (ctrl & 15)) & 15);
   switch (ctrl) {
-  case 0x130: return lane + 1 < 64 ? int(lane + 1) : -1; // wave_shl1
-  case 0x134: return (lane + 1) & 63;                     // wave_rol1
-  case 0x138: return lane >= 1 ? int(lane - 1) : -1;      // wave_shr1
-  case 0x13c: return (lane + 63) & 63;                    // wave_ror1
-  case 0x140: return row + (15 - inRow);                  // row_mirror
-  case 0x141: return row + ((inRow & 8) | (7 - (inRow & 7))); // row_half_mirror
-  case 0x142: return inRow == 15 || row == 0 ? -2 : int(row - 1) | 15; // row_bcast15
-  case 0x143: return lane < 32 ? -2 : 31;                 // row_bcast31
+  case 0x130:
+    return lane + 1 < 64 ? int(lane + 1) : -1; // wave_shl1
+  case 0x134:
+    return (lane + 1) & 63; // wave_rol1
+  case 0x138:
+    return lane >= 1 ? int(lane - 1) : -1; // wave_shr1
+  case 0x13c:
+    return (lane + 63) & 63; // wave_ror1
+  case 0x140:
+    return row + (15 - inRow); // row_mirror
+  case 0x141:
+    return row + ((inRow & 8) | (7 - (inRow & 7))); // row_half_mirror
+  case 0x142:
+    return inRow == 15 || row == 0 ? -2 : int(row - 1) | 15; // row_bcast15
+  case 0x143:
+    return lane < 32 ? -2 : 31; // row_bcast31
   }
   return -1;
 }
@@ -86,7 +98,8 @@ unsigned firstSrc(const Inst &in) { return in.enc == Enc::DPP ? 1 : 0; }
 
 /// Reads the sources of `lane` with SDWA / modifiers applied. Returns false
 /// when DPP has no source lane and bound_ctrl is off (lane not written).
-bool readSrcs(Exec &x, const Inst &in, unsigned lane, unsigned n, bool isFloat, VArgs &v) {
+bool readSrcs(Exec &x, const Inst &in, unsigned lane, unsigned n, bool isFloat,
+              VArgs &v) {
   unsigned f0 = firstSrc(in);
   U32 *out[3] = {&v.a, &v.b, &v.c};
   for (unsigned i = 0; i < n && f0 + i < in.srcs.size(); ++i) {
@@ -121,9 +134,15 @@ U32 applyOmodClamp(const Inst &in, U32 r) {
     return r;
   float f = asF(r);
   switch (in.imms[1]) {
-  case 1: f *= 2; break;
-  case 2: f *= 4; break;
-  case 3: f *= 0.5f; break;
+  case 1:
+    f *= 2;
+    break;
+  case 2:
+    f *= 4;
+    break;
+  case 3:
+    f *= 0.5f;
+    break;
   }
   if (in.imms[0])
     f = std::isnan(f) ? 0.0f : std::min(1.0f, std::max(0.0f, f));
@@ -145,7 +164,8 @@ void writeDst(Exec &x, const Inst &in, unsigned lane, U32 r) {
       U32 v = (r << shift) & mask;
       if (unused == 2) // preserve
         v |= old & ~mask;
-      else if (unused == 1 && (v >> (shift + (sel <= 3 ? 7 : 15)) & 1)) // sign-extend
+      else if (unused == 1 &&
+               (v >> (shift + (sel <= 3 ? 7 : 15)) & 1)) // sign-extend
         v |= ~(mask | ((1u << shift) - 1));
       r = v;
     }
@@ -159,7 +179,8 @@ using Fn3 = U32 (*)(U32, U32, U32);
 template <Fn3 F, unsigned N, bool Float> bool vop(Exec &x, const Inst &in) {
   U64 e = x.exec();
   if (in.enc == Enc::DPP) {
-    U64 rowMask = in.imms.size() > 1 ? in.imms[1] : 15, bankMask = in.imms.size() > 2 ? in.imms[2] : 15;
+    U64 rowMask = in.imms.size() > 1 ? in.imms[1] : 15,
+        bankMask = in.imms.size() > 2 ? in.imms[2] : 15;
     for (unsigned l = 0; l < 64; ++l)
       if (!(rowMask >> (l / 16) & 1) || !(bankMask >> ((l & 15) / 4) & 1))
         e &= ~(U64(1) << l);
@@ -231,21 +252,29 @@ OP(f_trunc, return B(std::trunc(F(a)));)
 OP(f_floor, return B(std::floor(F(a)));)
 OP(f_ceil, return B(std::ceil(F(a)));)
 OP(f_rndne, return B(std::nearbyint(F(a)));)
-OP(f_fract, { float f = F(a); return B(std::isinf(f) ? NAN : std::fmin(f - std::floor(f), 0x1.fffffep-1f)); })
+OP(f_fract, {
+  float f = F(a);
+  return B(std::isinf(f) ? NAN : std::fmin(f - std::floor(f), 0x1.fffffep-1f));
+})
 OP(f_ldexp, return B(std::ldexp(F(a), int32_t(b)));)
 OP(f_cvt_f32_u32, return B(float(a));)
 OP(f_cvt_f32_i32, return B(float(int32_t(a)));)
 OP(f_cvt_u32_f32, {
   float f = F(a);
-  if (std::isnan(f) || f <= 0) return 0u;
-  if (f >= 4294967296.0f) return 0xffffffffu;
+  if (std::isnan(f) || f <= 0)
+    return 0u;
+  if (f >= 4294967296.0f)
+    return 0xffffffffu;
   return U32(f);
 })
 OP(f_cvt_i32_f32, {
   float f = F(a);
-  if (std::isnan(f)) return 0u;
-  if (f <= -2147483648.0f) return 0x80000000u;
-  if (f >= 2147483648.0f) return 0x7fffffffu;
+  if (std::isnan(f))
+    return 0u;
+  if (f <= -2147483648.0f)
+    return 0x80000000u;
+  if (f >= 2147483648.0f)
+    return 0x7fffffffu;
   return U32(int32_t(f));
 })
 OP(f_cvt_f32_bf16, return B(bf16ToF32(uint16_t(a)));)
@@ -304,10 +333,14 @@ OP(i_perm, {
   U32 r = 0;
   for (int i = 0; i < 4; ++i) {
     U32 sel = (c >> (8 * i)) & 0xff, byte;
-    if (sel >= 13) byte = 0xff;
-    else if (sel == 12) byte = 0;
-    else if (sel >= 8) byte = (data >> (16 * (sel - 8) + 15) & 1) ? 0xff : 0;
-    else byte = (data >> (8 * sel)) & 0xff;
+    if (sel >= 13)
+      byte = 0xff;
+    else if (sel == 12)
+      byte = 0;
+    else if (sel >= 8)
+      byte = (data >> (16 * (sel - 8) + 15) & 1) ? 0xff : 0;
+    else
+      byte = (data >> (8 * sel)) & 0xff;
     r |= byte << (8 * i);
   }
   return r;
@@ -315,7 +348,8 @@ OP(i_perm, {
 
 //===-- compares ----------------------------------------------------------===//
 
-template <typename T, bool Is64, bool Float> T cmpSrc(Exec &x, const Opnd &o, unsigned l) {
+template <typename T, bool Is64, bool Float>
+T cmpSrc(Exec &x, const Opnd &o, unsigned l) {
   if constexpr (Float)
     return T(x.f32(o, l));
   else if constexpr (Is64)
@@ -325,11 +359,13 @@ template <typename T, bool Is64, bool Float> T cmpSrc(Exec &x, const Opnd &o, un
 }
 
 /// VOPC: e32 writes VCC, e64 its sdst; lanes off in EXEC get 0.
-template <typename T, bool Is64, bool Float, bool (*P)(T, T)> bool vcmp(Exec &x, const Inst &in) {
+template <typename T, bool Is64, bool Float, bool (*P)(T, T)>
+bool vcmp(Exec &x, const Inst &in) {
   U64 e = x.exec(), r = 0;
   for (unsigned l = 0; l < 64; ++l)
     if (e >> l & 1) {
-      T a = cmpSrc<T, Is64, Float>(x, in.srcs[0], l), b = cmpSrc<T, Is64, Float>(x, in.srcs[1], l);
+      T a = cmpSrc<T, Is64, Float>(x, in.srcs[0], l),
+        b = cmpSrc<T, Is64, Float>(x, in.srcs[1], l);
       if (P(a, b))
         r |= U64(1) << l;
     }
@@ -428,8 +464,9 @@ template <U64 (*F)(U64, U64, U64)> bool vop64(Exec &x, const Inst &in) {
   U64 res[64];
   for (unsigned l = 0; l < 64; ++l)
     if (e >> l & 1)
-      res[l] = F(x.u64(in.srcs[0], l), in.srcs.size() > 1 ? x.u64(in.srcs[1], l) : 0,
-                 in.srcs.size() > 2 ? x.u64(in.srcs[2], l) : 0);
+      res[l] =
+          F(x.u64(in.srcs[0], l), in.srcs.size() > 1 ? x.u64(in.srcs[1], l) : 0,
+            in.srcs.size() > 2 ? x.u64(in.srcs[2], l) : 0);
   for (unsigned l = 0; l < 64; ++l)
     if (e >> l & 1) {
       x.setV(in.defs[0], l, U32(res[l]), 0);
@@ -452,7 +489,8 @@ template <bool Signed> bool vmad64(Exec &x, const Inst &in) {
       U64 c = x.u64(in.srcs[2], l);
       unsigned __int128 p;
       if (Signed)
-        p = (unsigned __int128)(__int128(int64_t(int32_t(a)) * int32_t(b)) + __int128(int64_t(c)));
+        p = (unsigned __int128)(__int128(int64_t(int32_t(a)) * int32_t(b)) +
+                                __int128(int64_t(c)));
       else
         p = (unsigned __int128)(U64(a) * b) + c;
       if (Signed ? false : (p >> 64) != 0)
@@ -473,7 +511,8 @@ template <bool KMultiplies> bool vfmaK(Exec &x, const Inst &in) {
   for (unsigned l = 0; l < 64; ++l)
     if (e >> l & 1) {
       float s0 = x.f32(in.srcs[0], l), s1 = x.f32(in.srcs[1], l);
-      x.setVf(in.defs[0], l, KMultiplies ? std::fma(s0, k, s1) : std::fma(s0, s1, k));
+      x.setVf(in.defs[0], l,
+              KMultiplies ? std::fma(s0, k, s1) : std::fma(s0, s1, k));
     }
   return true;
 }
@@ -489,24 +528,28 @@ bool v_div_scale_f32(Exec &x, const Inst &in) {
   for (unsigned l = 0; l < 64; ++l) {
     if (!(e >> l & 1))
       continue;
-    float s0 = x.f32(in.srcs[0], l), s1 = x.f32(in.srcs[1], l), s2 = x.f32(in.srcs[2], l);
+    float s0 = x.f32(in.srcs[0], l), s1 = x.f32(in.srcs[1], l),
+          s2 = x.f32(in.srcs[2], l);
     float d = s0;
     bool flag = false;
     if (s2 == 0 || s1 == 0) {
       d = NAN;
     } else if (expOf(s2) - expOf(s1) >= 96) {
       flag = true;
-      if (s0 == s1) d = std::ldexp(s0, 64);
+      if (s0 == s1)
+        d = std::ldexp(s0, 64);
     } else if (isDenorm(s1)) {
       d = std::ldexp(s0, 64);
     } else if (isDenorm(1.0f / s1) && isDenorm(s2 / s1)) {
       flag = true;
-      if (s0 == s1) d = std::ldexp(s0, 64);
+      if (s0 == s1)
+        d = std::ldexp(s0, 64);
     } else if (isDenorm(1.0f / s1)) {
       d = std::ldexp(s0, -64);
     } else if (isDenorm(s2 / s1)) {
       flag = true;
-      if (s0 == s2) d = std::ldexp(s0, 64);
+      if (s0 == s2)
+        d = std::ldexp(s0, 64);
     } else if (expOf(s2) <= 23) {
       d = std::ldexp(s0, 64);
     }
@@ -522,7 +565,8 @@ bool v_div_fmas_f32(Exec &x, const Inst &in) {
   U64 e = x.exec(), vcc = x.w.vcc();
   for (unsigned l = 0; l < 64; ++l)
     if (e >> l & 1) {
-      float s0 = x.f32(in.srcs[0], l), s1 = x.f32(in.srcs[1], l), s2 = x.f32(in.srcs[2], l);
+      float s0 = x.f32(in.srcs[0], l), s1 = x.f32(in.srcs[1], l),
+            s2 = x.f32(in.srcs[2], l);
       float r = std::fma(s0, s1, s2);
       if (vcc >> l & 1)
         r = expOf(s2) > 127 ? std::ldexp(r, 64) : std::ldexp(r, -64);
@@ -541,7 +585,8 @@ bool v_div_fixup_f32(Exec &x, const Inst &in) {
   for (unsigned l = 0; l < 64; ++l) {
     if (!(e >> l & 1))
       continue;
-    float q = x.f32(in.srcs[0], l), den = x.f32(in.srcs[1], l), num = x.f32(in.srcs[2], l);
+    float q = x.f32(in.srcs[0], l), den = x.f32(in.srcs[1], l),
+          num = x.f32(in.srcs[2], l);
     bool neg = std::signbit(den) != std::signbit(num);
     float inf = neg ? -INFINITY : INFINITY, zero = neg ? -0.0f : 0.0f;
     float r;
@@ -586,41 +631,108 @@ void mla::emu::addVectorOps(OpTable &t) {
 #define I1(NAME, FN) V(NAME, vop<FN, 1, false>);
 #define I2(NAME, FN) V(NAME, vop<FN, 2, false>);
 #define I3(NAME, FN) V(NAME, vop<FN, 3, false>);
-  F2("v_add_f32", f_add) F2("v_sub_f32", f_sub) F2("v_subrev_f32", f_subrev)
-  F2("v_mul_f32", f_mul) F2("v_max_f32", f_max) F2("v_min_f32", f_min)
-  F3("v_fma_f32", f_fma) F3("v_fmac_f32", f_fmac) F3("v_max3_f32", f_max3)
-  F3("v_min3_f32", f_min3) F3("v_maximum3_f32", f_maximum3) F3("v_minimum3_f32", f_minimum3)
-  F3("v_med3_f32", f_med3)
-  F1("v_exp_f32", f_exp) F1("v_log_f32", f_log) F1("v_rcp_f32", f_rcp)
-  F1("v_rcp_iflag_f32", f_rcp) F1("v_rsq_f32", f_rsq) F1("v_sqrt_f32", f_sqrt)
-  F1("v_trunc_f32", f_trunc) F1("v_floor_f32", f_floor) F1("v_ceil_f32", f_ceil)
-  F1("v_rndne_f32", f_rndne) F1("v_fract_f32", f_fract)
-  I2("v_ldexp_f32", f_ldexp)
-  I1("v_cvt_f32_u32", f_cvt_f32_u32) I1("v_cvt_f32_i32", f_cvt_f32_i32)
-  F1("v_cvt_u32_f32", f_cvt_u32_f32) F1("v_cvt_i32_f32", f_cvt_i32_f32)
-  I1("v_cvt_f32_bf16", f_cvt_f32_bf16) I1("v_cvt_f32_f16", f_cvt_f32_f16)
-  F2("v_cvt_pk_bf16_f32", f_cvt_pk_bf16_f32)
-  I1("v_mov_b32", i_mov) I1("v_not_b32", i_not) I1("v_bfrev_b32", i_bfrev)
-  I2("v_add_u32", i_add) I2("v_sub_u32", i_sub) I2("v_subrev_u32", i_subrev)
-  I2("v_and_b32", i_and) I2("v_or_b32", i_or) I2("v_xor_b32", i_xor)
-  I2("v_lshlrev_b32", i_lshlrev) I2("v_lshrrev_b32", i_lshrrev) I2("v_ashrrev_i32", i_ashrrev)
-  I2("v_lshlrev_b16", i_lshlrev16) I2("v_lshrrev_b16", i_lshrrev16)
-  I2("v_add_u16", i_add16) I2("v_sub_u16", i_sub16) I2("v_mul_lo_u16", i_mul_lo16)
-  I2("v_mul_lo_u32", i_mul_lo) I2("v_mul_hi_u32", i_mul_hi_u32) I2("v_mul_hi_i32", i_mul_hi_i32)
-  I2("v_mul_u32_u24", i_mul_u24) I2("v_min_u32", i_min_u32) I2("v_max_u32", i_max_u32)
-  I2("v_min_i32", i_min_i32) I2("v_max_i32", i_max_i32) I2("v_bcnt_u32_b32", i_bcnt)
-  I3("v_add3_u32", i_add3) I3("v_and_or_b32", i_and_or) I3("v_or3_b32", i_or3)
-  I3("v_xad_u32", i_xad) I3("v_lshl_or_b32", i_lshl_or) I3("v_lshl_add_u32", i_lshl_add)
-  I3("v_add_lshl_u32", i_add_lshl) I3("v_bfe_u32", i_bfe_u32) I3("v_bfe_i32", i_bfe_i32)
-  I3("v_bfi_b32", i_bfi) I3("v_alignbit_b32", i_alignbit) I3("v_alignbyte_b32", i_alignbyte)
-  I3("v_mad_u32_u24", i_mad_u24) I3("v_perm_b32", i_perm)
+  F2("v_add_f32", f_add)
+  F2("v_sub_f32", f_sub) F2("v_subrev_f32", f_subrev) F2("v_mul_f32", f_mul) F2(
+      "v_max_f32",
+      f_max) F2("v_min_f32",
+                f_min) F3("v_fma_f32",
+                          f_fma) F3("v_fmac_f32",
+                                    f_fmac) F3("v_max3_f32",
+                                               f_max3) F3("v_min3_f32", f_min3)
+      F3("v_maximum3_f32", f_maximum3) F3("v_minimum3_f32", f_minimum3) F3(
+          "v_med3_f32",
+          f_med3) F1("v_exp_f32",
+                     f_exp) F1("v_log_f32",
+                               f_log) F1("v_rcp_f32",
+                                         f_rcp) F1("v_rcp_iflag_f32",
+                                                   f_rcp) F1("v_rsq_f32",
+                                                             f_rsq) F1("v_sqrt_"
+                                                                       "f32",
+                                                                       f_sqrt)
+          F1("v_trunc_f32", f_trunc) F1("v_floor_f32", f_floor) F1(
+              "v_ceil_f32",
+              f_ceil) F1("v_rndne_f32",
+                         f_rndne) F1("v_fract_f32",
+                                     f_fract) I2("v_ldexp_f32",
+                                                 f_ldexp) I1("v_cvt_f32_u32",
+                                                             f_cvt_f32_u32)
+              I1("v_cvt_f32_i32", f_cvt_f32_i32) F1(
+                  "v_cvt_u32_f32",
+                  f_cvt_u32_f32) F1("v_cvt_i32_f32",
+                                    f_cvt_i32_f32) I1("v_cvt_f32_bf16",
+                                                      f_cvt_f32_bf16)
+                  I1("v_cvt_f32_f16", f_cvt_f32_f16) F2(
+                      "v_cvt_pk_bf16_f32",
+                      f_cvt_pk_bf16_f32) I1("v_mov_b32",
+                                            i_mov) I1("v_not_b32",
+                                                      i_not) I1("v_bfrev_b32",
+                                                                i_bfrev)
+                      I2("v_add_u32", i_add) I2("v_sub_u32", i_sub) I2(
+                          "v_subrev_u32",
+                          i_subrev) I2("v_and_b32",
+                                       i_and) I2("v_or_b32",
+                                                 i_or) I2("v_xor_b32",
+                                                          i_xor) I2("v_lshlrev_"
+                                                                    "b32",
+                                                                    i_lshlrev)
+                          I2("v_lshrrev_b32", i_lshrrev) I2(
+                              "v_ashrrev_i32",
+                              i_ashrrev) I2("v_lshlrev_b16",
+                                            i_lshlrev16) I2("v_lshrrev_b16",
+                                                            i_lshrrev16)
+                              I2("v_add_u16", i_add16) I2(
+                                  "v_sub_u16",
+                                  i_sub16) I2("v_mul_lo_u16",
+                                              i_mul_lo16) I2("v_mul_lo_u32",
+                                                             i_mul_lo)
+                                  I2("v_mul_hi_u32", i_mul_hi_u32) I2(
+                                      "v_mul_hi_i32",
+                                      i_mul_hi_i32) I2("v_mul_u32_u24",
+                                                       i_mul_u24) I2("v_min_"
+                                                                     "u32",
+                                                                     i_min_u32)
+                                      I2("v_max_u32", i_max_u32) I2(
+                                          "v_min_i32",
+                                          i_min_i32) I2("v_max_i32",
+                                                        i_max_i32) I2("v_bcnt_"
+                                                                      "u32_b32",
+                                                                      i_bcnt)
+                                          I3("v_add3_u32", i_add3) I3(
+                                              "v_and_or_b32",
+                                              i_and_or) I3("v_or3_b32",
+                                                           i_or3) I3("v_xad_"
+                                                                     "u32",
+                                                                     i_xad)
+                                              I3("v_lshl_or_b32", i_lshl_or) I3(
+                                                  "v_lshl_add_u32",
+                                                  i_lshl_add) I3("v_add_lshl_"
+                                                                 "u32",
+                                                                 i_add_lshl)
+                                                  I3("v_bfe_u32", i_bfe_u32) I3(
+                                                      "v_bfe_i32",
+                                                      i_bfe_i32) I3("v_bfi_b32",
+                                                                    i_bfi)
+                                                      I3("v_alignbit_b32",
+                                                         i_alignbit) I3("v_"
+                                                                        "alignb"
+                                                                        "yte_"
+                                                                        "b32",
+                                                                        i_alignbyte)
+                                                          I3("v_mad_u32_u24",
+                                                             i_mad_u24)
+                                                              I3("v_perm_b32",
+                                                                 i_perm)
 #undef F1
 #undef F2
 #undef F3
 #undef I1
 #undef I2
 #undef I3
-  V("v_add_co_u32", vcarry<0, false>);
+                                                                  V("v_add_co_"
+                                                                    "u32",
+                                                                    vcarry<
+                                                                        0,
+                                                                        false>);
   V("v_sub_co_u32", vcarry<1, false>);
   V("v_subrev_co_u32", vcarry<2, false>);
   V("v_addc_co_u32", vcarry<0, true>);
@@ -656,10 +768,11 @@ void mla::emu::addVectorOps(OpTable &t) {
   V("v_cmp_le_" SUF, vcmp<T, IS64, FLT, pLe<T>>);                              \
   V("v_cmp_gt_" SUF, vcmp<T, IS64, FLT, pGt<T>>);                              \
   V("v_cmp_ge_" SUF, vcmp<T, IS64, FLT, pGe<T>>);
-  CMPS("u32", U32, false, false) CMPS("i32", int32_t, false, false)
-  CMPS("u64", U64, true, false) CMPS("i64", int64_t, true, false)
+  CMPS("u32", U32, false, false)
+  CMPS("i32", int32_t, false, false) CMPS("u64", U64, true, false)
+      CMPS("i64", int64_t, true, false)
 #undef CMPS
-  V("v_cmp_eq_f32", vcmp<float, false, true, pEq<float>>);
+          V("v_cmp_eq_f32", vcmp<float, false, true, pEq<float>>);
   V("v_cmp_lt_f32", vcmp<float, false, true, pLt<float>>);
   V("v_cmp_le_f32", vcmp<float, false, true, pLe<float>>);
   V("v_cmp_gt_f32", vcmp<float, false, true, pGt<float>>);

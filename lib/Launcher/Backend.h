@@ -24,11 +24,11 @@ struct mla_backend {
   /// Opens `device`, checks that it is `chip` and loads the code object.
   /// On failure returns the status and sets `msg`.
   virtual mla_status load(int device, const char *chip, const void *code,
-                          size_t size, void **module, std::string &msg) const = 0;
+                          size_t size, void **module,
+                          std::string &msg) const = 0;
   /// Resolves a kernel and allows it `sharedBytes` of dynamic shared memory.
-  virtual mla_status function(void *module, const char *name,
-                              int sharedBytes, void **fn,
-                              std::string &msg) const = 0;
+  virtual mla_status function(void *module, const char *name, int sharedBytes,
+                              void **fn, std::string &msg) const = 0;
   /// Launches with the packed argument buffer `args` of `size` bytes.
   /// `dependent`: the kernel may start while the previous kernel in the
   /// stream finishes (mla_kernel_desc::dependent_launch); a backend without

@@ -3,8 +3,8 @@
 // Code for sm_* chips: the device's primary context, cuModuleLoadData /
 // cuModuleGetFunction / cuLaunchKernel[Ex], with the packed argument buffer
 // (the one the HIP backend passes through `extra`) handed over as
-// kernelParams, one pointer per 8-byte parameter. Kernels above 48 KiB of dynamic shared memory get
-// their limit raised once, when resolved.
+// kernelParams, one pointer per 8-byte parameter. Kernels above 48 KiB of
+// dynamic shared memory get their limit raised once, when resolved.
 //
 //===----------------------------------------------------------------------===//
 #include "Backend.h"
@@ -25,7 +25,8 @@ std::string cuMessage(const char *what, CUresult r) {
   const char *name = nullptr, *text = nullptr;
   cuGetErrorName(r, &name);
   cuGetErrorString(r, &text);
-  return std::string(what) + " failed: " + (name ? name : "?") + " (" + (text ? text : "") + ")";
+  return std::string(what) + " failed: " + (name ? name : "?") + " (" +
+         (text ? text : "") + ")";
 }
 
 /// Makes `c` current for the scope. Pushes only when another context (or
@@ -49,7 +50,9 @@ struct ContextScope {
 
 struct CudaBackend final : mla_backend {
   const char *name() const override { return "CUDA"; }
-  bool serves(const char *chip) const override { return std::strncmp(chip, "sm_", 3) == 0; }
+  bool serves(const char *chip) const override {
+    return std::strncmp(chip, "sm_", 3) == 0;
+  }
 
   mla_status load(int device, const char *chip, const void *code, size_t,
                   void **out, std::string &msg) const override {
@@ -58,26 +61,30 @@ struct CudaBackend final : mla_backend {
     if (r == CUDA_SUCCESS)
       r = cuDeviceGetCount(&count);
     if (r != CUDA_SUCCESS || count == 0) {
-      msg = r == CUDA_SUCCESS ? "no CUDA device is present" : cuMessage("cuInit", r);
+      msg = r == CUDA_SUCCESS ? "no CUDA device is present"
+                              : cuMessage("cuInit", r);
       return MLA_ERROR_NO_DEVICE;
     }
     if (device >= count) {
-      msg = "CUDA device " + std::to_string(device) + " is absent (" + std::to_string(count) +
-            " present)";
+      msg = "CUDA device " + std::to_string(device) + " is absent (" +
+            std::to_string(count) + " present)";
       return MLA_ERROR_NO_DEVICE;
     }
     CUdevice dev;
     int major = 0, minor = 0;
     if ((r = cuDeviceGet(&dev, device)) != CUDA_SUCCESS ||
-        (r = cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)) ||
-        (r = cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev))) {
+        (r = cuDeviceGetAttribute(
+             &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)) ||
+        (r = cuDeviceGetAttribute(
+             &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev))) {
       msg = cuMessage("cuDeviceGet", r);
       return MLA_ERROR_DRIVER;
     }
     // A cubin runs on its own major version; sm_90 code on sm_90 parts.
     std::string arch = "sm_" + std::to_string(major * 10 + minor);
     if (arch != chip) {
-      msg = "CUDA device " + std::to_string(device) + " is " + arch + ", the code is for " + chip;
+      msg = "CUDA device " + std::to_string(device) + " is " + arch +
+            ", the code is for " + chip;
       return MLA_ERROR_CHIP_MISMATCH;
     }
     auto *m = new Module{dev, nullptr, nullptr};
@@ -107,7 +114,8 @@ struct CudaBackend final : mla_backend {
     CUfunction f;
     CUresult r = cuModuleGetFunction(&f, m->module, kernel);
     if (r == CUDA_SUCCESS && shared > 48 * 1024)
-      r = cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared);
+      r = cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                             shared);
     if (r != CUDA_SUCCESS) {
       msg = cuMessage(("resolving " + std::string(kernel)).c_str(), r);
       return MLA_ERROR_DRIVER;
@@ -116,8 +124,9 @@ struct CudaBackend final : mla_backend {
     return MLA_SUCCESS;
   }
 
-  mla_status launch(void *module, void *fn, unsigned gx, unsigned gy, unsigned block,
-                    unsigned shared, bool dependent, void *stream, void *args, size_t size,
+  mla_status launch(void *module, void *fn, unsigned gx, unsigned gy,
+                    unsigned block, unsigned shared, bool dependent,
+                    void *stream, void *args, size_t size,
                     std::string &msg) const override {
     ContextScope scope(static_cast<Module *>(module)->context);
     // Every kernel parameter is 8 bytes (pointers, i64, the fields of a
@@ -126,7 +135,8 @@ struct CudaBackend final : mla_backend {
     // the same buffer through CU_LAUNCH_PARAM_BUFFER_POINTER.
     constexpr size_t kMaxParams = 128;
     if (size % 8 || size / 8 > kMaxParams) {
-      msg = "the packed arguments (" + std::to_string(size) + " bytes) are not 8-byte fields";
+      msg = "the packed arguments (" + std::to_string(size) +
+            " bytes) are not 8-byte fields";
       return MLA_ERROR_INVALID_SPEC;
     }
     void *params[kMaxParams];
@@ -149,10 +159,12 @@ struct CudaBackend final : mla_backend {
       cfg.hStream = static_cast<CUstream>(stream);
       cfg.attrs = &attr;
       cfg.numAttrs = 1;
-      r = cuLaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(fn), params, nullptr);
+      r = cuLaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(fn), params,
+                           nullptr);
     } else {
-      r = cuLaunchKernel(reinterpret_cast<CUfunction>(fn), gx, gy, 1, block, 1, 1, shared,
-                         static_cast<CUstream>(stream), params, nullptr);
+      r = cuLaunchKernel(reinterpret_cast<CUfunction>(fn), gx, gy, 1, block, 1,
+                         1, shared, static_cast<CUstream>(stream), params,
+                         nullptr);
     }
     if (r != CUDA_SUCCESS) {
       msg = cuMessage("cuLaunchKernel", r);

@@ -29,10 +29,11 @@ struct EmulatorBackend final : mla_backend {
   bool serves(const char *chip) const override {
     return !std::strcmp(chip, "gfx950") || !std::strcmp(chip, "gfx942");
   }
-  mla_status load(int device, const char *chip, const void *code, size_t size, void **module,
-                  std::string &msg) const override {
+  mla_status load(int device, const char *chip, const void *code, size_t size,
+                  void **module, std::string &msg) const override {
     if (device != 0) {
-      msg = "the emulator has one device (0); device " + std::to_string(device) + " was asked for";
+      msg = "the emulator has one device (0); device " +
+            std::to_string(device) + " was asked for";
       return MLA_ERROR_NO_DEVICE;
     }
     auto co = mla::emu::CodeObject::load(
@@ -59,14 +60,15 @@ struct EmulatorBackend final : mla_backend {
     *fn = const_cast<mla::emu::Kernel *>(k);
     return MLA_SUCCESS;
   }
-  mla_status launch(void *module, void *fn, unsigned gridX, unsigned gridY, unsigned blockX,
-                    unsigned shared, bool, void *, void *args, size_t size,
-                    std::string &msg) const override {
+  mla_status launch(void *module, void *fn, unsigned gridX, unsigned gridY,
+                    unsigned blockX, unsigned shared, bool, void *, void *args,
+                    size_t size, std::string &msg) const override {
     auto *m = static_cast<Module *>(module);
     auto *k = static_cast<const mla::emu::Kernel *>(fn);
     mla::emu::Counters c;
-    if (llvm::Error e = device->dispatch(*m->code, k->name, {gridX, gridY, 1}, {blockX, 1, 1},
-                                         shared, args, size, &c)) {
+    if (llvm::Error e =
+            device->dispatch(*m->code, k->name, {gridX, gridY, 1},
+                             {blockX, 1, 1}, shared, args, size, &c)) {
       msg = llvm::toString(std::move(e));
       return MLA_ERROR_DRIVER;
     }
@@ -74,14 +76,19 @@ struct EmulatorBackend final : mla_backend {
       observer(user, k->name.c_str(), c);
     return MLA_SUCCESS;
   }
-  void unload(void *module) const override { delete static_cast<Module *>(module); }
+  void unload(void *module) const override {
+    delete static_cast<Module *>(module);
+  }
 };
 
 } // namespace
 
-const mla_backend *mla_backend_emulator(mla::emu::Device *device, mla_emulator_observer observer,
+const mla_backend *mla_backend_emulator(mla::emu::Device *device,
+                                        mla_emulator_observer observer,
                                         void *user) {
   return new EmulatorBackend(device, observer, user);
 }
 
-void mla_backend_emulator_destroy(const mla_backend *backend) { delete backend; }
+void mla_backend_emulator_destroy(const mla_backend *backend) {
+  delete backend;
+}

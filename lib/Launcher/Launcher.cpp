@@ -84,16 +84,26 @@ struct mla_context {
 
 extern "C" const char *mla_status_name(mla_status s) {
   switch (s) {
-  case MLA_SUCCESS: return "MLA_SUCCESS";
-  case MLA_ERROR_INVALID_ARGUMENT: return "MLA_ERROR_INVALID_ARGUMENT";
-  case MLA_ERROR_MISALIGNED: return "MLA_ERROR_MISALIGNED";
-  case MLA_ERROR_WORKSPACE_TOO_SMALL: return "MLA_ERROR_WORKSPACE_TOO_SMALL";
-  case MLA_ERROR_NO_CODE_FOR_CHIP: return "MLA_ERROR_NO_CODE_FOR_CHIP";
-  case MLA_ERROR_NO_BACKEND: return "MLA_ERROR_NO_BACKEND";
-  case MLA_ERROR_NO_DEVICE: return "MLA_ERROR_NO_DEVICE";
-  case MLA_ERROR_CHIP_MISMATCH: return "MLA_ERROR_CHIP_MISMATCH";
-  case MLA_ERROR_INVALID_SPEC: return "MLA_ERROR_INVALID_SPEC";
-  case MLA_ERROR_DRIVER: return "MLA_ERROR_DRIVER";
+  case MLA_SUCCESS:
+    return "MLA_SUCCESS";
+  case MLA_ERROR_INVALID_ARGUMENT:
+    return "MLA_ERROR_INVALID_ARGUMENT";
+  case MLA_ERROR_MISALIGNED:
+    return "MLA_ERROR_MISALIGNED";
+  case MLA_ERROR_WORKSPACE_TOO_SMALL:
+    return "MLA_ERROR_WORKSPACE_TOO_SMALL";
+  case MLA_ERROR_NO_CODE_FOR_CHIP:
+    return "MLA_ERROR_NO_CODE_FOR_CHIP";
+  case MLA_ERROR_NO_BACKEND:
+    return "MLA_ERROR_NO_BACKEND";
+  case MLA_ERROR_NO_DEVICE:
+    return "MLA_ERROR_NO_DEVICE";
+  case MLA_ERROR_CHIP_MISMATCH:
+    return "MLA_ERROR_CHIP_MISMATCH";
+  case MLA_ERROR_INVALID_SPEC:
+    return "MLA_ERROR_INVALID_SPEC";
+  case MLA_ERROR_DRIVER:
+    return "MLA_ERROR_DRIVER";
   }
   return "MLA_ERROR_UNKNOWN";
 }
@@ -103,25 +113,33 @@ extern "C" const char *mla_last_error(void) { return lastError.c_str(); }
 /// Checks that the launcher knows how to bind every argument of `k`.
 static mla_status checkKernel(const mla_kernel_desc &k) {
   if (!k.name || k.num_args < 0 || (k.num_args && !k.args) ||
-      k.block_threads <= 0 || k.shared_bytes < 0 || (k.stage != 1 && k.stage != 2))
+      k.block_threads <= 0 || k.shared_bytes < 0 ||
+      (k.stage != 1 && k.stage != 2))
     return fail(MLA_ERROR_INVALID_SPEC, "kernel descriptor '%s' is malformed",
                 k.name ? k.name : "(null)");
   for (int i = 0; i < k.num_args; ++i) {
     const mla_arg_desc &a = k.args[i];
     if (!a.name || !isKnownArg(a.name))
-      return fail(MLA_ERROR_INVALID_SPEC, "kernel '%s' argument %d ('%s') is not one the launcher binds",
-                  k.name, i, a.name ? a.name : "(null)");
+      return fail(
+          MLA_ERROR_INVALID_SPEC,
+          "kernel '%s' argument %d ('%s') is not one the launcher binds",
+          k.name, i, a.name ? a.name : "(null)");
     if (a.kind == MLA_ARG_MEMREF &&
-        (a.rank < 1 || a.rank > MLA_MAX_RANK || dynamicDims(a) != expectedDynamicDims(a.name)))
-      return fail(MLA_ERROR_INVALID_SPEC, "kernel '%s' argument '%s' has an unexpected shape",
-                  k.name, a.name);
-    if (a.kind != MLA_ARG_MEMREF && (a.kind != MLA_ARG_I64 || std::strcmp(a.name, "num_splits")))
-      return fail(MLA_ERROR_INVALID_SPEC, "kernel '%s' scalar argument '%s' is not num_splits : i64",
+        (a.rank < 1 || a.rank > MLA_MAX_RANK ||
+         dynamicDims(a) != expectedDynamicDims(a.name)))
+      return fail(MLA_ERROR_INVALID_SPEC,
+                  "kernel '%s' argument '%s' has an unexpected shape", k.name,
+                  a.name);
+    if (a.kind != MLA_ARG_MEMREF &&
+        (a.kind != MLA_ARG_I64 || std::strcmp(a.name, "num_splits")))
+      return fail(MLA_ERROR_INVALID_SPEC,
+                  "kernel '%s' scalar argument '%s' is not num_splits : i64",
                   k.name, a.name);
   }
   for (int g : k.grid)
     if (g < MLA_GRID_ONE || g > MLA_GRID_HEADS)
-      return fail(MLA_ERROR_INVALID_SPEC, "kernel '%s' has an unknown grid dimension", k.name);
+      return fail(MLA_ERROR_INVALID_SPEC,
+                  "kernel '%s' has an unknown grid dimension", k.name);
   return MLA_SUCCESS;
 }
 
@@ -129,12 +147,14 @@ static bool readFile(const std::string &path, std::vector<unsigned char> &out) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return false;
-  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  out.assign(std::istreambuf_iterator<char>(in),
+             std::istreambuf_iterator<char>());
   return !out.empty();
 }
 
-extern "C" mla_status mla_context_create(const mla_spec_desc *spec, const char *chip,
-                                         int device, const mla_backend *const *backends,
+extern "C" mla_status mla_context_create(const mla_spec_desc *spec,
+                                         const char *chip, int device,
+                                         const mla_backend *const *backends,
                                          mla_context **out) {
   if (!out)
     return fail(MLA_ERROR_INVALID_ARGUMENT, "the context out-pointer is NULL");
@@ -142,14 +162,18 @@ extern "C" mla_status mla_context_create(const mla_spec_desc *spec, const char *
   if (!spec || !chip)
     return fail(MLA_ERROR_INVALID_ARGUMENT, "spec and chip must not be NULL");
   if (spec->abi_version != MLA_LAUNCHER_ABI_VERSION)
-    return fail(MLA_ERROR_INVALID_SPEC,
-                "spec '%s' was generated for launcher ABI %d; this launcher is ABI %d "
-                "(regenerate the header with this mla-compile)",
-                spec->name ? spec->name : "?", spec->abi_version, MLA_LAUNCHER_ABI_VERSION);
+    return fail(
+        MLA_ERROR_INVALID_SPEC,
+        "spec '%s' was generated for launcher ABI %d; this launcher is ABI %d "
+        "(regenerate the header with this mla-compile)",
+        spec->name ? spec->name : "?", spec->abi_version,
+        MLA_LAUNCHER_ABI_VERSION);
   if (device < 0)
-    return fail(MLA_ERROR_INVALID_ARGUMENT, "device index %d is negative", device);
+    return fail(MLA_ERROR_INVALID_ARGUMENT, "device index %d is negative",
+                device);
   if (spec->num_heads <= 0 || spec->v_dim <= 0 || spec->block_n <= 0 ||
-      spec->q_seq_len <= 0 || spec->num_split_candidates <= 0 || !spec->split_candidates)
+      spec->q_seq_len <= 0 || spec->num_split_candidates <= 0 ||
+      !spec->split_candidates)
     return fail(MLA_ERROR_INVALID_SPEC, "spec '%s' is malformed", spec->name);
   for (int i = 0; i < spec->num_split_candidates; ++i)
     if (spec->split_candidates[i] < 1 || spec->split_candidates[i] > 65535)
@@ -164,8 +188,9 @@ extern "C" mla_status mla_context_create(const mla_spec_desc *spec, const char *
       target = &spec->targets[i];
   }
   if (!target)
-    return fail(MLA_ERROR_NO_CODE_FOR_CHIP, "spec '%s' has no code for '%s' (it has: %s)",
-                spec->name, chip, have.empty() ? "none" : have.c_str());
+    return fail(MLA_ERROR_NO_CODE_FOR_CHIP,
+                "spec '%s' has no code for '%s' (it has: %s)", spec->name, chip,
+                have.empty() ? "none" : have.c_str());
 
   const mla_backend *backend = nullptr;
   for (const mla_backend *const *b = backends; b && *b; ++b)
@@ -174,9 +199,10 @@ extern "C" mla_status mla_context_create(const mla_spec_desc *spec, const char *
       break;
     }
   if (!backend)
-    return fail(MLA_ERROR_NO_BACKEND,
-                "no backend for '%s' was linked in (link MLACompiler::launcher_%s)", chip,
-                std::strncmp(chip, "sm_", 3) ? "hip" : "cuda");
+    return fail(
+        MLA_ERROR_NO_BACKEND,
+        "no backend for '%s' was linked in (link MLACompiler::launcher_%s)",
+        chip, std::strncmp(chip, "sm_", 3) ? "hip" : "cuda");
 
   auto ctx = std::make_unique<mla_context>();
   ctx->spec = spec;
@@ -196,11 +222,14 @@ extern "C" mla_status mla_context_create(const mla_spec_desc *spec, const char *
     perCu = perCu ? std::min(perCu, k.programs_per_cu) : k.programs_per_cu;
   }
   if (ctx->stage1Masked.size() + ctx->stage1MaskFree.size() == 0)
-    return fail(MLA_ERROR_INVALID_SPEC, "spec '%s' has no stage-1 kernel for '%s'", spec->name, chip);
+    return fail(MLA_ERROR_INVALID_SPEC,
+                "spec '%s' has no stage-1 kernel for '%s'", spec->name, chip);
   for (int i = 0; i < spec->num_split_candidates; ++i)
     if (spec->split_candidates[i] > 1 && ctx->stage2.empty())
-      return fail(MLA_ERROR_INVALID_SPEC, "spec '%s' may split but has no stage-2 kernel", spec->name);
-  ctx->concurrent = std::max<int64_t>(1, int64_t(target->compute_units) * std::max(1, perCu));
+      return fail(MLA_ERROR_INVALID_SPEC,
+                  "spec '%s' may split but has no stage-2 kernel", spec->name);
+  ctx->concurrent =
+      std::max<int64_t>(1, int64_t(target->compute_units) * std::max(1, perCu));
 
   // The code: embedded, or the file beside the header ($MLA_CODE_DIR first).
   std::vector<unsigned char> file;
@@ -218,7 +247,8 @@ extern "C" mla_status mla_context_create(const mla_spec_desc *spec, const char *
         break;
     }
     if (file.empty())
-      return fail(MLA_ERROR_NO_CODE_FOR_CHIP, "the code object for '%s' could not be read (tried: %s)",
+      return fail(MLA_ERROR_NO_CODE_FOR_CHIP,
+                  "the code object for '%s' could not be read (tried: %s)",
                   chip, tried.empty() ? "no path" : tried.c_str());
     code = file.data();
     size = file.size();
@@ -228,7 +258,8 @@ extern "C" mla_status mla_context_create(const mla_spec_desc *spec, const char *
     return failWith(s, msg);
   for (auto *list : {&ctx->stage1Masked, &ctx->stage1MaskFree, &ctx->stage2})
     for (Kernel &k : *list)
-      if (mla_status s = backend->function(ctx->module, k.desc->name, k.desc->shared_bytes, &k.fn, msg)) {
+      if (mla_status s = backend->function(ctx->module, k.desc->name,
+                                           k.desc->shared_bytes, &k.fn, msg)) {
         backend->unload(ctx->module);
         return failWith(s, msg);
       }
@@ -244,14 +275,16 @@ extern "C" void mla_context_destroy(mla_context *ctx) {
   delete ctx;
 }
 
-static int64_t chooseSplits(const mla_context &ctx, int64_t batch, int64_t maxKvLen) {
+static int64_t chooseSplits(const mla_context &ctx, int64_t batch,
+                            int64_t maxKvLen) {
   const mla_spec_desc &s = *ctx.spec;
   mlir::mla::SplitProblem p;
   p.batch = batch;
   p.kvLen = maxKvLen;
   p.blockN = s.block_n;
   p.computeUnits = ctx.concurrent;
-  p.candidates = llvm::ArrayRef<int64_t>(s.split_candidates, s.num_split_candidates);
+  p.candidates =
+      llvm::ArrayRef<int64_t>(s.split_candidates, s.num_split_candidates);
   mlir::mla::SplitCostParams params;
   params.programOverhead = s.program_overhead;
   params.combineLaunch = s.combine_launch;
@@ -260,7 +293,8 @@ static int64_t chooseSplits(const mla_context &ctx, int64_t batch, int64_t maxKv
   return mlir::mla::chooseSplits(p, params);
 }
 
-static size_t workspaceBytes(const mla_spec_desc &s, int64_t batch, int64_t splits) {
+static size_t workspaceBytes(const mla_spec_desc &s, int64_t batch,
+                             int64_t splits) {
   if (splits <= 1)
     return 0; // one split: stage 1 writes the output directly
   size_t rows = size_t(batch) * size_t(splits) * size_t(s.num_heads);
@@ -270,14 +304,18 @@ static size_t workspaceBytes(const mla_spec_desc &s, int64_t batch, int64_t spli
 
 static mla_status checkSizes(int64_t batch, int64_t maxKvLen) {
   if (batch <= 0)
-    return fail(MLA_ERROR_INVALID_ARGUMENT, "batch is %lld; it must be positive", (long long)batch);
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "batch is %lld; it must be positive", (long long)batch);
   if (batch > (int64_t(1) << 31) - 1)
-    return fail(MLA_ERROR_INVALID_ARGUMENT, "batch %lld exceeds the grid limit", (long long)batch);
+    return fail(MLA_ERROR_INVALID_ARGUMENT, "batch %lld exceeds the grid limit",
+                (long long)batch);
   if (maxKvLen < 0)
-    return fail(MLA_ERROR_INVALID_ARGUMENT, "max_kv_len is %lld; it must not be negative",
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "max_kv_len is %lld; it must not be negative",
                 (long long)maxKvLen);
   if (maxKvLen > (int64_t(1) << 31) - 1)
-    return fail(MLA_ERROR_INVALID_ARGUMENT, "max_kv_len %lld exceeds int32 indptr range",
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "max_kv_len %lld exceeds int32 indptr range",
                 (long long)maxKvLen);
   return MLA_SUCCESS;
 }
@@ -285,10 +323,12 @@ static mla_status checkSizes(int64_t batch, int64_t maxKvLen) {
 extern "C" mla_status mla_workspace_size(const mla_context *ctx, int64_t batch,
                                          int64_t maxKvLen, size_t *bytes) {
   if (!ctx || !bytes)
-    return fail(MLA_ERROR_INVALID_ARGUMENT, "context and bytes must not be NULL");
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "context and bytes must not be NULL");
   if (mla_status s = checkSizes(batch, maxKvLen))
     return s;
-  *bytes = workspaceBytes(*ctx->spec, batch, chooseSplits(*ctx, batch, maxKvLen));
+  *bytes =
+      workspaceBytes(*ctx->spec, batch, chooseSplits(*ctx, batch, maxKvLen));
   return MLA_SUCCESS;
 }
 
@@ -297,7 +337,8 @@ static bool aligned(const void *p, size_t a) {
 }
 
 /// The checks on a call's buffers and sizes, shared by planning and running.
-static mla_status validateArgs(const mla_context *ctx, const mla_decode_args *a) {
+static mla_status validateArgs(const mla_context *ctx,
+                               const mla_decode_args *a) {
   const mla_spec_desc &s = *ctx->spec;
   struct {
     const char *name;
@@ -305,7 +346,8 @@ static mla_status validateArgs(const mla_context *ctx, const mla_decode_args *a)
     size_t align;
   } ptrs[] = {{"q", a->q, 16},
               {"kv", a->kv, 16},
-              {"kv_scale", s.has_kv_scale ? static_cast<const void *>(a->kv_scale) : &s, 4},
+              {"kv_scale",
+               s.has_kv_scale ? static_cast<const void *>(a->kv_scale) : &s, 4},
               {"qo_indptr", a->qo_indptr, 4},
               {"kv_indptr", a->kv_indptr, 4},
               {"out", a->out, 16}};
@@ -316,28 +358,34 @@ static mla_status validateArgs(const mla_context *ctx, const mla_decode_args *a)
     return st;
   for (auto &p : ptrs)
     if (!aligned(p.ptr, p.align))
-      return fail(MLA_ERROR_MISALIGNED, "%s (%p) is not %zu-byte aligned", p.name, p.ptr, p.align);
+      return fail(MLA_ERROR_MISALIGNED, "%s (%p) is not %zu-byte aligned",
+                  p.name, p.ptr, p.align);
   return MLA_SUCCESS;
 }
 
 /// The workspace check for `need` bytes.
-static mla_status checkWorkspace(const mla_decode_args *a, int64_t splits, size_t need) {
+static mla_status checkWorkspace(const mla_decode_args *a, int64_t splits,
+                                 size_t need) {
   if (need) {
     if (!a->workspace)
-      return fail(MLA_ERROR_INVALID_ARGUMENT, "workspace is NULL; %zu bytes are needed", need);
+      return fail(MLA_ERROR_INVALID_ARGUMENT,
+                  "workspace is NULL; %zu bytes are needed", need);
     if (!aligned(a->workspace, 16))
-      return fail(MLA_ERROR_MISALIGNED, "workspace (%p) is not 16-byte aligned", a->workspace);
+      return fail(MLA_ERROR_MISALIGNED, "workspace (%p) is not 16-byte aligned",
+                  a->workspace);
     if (a->workspace_bytes < need)
-      return fail(MLA_ERROR_WORKSPACE_TOO_SMALL,
-                  "workspace has %zu bytes; batch %lld with %lld splits needs %zu",
-                  a->workspace_bytes, (long long)a->batch, (long long)splits, need);
+      return fail(
+          MLA_ERROR_WORKSPACE_TOO_SMALL,
+          "workspace has %zu bytes; batch %lld with %lld splits needs %zu",
+          a->workspace_bytes, (long long)a->batch, (long long)splits, need);
   }
   return MLA_SUCCESS;
 }
 
 /// Whether every length in the host copy divides `multiple` (false without
 /// one); an inconsistent host copy is an error.
-static mla_status hostLengthsDivide(const mla_decode_args *a, int64_t multiple, bool *divides) {
+static mla_status hostLengthsDivide(const mla_decode_args *a, int64_t multiple,
+                                    bool *divides) {
   *divides = false;
   const int32_t *h = a->kv_indptr_host;
   if (!h)
@@ -347,7 +395,8 @@ static mla_status hostLengthsDivide(const mla_decode_args *a, int64_t multiple, 
     int64_t len = int64_t(h[b + 1]) - int64_t(h[b]);
     if (len < 0 || len > a->max_kv_len)
       return fail(MLA_ERROR_INVALID_ARGUMENT,
-                  "kv_indptr_host gives sequence %lld length %lld, outside [0, max_kv_len = %lld]",
+                  "kv_indptr_host gives sequence %lld length %lld, outside [0, "
+                  "max_kv_len = %lld]",
                   (long long)b, (long long)len, (long long)a->max_kv_len);
     *divides = *divides && len % multiple == 0;
   }
@@ -359,27 +408,32 @@ static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
                              mla_decode_plan *plan, const Kernel **stage1Out,
                              const Kernel **stage2Out) {
   if (!ctx || !a || !plan)
-    return fail(MLA_ERROR_INVALID_ARGUMENT, "context, arguments and plan must not be NULL");
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "context, arguments and plan must not be NULL");
   if (mla_status st = validateArgs(ctx, a))
     return st;
   const mla_spec_desc &s = *ctx->spec;
   int64_t splits = a->num_splits;
-  bool candidate = std::find(s.split_candidates, s.split_candidates + s.num_split_candidates,
-                             splits) != s.split_candidates + s.num_split_candidates;
+  bool candidate =
+      std::find(s.split_candidates, s.split_candidates + s.num_split_candidates,
+                splits) != s.split_candidates + s.num_split_candidates;
   if (splits == 0)
     splits = chooseSplits(*ctx, a->batch, a->max_kv_len);
   else if (splits < 0 || splits > 65535)
     return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "num_splits is %lld; it must be 0 (the cost model chooses) or 1 to 65535",
+                "num_splits is %lld; it must be 0 (the cost model chooses) or "
+                "1 to 65535",
                 (long long)splits);
   else if (ctx->stage1Masked.empty() && !candidate)
     return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "num_splits is %lld, which is not one of spec '%s''s split candidates (its "
+                "num_splits is %lld, which is not one of spec '%s''s split "
+                "candidates (its "
                 "only stage 1 is mask-free, proven for those counts)",
                 (long long)splits, s.name);
   else if (splits > 1 && ctx->stage2.empty())
     return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "num_splits is %lld, but spec '%s' has no stage-2 kernel (it fixed splits = 1)",
+                "num_splits is %lld, but spec '%s' has no stage-2 kernel (it "
+                "fixed splits = 1)",
                 (long long)splits, s.name);
   size_t need = workspaceBytes(s, a->batch, splits);
 
@@ -388,7 +442,8 @@ static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
   const Kernel *stage1 = nullptr;
   if (!ctx->stage1MaskFree.empty()) {
     const Kernel &mf = ctx->stage1MaskFree.front();
-    int64_t multiple = splits * std::max<int64_t>(1, mf.desc->dispatch_kv_multiple);
+    int64_t multiple =
+        splits * std::max<int64_t>(1, mf.desc->dispatch_kv_multiple);
     bool divides = false;
     if (mla_status st = hostLengthsDivide(a, multiple, &divides))
       return st;
@@ -396,7 +451,8 @@ static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
       stage1 = &mf;
     if (!divides && ctx->stage1Masked.empty() && a->kv_indptr_host)
       return fail(MLA_ERROR_INVALID_ARGUMENT,
-                  "spec '%s' has only a mask-free stage 1, and a length is not a multiple of %lld",
+                  "spec '%s' has only a mask-free stage 1, and a length is not "
+                  "a multiple of %lld",
                   s.name, (long long)multiple);
   }
   if (!stage1)
@@ -446,12 +502,15 @@ struct ArgPacker {
 };
 } // namespace
 
-static mla_status launchKernel(mla_context &ctx, const Kernel &k, const mla_decode_args &a,
-                               int64_t splits, void *stream) {
+static mla_status launchKernel(mla_context &ctx, const Kernel &k,
+                               const mla_decode_args &a, int64_t splits,
+                               void *stream) {
   const mla_spec_desc &s = *ctx.spec;
-  size_t partialBytes = alignUp(size_t(a.batch) * splits * s.num_heads * s.v_dim * 4, kWorkspaceAlign);
+  size_t partialBytes = alignUp(
+      size_t(a.batch) * splits * s.num_heads * s.v_dim * 4, kWorkspaceAlign);
   void *partial = splits > 1 ? a.workspace : a.out; // unused with one split
-  void *lse = splits > 1 ? static_cast<char *>(a.workspace) + partialBytes : a.out;
+  void *lse =
+      splits > 1 ? static_cast<char *>(a.workspace) + partialBytes : a.out;
   int64_t rows = a.batch * s.q_seq_len;
   ArgPacker pack;
   for (int i = 0; i < k.desc->num_args; ++i) {
@@ -464,14 +523,22 @@ static mla_status launchKernel(mla_context &ctx, const Kernel &k, const mla_deco
     // The launch-time sizes, in order of the dynamic dims.
     int64_t dyn[2] = {0, 0};
     const void *p = nullptr;
-    if (n == "q") p = a.q, dyn[0] = rows;
-    else if (n == "out") p = a.out, dyn[0] = rows;
-    else if (n == "kv") p = a.kv, dyn[0] = std::max<int64_t>(1, a.batch * a.max_kv_len);
-    else if (n == "kv_scale") p = a.kv_scale;
-    else if (n == "qo_indptr") p = a.qo_indptr, dyn[0] = a.batch + 1;
-    else if (n == "kv_indptr") p = a.kv_indptr, dyn[0] = a.batch + 1;
-    else if (n == "partial") p = partial, dyn[0] = a.batch, dyn[1] = splits;
-    else if (n == "lse") p = lse, dyn[0] = a.batch, dyn[1] = splits;
+    if (n == "q")
+      p = a.q, dyn[0] = rows;
+    else if (n == "out")
+      p = a.out, dyn[0] = rows;
+    else if (n == "kv")
+      p = a.kv, dyn[0] = std::max<int64_t>(1, a.batch * a.max_kv_len);
+    else if (n == "kv_scale")
+      p = a.kv_scale;
+    else if (n == "qo_indptr")
+      p = a.qo_indptr, dyn[0] = a.batch + 1;
+    else if (n == "kv_indptr")
+      p = a.kv_indptr, dyn[0] = a.batch + 1;
+    else if (n == "partial")
+      p = partial, dyn[0] = a.batch, dyn[1] = splits;
+    else if (n == "lse")
+      p = lse, dyn[0] = a.batch, dyn[1] = splits;
     int64_t sizes[MLA_MAX_RANK];
     int next = 0;
     for (int dim = 0; dim < d.rank; ++dim)
@@ -480,31 +547,36 @@ static mla_status launchKernel(mla_context &ctx, const Kernel &k, const mla_deco
   }
   auto dim = [&](int g) -> int64_t {
     switch (g) {
-    case MLA_GRID_BATCH: return a.batch;
-    case MLA_GRID_SPLITS: return splits;
-    case MLA_GRID_HEADS: return s.num_heads;
-    default: return 1;
+    case MLA_GRID_BATCH:
+      return a.batch;
+    case MLA_GRID_SPLITS:
+      return splits;
+    case MLA_GRID_HEADS:
+      return s.num_heads;
+    default:
+      return 1;
     }
   };
   std::string msg;
-  if (mla_status st = ctx.backend->launch(ctx.module, k.fn, unsigned(dim(k.desc->grid[0])),
-                                          unsigned(dim(k.desc->grid[1])),
-                                          unsigned(k.desc->block_threads),
-                                          unsigned(k.desc->shared_bytes),
-                                          k.desc->dependent_launch != 0, stream,
-                                          pack.bytes.data(), pack.bytes.size(), msg))
+  if (mla_status st = ctx.backend->launch(
+          ctx.module, k.fn, unsigned(dim(k.desc->grid[0])),
+          unsigned(dim(k.desc->grid[1])), unsigned(k.desc->block_threads),
+          unsigned(k.desc->shared_bytes), k.desc->dependent_launch != 0, stream,
+          pack.bytes.data(), pack.bytes.size(), msg))
     return failWith(st, "launching " + std::string(k.desc->name) + ": " + msg);
   return MLA_SUCCESS;
 }
 
-extern "C" mla_status mla_plan_decode(const mla_context *ctx, const mla_decode_args *a,
+extern "C" mla_status mla_plan_decode(const mla_context *ctx,
+                                      const mla_decode_args *a,
                                       mla_decode_plan *plan) {
   const Kernel *stage1, *stage2;
   return planDecode(ctx, a, plan, &stage1, &stage2);
 }
 
-static mla_status launchPlan(mla_context &ctx, const Kernel &stage1, const Kernel *stage2,
-                             const mla_decode_args &a, int64_t splits, void *stream) {
+static mla_status launchPlan(mla_context &ctx, const Kernel &stage1,
+                             const Kernel *stage2, const mla_decode_args &a,
+                             int64_t splits, void *stream) {
   if (mla_status s = launchKernel(ctx, stage1, a, splits, stream))
     return s;
   if (stage2)
@@ -513,7 +585,8 @@ static mla_status launchPlan(mla_context &ctx, const Kernel &stage1, const Kerne
   return MLA_SUCCESS;
 }
 
-extern "C" mla_status mla_decode(mla_context *ctx, const mla_decode_args *a, void *stream) {
+extern "C" mla_status mla_decode(mla_context *ctx, const mla_decode_args *a,
+                                 void *stream) {
   mla_decode_plan plan;
   const Kernel *stage1, *stage2;
   if (mla_status s = planDecode(ctx, a, &plan, &stage1, &stage2))
@@ -533,24 +606,31 @@ static const Kernel *kernelNamed(const mla_context &ctx, const char *name) {
   return nullptr;
 }
 
-extern "C" mla_status mla_decode_run(mla_context *ctx, const mla_decode_plan *plan,
+extern "C" mla_status mla_decode_run(mla_context *ctx,
+                                     const mla_decode_plan *plan,
                                      const mla_decode_args *a, void *stream) {
   if (!ctx || !plan || !a)
-    return fail(MLA_ERROR_INVALID_ARGUMENT, "context, plan and arguments must not be NULL");
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "context, plan and arguments must not be NULL");
   if (plan->context != ctx)
-    return fail(MLA_ERROR_INVALID_ARGUMENT, "the plan was made for another context");
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "the plan was made for another context");
   if (mla_status st = validateArgs(ctx, a))
     return st;
   if (a->batch != plan->batch || a->max_kv_len != plan->max_kv_len)
     return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "the plan was made for batch %lld, max_kv_len %lld; these arguments have "
+                "the plan was made for batch %lld, max_kv_len %lld; these "
+                "arguments have "
                 "batch %lld, max_kv_len %lld (plan again)",
-                (long long)plan->batch, (long long)plan->max_kv_len, (long long)a->batch,
-                (long long)a->max_kv_len);
+                (long long)plan->batch, (long long)plan->max_kv_len,
+                (long long)a->batch, (long long)a->max_kv_len);
   const Kernel *stage1 = kernelNamed(*ctx, plan->stage1);
-  const Kernel *stage2 = plan->stage2 ? kernelNamed(*ctx, plan->stage2) : nullptr;
-  if (!stage1 || (plan->stage2 && !stage2) || (plan->splits > 1) != (stage2 != nullptr))
-    return fail(MLA_ERROR_INVALID_ARGUMENT, "the plan does not name this context's kernels");
+  const Kernel *stage2 =
+      plan->stage2 ? kernelNamed(*ctx, plan->stage2) : nullptr;
+  if (!stage1 || (plan->stage2 && !stage2) ||
+      (plan->splits > 1) != (stage2 != nullptr))
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "the plan does not name this context's kernels");
   if (mla_status st = checkWorkspace(a, plan->splits, plan->workspace_bytes))
     return st;
   if (plan->mask_free && !ctx->stage1Masked.empty()) {
@@ -561,7 +641,8 @@ extern "C" mla_status mla_decode_run(mla_context *ctx, const mla_decode_plan *pl
       return st;
     if (a->kv_indptr_host && !divides)
       return fail(MLA_ERROR_INVALID_ARGUMENT,
-                  "the plan's mask-free stage 1 needs every length to be a multiple of %lld; "
+                  "the plan's mask-free stage 1 needs every length to be a "
+                  "multiple of %lld; "
                   "kv_indptr_host has one that is not (plan again)",
                   (long long)multiple);
   }

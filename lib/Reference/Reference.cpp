@@ -113,8 +113,8 @@ uint16_t mla_ref::floatToF16(float value) {
 }
 
 std::vector<double> mla_ref::referenceDecode(const DecodeProblem &p,
-                                              const std::vector<double> &q,
-                                              const std::vector<double> &kv) {
+                                             const std::vector<double> &q,
+                                             const std::vector<double> &kv) {
   assert(static_cast<int64_t>(p.qoIndptr.size()) == p.batch + 1);
   assert(static_cast<int64_t>(p.kvIndptr.size()) == p.batch + 1);
   int64_t totalQ = p.qoIndptr[p.batch];
@@ -155,7 +155,7 @@ std::vector<double> mla_ref::referenceDecode(const DecodeProblem &p,
 }
 
 double mla_ref::relativeFrobeniusError(const std::vector<double> &a,
-                                        const std::vector<double> &b) {
+                                       const std::vector<double> &b) {
   assert(a.size() == b.size());
   double num = 0, den = 0;
   for (size_t i = 0; i < a.size(); ++i) {

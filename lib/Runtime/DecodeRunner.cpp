@@ -9,10 +9,10 @@
 #include "llvm/ADT/ScopeExit.h"
 
 #include <algorithm>
-#include <random>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <random>
 
 using namespace mlir;
 using namespace mlir::mla;
@@ -21,8 +21,8 @@ static llvm::Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-llvm::Expected<DecodeKernels> mlir::mla::findDecodeKernels(ModuleOp module,
-                                                           llvm::StringRef spec) {
+llvm::Expected<DecodeKernels>
+mlir::mla::findDecodeKernels(ModuleOp module, llvm::StringRef spec) {
   DecodeKernels k;
   KernelOp stage1;
   for (KernelOp op : module.getOps<KernelOp>()) {
@@ -64,8 +64,8 @@ llvm::Expected<DecodeKernels> mlir::mla::findDecodeKernels(ModuleOp module,
   k.kvType = kvT.getElementType();
   auto names = stage1->getAttrOfType<ArrayAttr>("mla.arg_names");
   k.hasKVScale = names && llvm::any_of(names, [](Attribute a) {
-    return cast<StringAttr>(a).getValue() == "kv_scale";
-  });
+                   return cast<StringAttr>(a).getValue() == "kv_scale";
+                 });
   return k;
 }
 
@@ -116,11 +116,11 @@ llvm::Expected<DecodeRun> mlir::mla::runDecode(HostModule &host,
   manifest["split_candidates"] = llvm::json::Array(k.splitCandidates);
   manifest["kernels"] = llvm::json::Array(k.kernelManifest);
   SplitCostParams params;
-  manifest["split_cost_model"] = llvm::json::Object{
-      {"program_overhead", params.programOverhead},
-      {"combine_launch", params.combineLaunch},
-      {"combine_per_partial", params.combinePerPartial},
-      {"combine_per_split", params.combinePerSplit}};
+  manifest["split_cost_model"] =
+      llvm::json::Object{{"program_overhead", params.programOverhead},
+                         {"combine_launch", params.combineLaunch},
+                         {"combine_per_partial", params.combinePerPartial},
+                         {"combine_per_split", params.combinePerSplit}};
   auto spec = ManifestSpec::read(manifest, "");
   if (!spec)
     return spec.takeError();
@@ -229,7 +229,8 @@ mlir::mla::makeRandomDecode(const DecodeKernels &k,
     fmt = mla_ref::Fp8Format::E4M3FNUZ;
   else
     return makeError("unsupported KV element type");
-  float scale = static_cast<float>(std::max(amax, 1e-12) / mla_ref::fp8Max(fmt));
+  float scale =
+      static_cast<float>(std::max(amax, 1e-12) / mla_ref::fp8Max(fmt));
   in.kvScale = scale;
   in.kv.resize(nkv);
   for (int64_t i = 0; i < nkv; ++i) {
@@ -241,8 +242,7 @@ mlir::mla::makeRandomDecode(const DecodeKernels &k,
 
 double mlir::mla::errorAgainstReference(const RandomDecode &r,
                                         const DecodeRun &run) {
-  std::vector<double> expected =
-      mla_ref::referenceDecode(r.problem, r.q, r.kv);
+  std::vector<double> expected = mla_ref::referenceDecode(r.problem, r.q, r.kv);
   std::vector<double> got(run.out.size());
   for (size_t i = 0; i < got.size(); ++i)
     got[i] = mla_ref::bf16ToFloat(run.out[i]);

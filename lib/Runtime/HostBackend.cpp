@@ -18,10 +18,13 @@ namespace {
 struct HostBackend final : mla_backend {
   HostModule &host;
   const mla_target_desc &target;
-  HostBackend(HostModule &host, const mla_target_desc &target) : host(host), target(target) {}
+  HostBackend(HostModule &host, const mla_target_desc &target)
+      : host(host), target(target) {}
 
   const char *name() const override { return "host"; }
-  bool serves(const char *chip) const override { return std::strcmp(chip, "host") == 0; }
+  bool serves(const char *chip) const override {
+    return std::strcmp(chip, "host") == 0;
+  }
   mla_status load(int, const char *, const void *, size_t, void **module,
                   std::string &) const override {
     *module = const_cast<HostBackend *>(this);
@@ -37,13 +40,16 @@ struct HostBackend final : mla_backend {
     msg = std::string("the host module has no kernel ") + kernel;
     return MLA_ERROR_DRIVER;
   }
-  mla_status launch(void *, void *fn, unsigned gridX, unsigned gridY, unsigned, unsigned, bool,
-                    void *, void *args, size_t size, std::string &msg) const override {
+  mla_status launch(void *, void *fn, unsigned gridX, unsigned gridY, unsigned,
+                    unsigned, bool, void *, void *args, size_t size,
+                    std::string &msg) const override {
     const auto &k = *static_cast<const mla_kernel_desc *>(fn);
     std::vector<uint64_t> words(size / 8);
     std::memcpy(words.data(), args, words.size() * 8);
     size_t at = 0;
-    auto next = [&]() -> uint64_t { return at < words.size() ? words[at++] : 0; };
+    auto next = [&]() -> uint64_t {
+      return at < words.size() ? words[at++] : 0;
+    };
     std::vector<HostArg> hostArgs;
     for (int i = 0; i < k.num_args; ++i) {
       const mla_arg_desc &d = k.args[i];
@@ -64,10 +70,12 @@ struct HostBackend final : mla_backend {
       hostArgs.push_back(HostArg::buffer(aligned, std::move(sizes)));
     }
     if (at != words.size()) {
-      msg = "the packed arguments of " + std::string(k.name) + " do not match its descriptor";
+      msg = "the packed arguments of " + std::string(k.name) +
+            " do not match its descriptor";
       return MLA_ERROR_INVALID_SPEC;
     }
-    if (llvm::Error e = host.launch(k.name, {int64_t(gridX), int64_t(gridY)}, hostArgs)) {
+    if (llvm::Error e =
+            host.launch(k.name, {int64_t(gridX), int64_t(gridY)}, hostArgs)) {
       msg = llvm::toString(std::move(e));
       return MLA_ERROR_DRIVER;
     }
@@ -78,7 +86,7 @@ struct HostBackend final : mla_backend {
 
 } // namespace
 
-std::unique_ptr<mla_backend> mlir::mla::makeHostBackend(HostModule &host,
-                                                        const mla_target_desc &target) {
+std::unique_ptr<mla_backend>
+mlir::mla::makeHostBackend(HostModule &host, const mla_target_desc &target) {
   return std::make_unique<HostBackend>(host, target);
 }

@@ -19,14 +19,14 @@ static llvm::Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-llvm::Expected<std::unique_ptr<HostModule>> HostModule::compile(ModuleOp tiles) {
+llvm::Expected<std::unique_ptr<HostModule>>
+HostModule::compile(ModuleOp tiles) {
   MLIRContext *ctx = tiles.getContext();
   std::unique_ptr<HostModule> host(new HostModule());
   for (KernelOp k : tiles.getOps<KernelOp>())
     host->kernels.push_back(
-        {k.getSymName().str(),
-         std::vector<Type>(k.getArgumentTypes().begin(),
-                           k.getArgumentTypes().end())});
+        {k.getSymName().str(), std::vector<Type>(k.getArgumentTypes().begin(),
+                                                 k.getArgumentTypes().end())});
   if (host->kernels.empty())
     return makeError("the module has no mla.kernel (expand the spec first)");
 
@@ -56,14 +56,17 @@ llvm::Expected<std::unique_ptr<HostModule>> HostModule::compile(ModuleOp tiles) 
   return std::move(host);
 }
 
-llvm::Error HostModule::launch(llvm::StringRef name, llvm::ArrayRef<int64_t> grid,
+llvm::Error HostModule::launch(llvm::StringRef name,
+                               llvm::ArrayRef<int64_t> grid,
                                llvm::ArrayRef<HostArg> args) {
-  auto it = llvm::find_if(kernels, [&](const KernelSig &k) { return k.name == name; });
+  auto it = llvm::find_if(kernels,
+                          [&](const KernelSig &k) { return k.name == name; });
   if (it == kernels.end())
     return makeError("no kernel named '" + name + "'");
   if (args.size() != it->args.size())
-    return makeError("kernel '" + name + "' takes " + llvm::Twine(it->args.size()) +
-                     " arguments, got " + llvm::Twine(args.size()));
+    return makeError("kernel '" + name + "' takes " +
+                     llvm::Twine(it->args.size()) + " arguments, got " +
+                     llvm::Twine(args.size()));
   if (grid.empty() || grid.size() > 3)
     return makeError("a grid has 1 to 3 extents");
   for (int64_t g : grid)
@@ -97,7 +100,8 @@ llvm::Error HostModule::launch(llvm::StringRef name, llvm::ArrayRef<int64_t> gri
       int64_t stride = 1;
       for (int64_t r = mt.getRank() - 1; r >= 0; --r) {
         int64_t dim = mt.getDimSize(r);
-        if (a.sizes[r] < 0 || (!ShapedType::isDynamic(dim) && dim != a.sizes[r]))
+        if (a.sizes[r] < 0 ||
+            (!ShapedType::isDynamic(dim) && dim != a.sizes[r]))
           return makeError("argument #" + llvm::Twine(i) + " dimension " +
                            llvm::Twine(r) + " must be " + llvm::Twine(dim));
         d[3 + r] = a.sizes[r];

@@ -57,16 +57,20 @@ const Coord kA16x16x16Elem[] = {{0, 1}, {0, 2}};
 const Coord kB16x16x16Lane[] = {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {4, 0}, {8, 0}};
 const Coord kB16x16x16Elem[] = {{1, 0}, {2, 0}};
 
-const Coord kA16x16x32Lane[] = {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {0, 8}, {0, 16}};
+const Coord kA16x16x32Lane[] = {{1, 0}, {2, 0}, {4, 0},
+                                {8, 0}, {0, 8}, {0, 16}};
 const Coord kA16x16x32Elem[] = {{0, 1}, {0, 2}, {0, 4}};
-const Coord kB16x16x32Lane[] = {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {8, 0}, {16, 0}};
+const Coord kB16x16x32Lane[] = {{0, 1}, {0, 2}, {0, 4},
+                                {0, 8}, {8, 0}, {16, 0}};
 const Coord kB16x16x32Elem[] = {{1, 0}, {2, 0}, {4, 0}};
 
 // f8f6f4 16x16x128 with FP8 operands: interleaved K,
 // k = 16 * (l / 16) + i % 16 + 64 * (i / 16).
-const Coord kA16x16x128Lane[] = {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {0, 16}, {0, 32}};
+const Coord kA16x16x128Lane[] = {{1, 0}, {2, 0},  {4, 0},
+                                 {8, 0}, {0, 16}, {0, 32}};
 const Coord kA16x16x128Elem[] = {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {0, 64}};
-const Coord kB16x16x128Lane[] = {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {16, 0}, {32, 0}};
+const Coord kB16x16x128Lane[] = {{0, 1}, {0, 2},  {0, 4},
+                                 {0, 8}, {16, 0}, {32, 0}};
 const Coord kB16x16x128Elem[] = {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {64, 0}};
 
 // NVIDIA mma.sync m16n8k16 (g = l >> 2, t = l & 3):
@@ -82,43 +86,102 @@ const Coord kNvCElem[] = {{0, 1}, {8, 0}};
 
 constexpr LaneLayout acc16{kAcc16Lane, kAcc16Elem, 16, 16};
 
-const MatrixInstr kMfma16x16x16Bf16{
-    "v_mfma_f32_16x16x16_bf16", 16, 16, 16, 64, MatrixElem::BF16, MatrixElem::F32,
-    {kA16x16x16Lane, kA16x16x16Elem, 16, 16},
-    {kB16x16x16Lane, kB16x16x16Elem, 16, 16}, acc16};
-const MatrixInstr kMfma16x16x32Bf16{
-    "v_mfma_f32_16x16x32_bf16", 16, 16, 32, 64, MatrixElem::BF16, MatrixElem::F32,
-    {kA16x16x32Lane, kA16x16x32Elem, 16, 32},
-    {kB16x16x32Lane, kB16x16x32Elem, 32, 16}, acc16};
+const MatrixInstr kMfma16x16x16Bf16{"v_mfma_f32_16x16x16_bf16",
+                                    16,
+                                    16,
+                                    16,
+                                    64,
+                                    MatrixElem::BF16,
+                                    MatrixElem::F32,
+                                    {kA16x16x16Lane, kA16x16x16Elem, 16, 16},
+                                    {kB16x16x16Lane, kB16x16x16Elem, 16, 16},
+                                    acc16};
+const MatrixInstr kMfma16x16x32Bf16{"v_mfma_f32_16x16x32_bf16",
+                                    16,
+                                    16,
+                                    32,
+                                    64,
+                                    MatrixElem::BF16,
+                                    MatrixElem::F32,
+                                    {kA16x16x32Lane, kA16x16x32Elem, 16, 32},
+                                    {kB16x16x32Lane, kB16x16x32Elem, 32, 16},
+                                    acc16};
 // The f16 forms share their bf16 twins' lane layouts (same ISA tables).
-const MatrixInstr kMfma16x16x16F16{
-    "v_mfma_f32_16x16x16_f16", 16, 16, 16, 64, MatrixElem::F16, MatrixElem::F32,
-    {kA16x16x16Lane, kA16x16x16Elem, 16, 16},
-    {kB16x16x16Lane, kB16x16x16Elem, 16, 16}, acc16};
-const MatrixInstr kMfma16x16x32F16{
-    "v_mfma_f32_16x16x32_f16", 16, 16, 32, 64, MatrixElem::F16, MatrixElem::F32,
-    {kA16x16x32Lane, kA16x16x32Elem, 16, 32},
-    {kB16x16x32Lane, kB16x16x32Elem, 32, 16}, acc16};
-const MatrixInstr kMfma16x16x32Fp8Fn{
-    "v_mfma_f32_16x16x32_fp8_fp8", 16, 16, 32, 64, MatrixElem::F8E4M3FN,
-    MatrixElem::F32, {kA16x16x32Lane, kA16x16x32Elem, 16, 32},
-    {kB16x16x32Lane, kB16x16x32Elem, 32, 16}, acc16};
-const MatrixInstr kMfma16x16x32Fp8Fnuz{
-    "v_mfma_f32_16x16x32_fp8_fp8 (FNUZ)", 16, 16, 32, 64, MatrixElem::F8E4M3FNUZ,
-    MatrixElem::F32, {kA16x16x32Lane, kA16x16x32Elem, 16, 32},
-    {kB16x16x32Lane, kB16x16x32Elem, 32, 16}, acc16};
+const MatrixInstr kMfma16x16x16F16{"v_mfma_f32_16x16x16_f16",
+                                   16,
+                                   16,
+                                   16,
+                                   64,
+                                   MatrixElem::F16,
+                                   MatrixElem::F32,
+                                   {kA16x16x16Lane, kA16x16x16Elem, 16, 16},
+                                   {kB16x16x16Lane, kB16x16x16Elem, 16, 16},
+                                   acc16};
+const MatrixInstr kMfma16x16x32F16{"v_mfma_f32_16x16x32_f16",
+                                   16,
+                                   16,
+                                   32,
+                                   64,
+                                   MatrixElem::F16,
+                                   MatrixElem::F32,
+                                   {kA16x16x32Lane, kA16x16x32Elem, 16, 32},
+                                   {kB16x16x32Lane, kB16x16x32Elem, 32, 16},
+                                   acc16};
+const MatrixInstr kMfma16x16x32Fp8Fn{"v_mfma_f32_16x16x32_fp8_fp8",
+                                     16,
+                                     16,
+                                     32,
+                                     64,
+                                     MatrixElem::F8E4M3FN,
+                                     MatrixElem::F32,
+                                     {kA16x16x32Lane, kA16x16x32Elem, 16, 32},
+                                     {kB16x16x32Lane, kB16x16x32Elem, 32, 16},
+                                     acc16};
+const MatrixInstr kMfma16x16x32Fp8Fnuz{"v_mfma_f32_16x16x32_fp8_fp8 (FNUZ)",
+                                       16,
+                                       16,
+                                       32,
+                                       64,
+                                       MatrixElem::F8E4M3FNUZ,
+                                       MatrixElem::F32,
+                                       {kA16x16x32Lane, kA16x16x32Elem, 16, 32},
+                                       {kB16x16x32Lane, kB16x16x32Elem, 32, 16},
+                                       acc16};
 const MatrixInstr kMfma16x16x128F8f6f4{
-    "v_mfma_f32_16x16x128_f8f6f4", 16, 16, 128, 64, MatrixElem::F8E4M3FN,
-    MatrixElem::F32, {kA16x16x128Lane, kA16x16x128Elem, 16, 128},
-    {kB16x16x128Lane, kB16x16x128Elem, 128, 16}, acc16};
+    "v_mfma_f32_16x16x128_f8f6f4",
+    16,
+    16,
+    128,
+    64,
+    MatrixElem::F8E4M3FN,
+    MatrixElem::F32,
+    {kA16x16x128Lane, kA16x16x128Elem, 16, 128},
+    {kB16x16x128Lane, kB16x16x128Elem, 128, 16},
+    acc16};
 const MatrixInstr kMmaSyncM16n8k16Bf16{
-    "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 16, 8, 16, 32,
-    MatrixElem::BF16, MatrixElem::F32, {kNvALane, kNvAElem, 16, 16},
-    {kNvBLane, kNvBElem, 16, 8}, {kNvCLane, kNvCElem, 16, 8}, /*aByLdmatrix=*/true};
+    "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+    16,
+    8,
+    16,
+    32,
+    MatrixElem::BF16,
+    MatrixElem::F32,
+    {kNvALane, kNvAElem, 16, 16},
+    {kNvBLane, kNvBElem, 16, 8},
+    {kNvCLane, kNvCElem, 16, 8},
+    /*aByLdmatrix=*/true};
 const MatrixInstr kMmaSyncM16n8k16F16{
-    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 16, 8, 16, 32,
-    MatrixElem::F16, MatrixElem::F32, {kNvALane, kNvAElem, 16, 16},
-    {kNvBLane, kNvBElem, 16, 8}, {kNvCLane, kNvCElem, 16, 8}, /*aByLdmatrix=*/true};
+    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+    16,
+    8,
+    16,
+    32,
+    MatrixElem::F16,
+    MatrixElem::F32,
+    {kNvALane, kNvAElem, 16, 16},
+    {kNvBLane, kNvBElem, 16, 8},
+    {kNvCLane, kNvCElem, 16, 8},
+    /*aByLdmatrix=*/true};
 
 const MatrixInstr *const kAll[] = {
     &kMfma16x16x16Bf16,    &kMfma16x16x32Bf16,    &kMfma16x16x16F16,
@@ -133,13 +196,17 @@ llvm::ArrayRef<const MatrixInstr *> mlir::mla::knownMatrixInstrs() {
 
 static bool mutateLayoutsForTesting = false;
 
-void mlir::mla::setMatrixLayoutMutationForTesting(bool on) { mutateLayoutsForTesting = on; }
+void mlir::mla::setMatrixLayoutMutationForTesting(bool on) {
+  mutateLayoutsForTesting = on;
+}
 
 /// The test mutation of an AMD descriptor: B's first two lane bases
 /// swapped (columns n = 1 and n = 2 of every B operand trade lanes). Still
 /// one lane per element, so the lowering accepts it; the product is wrong.
 static const MatrixInstr *mutated(const MatrixInstr *mi) {
-  static std::map<const MatrixInstr *, std::pair<MatrixInstr, std::vector<Coord>>> copies;
+  static std::map<const MatrixInstr *,
+                  std::pair<MatrixInstr, std::vector<Coord>>>
+      copies;
   auto it = copies.find(mi);
   if (it == copies.end()) {
     std::vector<Coord> lanes(mi->b.laneBases.begin(), mi->b.laneBases.end());
@@ -157,7 +224,8 @@ const MatrixInstr *mlir::mla::lookupMatrixInstr(llvm::StringRef name) {
   return nullptr;
 }
 
-std::optional<GroupedOperands> mlir::mla::groupKSteps(const MatrixInstr &mi, int64_t steps) {
+std::optional<GroupedOperands> mlir::mla::groupKSteps(const MatrixInstr &mi,
+                                                      int64_t steps) {
   if (steps < 1 || !llvm::isPowerOf2_64(steps))
     return std::nullopt;
   // K weights of an operand's element and lane bits (A: columns, B: rows);
@@ -175,9 +243,11 @@ std::optional<GroupedOperands> mlir::mla::groupKSteps(const MatrixInstr &mi, int
     return true;
   };
   std::vector<int64_t> aElem, aLane, bElem, bLane;
-  if (!kWeights(mi.a.elemBases, true, aElem) || !kWeights(mi.a.laneBases, true, aLane) ||
-      !kWeights(mi.b.elemBases, false, bElem) || !kWeights(mi.b.laneBases, false, bLane) ||
-      aElem != bElem || aLane != bLane)
+  if (!kWeights(mi.a.elemBases, true, aElem) ||
+      !kWeights(mi.a.laneBases, true, aLane) ||
+      !kWeights(mi.b.elemBases, false, bElem) ||
+      !kWeights(mi.b.laneBases, false, bLane) || aElem != bElem ||
+      aLane != bLane)
     return std::nullopt;
   // The K bits must be distinct powers of two covering 0 .. k - 1.
   int64_t covered = 0;

@@ -138,8 +138,8 @@ struct MLAElideMasks : public mla::impl::MLAElideMasksBase<MLAElideMasks> {
       if (divisor && llvm::all_of(candidates, divides)) {
         // Proven for every split count a launcher may pick: replace.
         maskFree = kernel;
-        (void)symbols.rename(kernel, variantName(kernel.getSymName(),
-                                                 "mask_free"));
+        (void)symbols.rename(kernel,
+                             variantName(kernel.getSymName(), "mask_free"));
       } else if (divisor && llvm::none_of(candidates, divides)) {
         // The stated lengths always leave a partial tile: masked only.
         continue;

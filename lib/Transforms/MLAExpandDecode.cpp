@@ -105,7 +105,8 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   SmallVector<StringRef> names{"q", "kv"};
   if (s.kvScale)
     names.push_back("kv_scale");
-  names.append({"qo_indptr", "kv_indptr", "num_splits", "partial", "lse", "out"});
+  names.append(
+      {"qo_indptr", "kv_indptr", "num_splits", "partial", "lse", "out"});
   kernel->setAttr("mla.arg_names", b.getStrArrayAttr(names));
 
   Block *entry = b.createBlock(&kernel.getBody(), {}, args,
@@ -153,7 +154,8 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   // subnormals: f16's smallest normal is 6.1e-5) and scale the scores
   // instead.
   Type opType = s.qType.isF32() ? f32 : s.qpType;
-  bool scaleScores = isa<Float8E4M3FNType, Float8E4M3FNUZType, Float16Type>(opType);
+  bool scaleScores =
+      isa<Float8E4M3FNType, Float8E4M3FNUZType, Float16Type>(opType);
   if (!scaleScores)
     qTile = ScaleOp::create(b, loc, qTile.getType(), qTile, qkScale);
   if (!opType.isF32())
@@ -167,10 +169,9 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   Value acc0 = FillOp::create(b, loc, accT, b.getF32FloatAttr(0.0f));
   Value rowEnd = arith::AddIOp::create(b, loc, kvBegin, range.getHi());
 
-  auto loop = KvLoopOp::create(b, loc, TypeRange{rowT, rowT, accT},
-                               range.getLo(), range.getHi(),
-                               b.getI64IntegerAttr(s.blockN),
-                               ValueRange{m0, l0, acc0});
+  auto loop = KvLoopOp::create(
+      b, loc, TypeRange{rowT, rowT, accT}, range.getLo(), range.getHi(),
+      b.getI64IntegerAttr(s.blockN), ValueRange{m0, l0, acc0});
   {
     Block *body = b.createBlock(&loop.getBody(), {}, {idx, rowT, rowT, accT},
                                 SmallVector<Location>(4, loc));
@@ -189,15 +190,15 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
       scores = ScaleOp::create(b, loc, scoresT, scores, qkScale);
     scores = MaskOp::create(b, loc, scoresT, scores, n, range.getHi(),
                             b.getI64IntegerAttr(1), b.getF32FloatAttr(negInf));
-    auto sm = OnlineSoftmaxOp::create(b, loc, TypeRange{scoresT, rowT, rowT, accT},
-                                      scores, m, l, acc);
+    auto sm = OnlineSoftmaxOp::create(
+        b, loc, TypeRange{scoresT, rowT, rowT, accT}, scores, m, l, acc);
     Value p = sm.getProbs();
     if (!opType.isF32())
       p = CastOp::create(b, loc, tile({s.heads, s.blockN}, opType), p);
     Value v = SliceOp::create(b, loc, tile({s.blockN, s.vDim}, s.kvType), k,
                               b.getDenseI64ArrayAttr({0, 0}));
-    Value accNew =
-        DotOp::create(b, loc, accT, p, v, sm.getNewAcc(), /*transpose_rhs=*/false);
+    Value accNew = DotOp::create(b, loc, accT, p, v, sm.getNewAcc(),
+                                 /*transpose_rhs=*/false);
     YieldOp::create(b, loc, ValueRange{sm.getNewMax(), sm.getNewSum(), accNew});
   }
   b.setInsertionPointAfter(loop);
@@ -206,8 +207,8 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
                                        loop.getResult(1), kvScale);
   // One split: the partial is the answer, so write the output directly and
   // let the launcher skip stage 2.
-  Value single = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                       numSplits, c1);
+  Value single =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, numSplits, c1);
   auto ifOp = scf::IfOp::create(b, loc, single, /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard g(b);
@@ -234,8 +235,9 @@ void buildStage2(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
                                  b.getFunctionType(args, {}),
                                  ArrayRef<StringRef>{"batch", "heads"},
                                  /*numWarps=*/4);
-  kernel->setAttr("mla.arg_names",
-                  b.getStrArrayAttr({"partial", "lse", "num_splits", "qo_indptr", "out"}));
+  kernel->setAttr(
+      "mla.arg_names",
+      b.getStrArrayAttr({"partial", "lse", "num_splits", "qo_indptr", "out"}));
   Block *entry = b.createBlock(&kernel.getBody(), {}, args,
                                SmallVector<Location>(args.size(), loc));
   OpBuilder::InsertionGuard guard(b);
@@ -249,9 +251,9 @@ void buildStage2(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   // The output row first: qo_indptr is an input, not stage 1's output,
   // so its load need not wait for stage 1 (programmatic dependent launch).
   Value qRow = loadIndex(b, loc, qoIndptr, batch);
-  Value combined = SplitKReduceOp::create(
-      b, loc, tile({1, s.vDim}, b.getF32Type()), partial, lse, batch, head,
-      numSplits);
+  Value combined =
+      SplitKReduceOp::create(b, loc, tile({1, s.vDim}, b.getF32Type()), partial,
+                             lse, batch, head, numSplits);
   StoreOp::create(b, loc, combined, out, ValueRange{qRow, head, c0}, Value());
   ReturnOp::create(b, loc);
 }
@@ -262,11 +264,18 @@ struct MLAExpandDecode
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    for (DecodeOp spec : llvm::make_early_inc_range(module.getOps<DecodeOp>())) {
-      DecodeShape shape{spec.getNumHeads(), spec.getQkDim(),  spec.getVDim(),
-                        spec.getBlockN(),   spec.getQType(),  spec.getKvType(),
-                        spec.getOutType(),  spec.hasKVScale(),
-                        spec.getQpType().value_or(BFloat16Type::get(spec.getContext()))};
+    for (DecodeOp spec :
+         llvm::make_early_inc_range(module.getOps<DecodeOp>())) {
+      DecodeShape shape{
+          spec.getNumHeads(),
+          spec.getQkDim(),
+          spec.getVDim(),
+          spec.getBlockN(),
+          spec.getQType(),
+          spec.getKvType(),
+          spec.getOutType(),
+          spec.hasKVScale(),
+          spec.getQpType().value_or(BFloat16Type::get(spec.getContext()))};
       OpBuilder b(spec);
       buildStage1(b, spec, shape);
       b.setInsertionPoint(spec);

@@ -56,7 +56,8 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
     MLIRContext *ctx = &getContext();
     const ChipInfo *chipInfo = lookupChip(chip);
     if (!chipInfo) {
-      module.emitError() << "unknown chip '" << chip << "' (known: " << knownChipNames() << ")";
+      module.emitError() << "unknown chip '" << chip
+                         << "' (known: " << knownChipNames() << ")";
       return signalPassFailure();
     }
     auto created = TargetInfo::create(*chipInfo, module);
@@ -83,7 +84,8 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
             (want == Fp8Flavor::E4M3FNUZ && !fnuz)) {
           op->emitError() << "fp8 type " << elt << " does not match " << chip
                           << "'s fp8 format "
-                          << (want == Fp8Flavor::E4M3FN ? "f8E4M3FN" : "f8E4M3FNUZ");
+                          << (want == Fp8Flavor::E4M3FN ? "f8E4M3FN"
+                                                        : "f8E4M3FNUZ");
           flavourOk = false;
           return WalkResult::interrupt();
         }
@@ -92,13 +94,15 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
     });
     if (!flavourOk)
       return signalPassFailure();
-    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(ctx));
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(ctx));
     OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
     auto gpuModule = gpu::GPUModuleOp::create(
         mb, module.getLoc(), "mla_kernels",
         ArrayAttr::get(ctx, {target.moduleTarget(ctx)}));
 
-    for (KernelOp kernel : llvm::make_early_inc_range(module.getOps<KernelOp>())) {
+    for (KernelOp kernel :
+         llvm::make_early_inc_range(module.getOps<KernelOp>())) {
       SmallVector<Type> argTypes;
       for (Type t : kernel.getArgumentTypes()) {
         if (auto mt = dyn_cast<MemRefType>(t))
@@ -106,26 +110,28 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
         argTypes.push_back(t);
       }
       OpBuilder b = OpBuilder::atBlockEnd(gpuModule.getBody());
-      auto func = gpu::GPUFuncOp::create(b, kernel.getLoc(), kernel.getSymName(),
-                                         b.getFunctionType(argTypes, {}));
+      auto func =
+          gpu::GPUFuncOp::create(b, kernel.getLoc(), kernel.getSymName(),
+                                 b.getFunctionType(argTypes, {}));
       func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
       int64_t warps = kernel.getNumWarps();
       int64_t threads = warps * target.chip.facts.waveSize;
-      func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
-          {static_cast<int32_t>(threads), 1, 1}));
+      func.setKnownBlockSizeAttr(
+          b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
       b.setInsertionPointToStart(&func.getBody().front());
 
       Lowering low(b, target, warps);
       low.diagOp = kernel;
       low.reportPlacements = reportPlacements;
       low.init(kernel.getLoc());
-      for (auto [from, to] : llvm::zip(kernel.getBody().getArguments(),
-                                       func.getArguments()))
+      for (auto [from, to] :
+           llvm::zip(kernel.getBody().getArguments(), func.getArguments()))
         low.scalars.map(from, to);
       // A kernel that combines another kernel's partial results may be
       // launched before that kernel ends (programmatic dependent launch).
       // (lowerSplitKReduce places the griddepcontrol.wait.)
-      if (target.chip.facts.dependentLaunch && !kernel.getBody().getOps<SplitKReduceOp>().empty())
+      if (target.chip.facts.dependentLaunch &&
+          !kernel.getBody().getOps<SplitKReduceOp>().empty())
         func->setAttr("mla.dependent_launch", b.getUnitAttr());
       for (Operation &op : kernel.getBody().front().without_terminator())
         if (failed(low.lowerOp(&op)))

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -20,7 +21,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/DialectConversion.h"
-#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 
 #include <limits>
 
@@ -79,12 +79,13 @@ Value alloc(OpBuilder &b, Location loc, Type t) {
 // Patterns
 //===----------------------------------------------------------------------===//
 
-template <typename Op>
-struct TilePattern : public OpConversionPattern<Op> {
+template <typename Op> struct TilePattern : public OpConversionPattern<Op> {
   using OpConversionPattern<Op>::OpConversionPattern;
   using OpAdaptor = typename OpConversionPattern<Op>::OpAdaptor;
 
-  Type convert(Type t) const { return this->getTypeConverter()->convertType(t); }
+  Type convert(Type t) const {
+    return this->getTypeConverter()->convertType(t);
+  }
 
   /// Replaces `op` by a fresh buffer of `type` whose element at `iv` is
   /// `element(iv)`.
@@ -240,9 +241,10 @@ struct MaskLowering : TilePattern<MaskOp> {
     Location loc = op.getLoc();
     Value fill = arith::ConstantOp::create(rw, loc, op.getFillAttr());
     replaceByElements(op, op.getType(), rw, [&](ValueRange iv) -> Value {
-      Value pos = arith::AddIOp::create(rw, loc, a.getOffset(), iv[op.getDim()]);
-      Value outside = arith::CmpIOp::create(
-          rw, loc, arith::CmpIPredicate::sge, pos, a.getBound());
+      Value pos =
+          arith::AddIOp::create(rw, loc, a.getOffset(), iv[op.getDim()]);
+      Value outside = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::sge,
+                                            pos, a.getBound());
       return arith::SelectOp::create(rw, loc, outside, fill,
                                      load(rw, loc, a.getSource(), iv));
     });
@@ -262,16 +264,17 @@ struct DotLowering : TilePattern<DotOp> {
     Type rhsElt = op.getRhs().getType().getElementType();
     Value out = alloc(rw, loc, convert(resT));
     loopNest(rw, loc, resT.getShape(), [&](ValueRange mn) {
-      Value init = a.getAcc() ? load(rw, loc, a.getAcc(), mn) : cstF32(rw, loc, 0);
+      Value init =
+          a.getAcc() ? load(rw, loc, a.getAcc(), mn) : cstF32(rw, loc, 0);
       Value sum = reduceLoop(
           rw, loc, cstIndex(rw, loc, k), init, [&](Value kk, Value acc) {
-            Value x = toF32(rw, loc, load(rw, loc, a.getLhs(), {mn[0], kk}),
-                            lhsElt);
-            Value y = toF32(rw, loc,
-                            load(rw, loc, a.getRhs(),
-                                 trans ? ValueRange{mn[1], kk}
-                                       : ValueRange{kk, mn[1]}),
-                            rhsElt);
+            Value x =
+                toF32(rw, loc, load(rw, loc, a.getLhs(), {mn[0], kk}), lhsElt);
+            Value y = toF32(
+                rw, loc,
+                load(rw, loc, a.getRhs(),
+                     trans ? ValueRange{mn[1], kk} : ValueRange{kk, mn[1]}),
+                rhsElt);
             return arith::AddFOp::create(rw, loc, acc,
                                          arith::MulFOp::create(rw, loc, x, y));
           });
@@ -314,9 +317,8 @@ struct OnlineSoftmaxLowering : TilePattern<OnlineSoftmaxOp> {
       Value oldSum = load(rw, loc, a.getSum(), r);
       store(rw, loc, mx, newMax, r);
       store(rw, loc,
-            arith::AddFOp::create(rw, loc,
-                                  arith::MulFOp::create(rw, loc, oldSum, alpha),
-                                  rowSum),
+            arith::AddFOp::create(
+                rw, loc, arith::MulFOp::create(rw, loc, oldSum, alpha), rowSum),
             newSum, r);
       loopNest(rw, loc, {accT.getDimSize(1)}, [&](ValueRange d) {
         Value v = load(rw, loc, a.getAcc(), {r[0], d[0]});
@@ -354,8 +356,8 @@ struct SoftmaxFinalizeLowering : TilePattern<SoftmaxFinalizeOp> {
         store(rw, loc, arith::SelectOp::create(rw, loc, empty, zero, v), out,
               {r[0], d[0]});
       });
-      Value l2 = arith::AddFOp::create(
-          rw, loc, mx, math::Log2Op::create(rw, loc, safeSum));
+      Value l2 = arith::AddFOp::create(rw, loc, mx,
+                                       math::Log2Op::create(rw, loc, safeSum));
       Value ln = arith::MulFOp::create(rw, loc, l2,
                                        cstF32(rw, loc, 0.6931471805599453f));
       Value negInf = cstF32(rw, loc, -std::numeric_limits<float>::infinity());
@@ -379,22 +381,23 @@ struct SplitKReduceLowering : TilePattern<SplitKReduceOp> {
     Value negInf = cstF32(rw, loc, -std::numeric_limits<float>::infinity());
     loopNest(rw, loc, {resT.getDimSize(0)}, [&](ValueRange hIv) {
       Value h = arith::AddIOp::create(rw, loc, a.getHead(), hIv[0]);
-      loopNest(rw, loc, {dim},
-               [&](ValueRange d) { store(rw, loc, zero, out, {hIv[0], d[0]}); });
-      Value mx = reduceLoop(rw, loc, a.getNumSplits(), negInf,
-                            [&](Value s, Value acc) {
-                              Value l = load(rw, loc, a.getLse(),
-                                             {a.getBatch(), s, h});
-                              return arith::MaximumFOp::create(rw, loc, acc, l);
-                            });
+      loopNest(rw, loc, {dim}, [&](ValueRange d) {
+        store(rw, loc, zero, out, {hIv[0], d[0]});
+      });
+      Value mx = reduceLoop(
+          rw, loc, a.getNumSplits(), negInf, [&](Value s, Value acc) {
+            Value l = load(rw, loc, a.getLse(), {a.getBatch(), s, h});
+            return arith::MaximumFOp::create(rw, loc, acc, l);
+          });
       Value ref = finiteOrZero(rw, loc, mx);
-      Value wsum = reduceLoop(
-          rw, loc, a.getNumSplits(), zero, [&](Value s, Value acc) {
+      Value wsum =
+          reduceLoop(rw, loc, a.getNumSplits(), zero, [&](Value s, Value acc) {
             Value l = load(rw, loc, a.getLse(), {a.getBatch(), s, h});
             Value w = math::ExpOp::create(
                 rw, loc, arith::SubFOp::create(rw, loc, l, ref));
             loopNest(rw, loc, {dim}, [&](ValueRange d) {
-              Value p = load(rw, loc, a.getPartial(), {a.getBatch(), s, h, d[0]});
+              Value p =
+                  load(rw, loc, a.getPartial(), {a.getBatch(), s, h, d[0]});
               Value o = load(rw, loc, out, {hIv[0], d[0]});
               store(rw, loc,
                     arith::AddFOp::create(rw, loc, o,
@@ -403,8 +406,8 @@ struct SplitKReduceLowering : TilePattern<SplitKReduceOp> {
             });
             return arith::AddFOp::create(rw, loc, acc, w);
           });
-      Value empty = arith::CmpFOp::create(rw, loc, arith::CmpFPredicate::OEQ,
-                                          wsum, zero);
+      Value empty =
+          arith::CmpFOp::create(rw, loc, arith::CmpFPredicate::OEQ, wsum, zero);
       Value inv = arith::DivFOp::create(
           rw, loc, cstF32(rw, loc, 1),
           arith::SelectOp::create(rw, loc, empty, cstF32(rw, loc, 1), wsum));
@@ -424,9 +427,9 @@ struct SplitRangeLowering : TilePattern<SplitRangeOp> {
   LogicalResult matchAndRewrite(SplitRangeOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
-    auto [lo, hi] = emitSplitRange(rw, loc, a.getLength(), a.getSplit(),
-                                   a.getNumSplits(), op.getBlockN(),
-                                   op.getExact());
+    auto [lo, hi] =
+        emitSplitRange(rw, loc, a.getLength(), a.getSplit(), a.getNumSplits(),
+                       op.getBlockN(), op.getExact());
     rw.replaceOp(op, {lo, hi});
     return success();
   }
@@ -437,9 +440,9 @@ struct KvLoopLowering : TilePattern<KvLoopOp> {
   LogicalResult matchAndRewrite(KvLoopOp op, OpAdaptor a,
                                 ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
-    auto loop = scf::ForOp::create(rw, loc, a.getLower(), a.getUpper(),
-                                   cstIndex(rw, loc, op.getStep()),
-                                   a.getInits());
+    auto loop =
+        scf::ForOp::create(rw, loc, a.getLower(), a.getUpper(),
+                           cstIndex(rw, loc, op.getStep()), a.getInits());
     Block *generated = loop.getBody();
     rw.inlineRegionBefore(op.getBody(), loop.getRegion(),
                           loop.getRegion().begin());

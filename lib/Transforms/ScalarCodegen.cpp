@@ -50,8 +50,9 @@ Value mlir::mla::toF32(OpBuilder &b, Location loc, Value v, Type t) {
     return arith::BitcastOp::create(b, loc, b.getF32Type(), w);
   }
   if (t.isF16())
-    return arith::ExtFOp::create(b, loc, b.getF32Type(),
-                                 arith::BitcastOp::create(b, loc, b.getF16Type(), v).getResult());
+    return arith::ExtFOp::create(
+        b, loc, b.getF32Type(),
+        arith::BitcastOp::create(b, loc, b.getF16Type(), v).getResult());
   assert(isFp8(t) && "unsupported element type");
   // e4m3 S.EEEE.MMM placed at f32 bits 31 and 26..20 reads as
   // 1.MMM * 2^(E - 127), or MMM/8 * 2^-126 for E = 0 (an f32 subnormal);
@@ -66,17 +67,17 @@ Value mlir::mla::toF32(OpBuilder &b, Location loc, Value v, Type t) {
   Value mag = arith::ShLIOp::create(
       b, loc, arith::AndIOp::create(b, loc, w, cstI32(b, loc, 0x7F)),
       cstI32(b, loc, 20));
-  Value f = arith::BitcastOp::create(
-      b, loc, b.getF32Type(), arith::OrIOp::create(b, loc, sign, mag));
+  Value f = arith::BitcastOp::create(b, loc, b.getF32Type(),
+                                     arith::OrIOp::create(b, loc, sign, mag));
   f = arith::MulFOp::create(b, loc, f,
                             cstF32(b, loc, std::ldexp(1.0f, fnuz ? 119 : 120)));
-  Value isNan =
-      fnuz ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, w,
-                                   cstI32(b, loc, 0x80))
-           : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, mag,
-                                   cstI32(b, loc, 0x7F << 20));
+  Value isNan = fnuz ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             w, cstI32(b, loc, 0x80))
+                     : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             mag, cstI32(b, loc, 0x7F << 20));
   return arith::SelectOp::create(
-      b, loc, isNan, cstF32(b, loc, std::numeric_limits<float>::quiet_NaN()), f);
+      b, loc, isNan, cstF32(b, loc, std::numeric_limits<float>::quiet_NaN()),
+      f);
 }
 
 /// f32 -> e4m3 (FN or FNUZ) code as i8: round to nearest even, saturating
@@ -95,28 +96,37 @@ static Value f32ToFp8(OpBuilder &b, Location loc, Value v, bool fnuz) {
   Value rounded = arith::AddIOp::create(
       b, loc, magBits, arith::AddIOp::create(b, loc, lsb, i32(0x7FFFF)));
   Value normal = arith::SubIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, rounded, i32(20)), i32((127 - bias) << 3));
+      b, loc, arith::ShRUIOp::create(b, loc, rounded, i32(20)),
+      i32((127 - bias) << 3));
   // Subnormal range: adding 2^(23 + 1 - bias - 3) rounds a to a multiple of
   // the subnormal step 2^(1 - bias - 3) (f32 addition rounds to nearest
   // even); the multiple is the code (8 = the smallest normal).
   float magic = std::ldexp(1.0f, 23 + 1 - bias - 3);
   Value r = arith::SubFOp::create(
-      b, loc, arith::AddFOp::create(b, loc, a, cstF32(b, loc, magic)), cstF32(b, loc, magic));
+      b, loc, arith::AddFOp::create(b, loc, a, cstF32(b, loc, magic)),
+      cstF32(b, loc, magic));
   Value sub = arith::FPToUIOp::create(
-      b, loc, i32T, arith::MulFOp::create(b, loc, r, cstF32(b, loc, std::ldexp(1.0f, bias + 2))));
-  Value isSub = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, a,
-                                      cstF32(b, loc, std::ldexp(1.0f, 1 - bias)));
+      b, loc, i32T,
+      arith::MulFOp::create(b, loc, r,
+                            cstF32(b, loc, std::ldexp(1.0f, bias + 2))));
+  Value isSub =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, a,
+                            cstF32(b, loc, std::ldexp(1.0f, 1 - bias)));
   Value code = arith::SelectOp::create(b, loc, isSub, sub, normal);
   // Saturate (also infinity), then the sign: FNUZ has no negative zero.
   float maxVal = fnuz ? 240.0f : 448.0f;
-  Value big = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, a, cstF32(b, loc, maxVal));
+  Value big = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, a,
+                                    cstF32(b, loc, maxVal));
   code = arith::SelectOp::create(b, loc, big, i32(fnuz ? 0x7F : 0x7E), code);
-  Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                    arith::AndIOp::create(b, loc, bits, i32(0x80000000)), i32(0));
+  Value neg = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne,
+      arith::AndIOp::create(b, loc, bits, i32(0x80000000)), i32(0));
   if (fnuz)
     neg = arith::AndIOp::create(
-        b, loc, neg, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, code, i32(0)));
-  code = arith::SelectOp::create(b, loc, neg, arith::OrIOp::create(b, loc, code, i32(0x80)), code);
+        b, loc, neg,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, code, i32(0)));
+  code = arith::SelectOp::create(
+      b, loc, neg, arith::OrIOp::create(b, loc, code, i32(0x80)), code);
   Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, v, v);
   code = arith::SelectOp::create(b, loc, isNan, i32(fnuz ? 0x80 : 0x7F), code);
   return arith::TruncIOp::create(b, loc, b.getI8Type(), code);
@@ -128,9 +138,11 @@ Value mlir::mla::fromF32(OpBuilder &b, Location loc, Value v, Type t) {
   if (isa<Float8E4M3FNType, Float8E4M3FNUZType>(t))
     return f32ToFp8(b, loc, v, isa<Float8E4M3FNUZType>(t));
   if (t.isF16()) // round to nearest even: cvt.rn.f16.f32, v_cvt_f16_f32
-    return arith::BitcastOp::create(b, loc, b.getI16Type(),
-                                    arith::TruncFOp::create(b, loc, b.getF16Type(), v).getResult());
-  assert(t.isBF16() && "the verifiers only allow rounding f32 to bf16, f16 or e4m3");
+    return arith::BitcastOp::create(
+        b, loc, b.getI16Type(),
+        arith::TruncFOp::create(b, loc, b.getF16Type(), v).getResult());
+  assert(t.isBF16() &&
+         "the verifiers only allow rounding f32 to bf16, f16 or e4m3");
   Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), v);
   Value lsb = arith::AndIOp::create(
       b, loc, arith::ShRUIOp::create(b, loc, bits, cstI32(b, loc, 16)),
@@ -169,9 +181,9 @@ std::pair<Value, Value> mlir::mla::emitSplitRange(OpBuilder &b, Location loc,
   Value per = arith::CeilDivUIOp::create(b, loc, len, n);
   per = arith::MulIOp::create(b, loc,
                               arith::CeilDivUIOp::create(b, loc, per, bn), bn);
-  Value lo =
-      arith::MinUIOp::create(b, loc, arith::MulIOp::create(b, loc, s, per), len);
-  Value hi =
-      arith::MinUIOp::create(b, loc, arith::AddIOp::create(b, loc, lo, per), len);
+  Value lo = arith::MinUIOp::create(b, loc,
+                                    arith::MulIOp::create(b, loc, s, per), len);
+  Value hi = arith::MinUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, lo, per), len);
   return {lo, hi};
 }

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-inline std::vector<uint8_t> assemble(const std::string &chip, const std::string &text,
-                                     std::string *error) {
+inline std::vector<uint8_t>
+assemble(const std::string &chip, const std::string &text, std::string *error) {
   llvm::SmallString<128> src, obj;
   llvm::sys::fs::createTemporaryFile("emu", "s", src);
   llvm::sys::fs::createTemporaryFile("emu", "o", obj);
@@ -33,16 +33,19 @@ inline std::vector<uint8_t> assemble(const std::string &chip, const std::string 
   llvm::sys::fs::createTemporaryFile("emu", "err", errFile);
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, std::nullopt,
                                                 llvm::StringRef(errFile)};
-  int rc = llvm::sys::ExecuteAndWait(
-      mc, {mc, "-triple=amdgcn-amd-amdhsa", cpu, "-filetype=obj", src.str(), "-o", out},
-      std::nullopt, redirects);
+  int rc = llvm::sys::ExecuteAndWait(mc,
+                                     {mc, "-triple=amdgcn-amd-amdhsa", cpu,
+                                      "-filetype=obj", src.str(), "-o", out},
+                                     std::nullopt, redirects);
   std::vector<uint8_t> bytes;
   if (rc != 0) {
     auto msg = llvm::MemoryBuffer::getFile(errFile);
-    *error = "llvm-mc failed: " + (msg ? (*msg)->getBuffer().str() : std::string("?"));
+    *error = "llvm-mc failed: " +
+             (msg ? (*msg)->getBuffer().str() : std::string("?"));
   } else {
     auto buf = llvm::MemoryBuffer::getFile(out);
-    auto file = llvm::object::ObjectFile::createObjectFile((*buf)->getMemBufferRef());
+    auto file =
+        llvm::object::ObjectFile::createObjectFile((*buf)->getMemBufferRef());
     if (!file) {
       *error = llvm::toString(file.takeError());
     } else {

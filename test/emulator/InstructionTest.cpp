@@ -34,7 +34,8 @@ uint32_t fToBits(float f) {
 }
 
 /// Assembles `text` for `chip` and runs it with `threads` work-items.
-llvm::Error run(const std::string &chip, const std::string &text, unsigned threads,
+llvm::Error run(const std::string &chip, const std::string &text,
+                unsigned threads,
                 const std::function<void(WaveState &, unsigned)> &setup,
                 const std::function<void(const WaveState &, unsigned)> &inspect,
                 Device *device = nullptr, unsigned lds = 0) {
@@ -43,7 +44,8 @@ llvm::Error run(const std::string &chip, const std::string &text, unsigned threa
   if (code.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), err);
   Device local;
-  return runRaw(device ? *device : local, chip, code, threads, lds, setup, inspect);
+  return runRaw(device ? *device : local, chip, code, threads, lds, setup,
+                inspect);
 }
 
 #define EXPECT_OK(E)                                                           \
@@ -52,110 +54,117 @@ llvm::Error run(const std::string &chip, const std::string &text, unsigned threa
     EXPECT_FALSE(bool(e_)) << llvm::toString(std::move(e_));                   \
   } while (0)
 
-//===-- scalar -------------------------------------------------------------===//
+//===-- scalar
+//-------------------------------------------------------------===//
 
 TEST(EmulatorScalar, CarryChainAndSelect) {
   // 64-bit add through s_add_u32 / s_addc_u32, then SCC-driven selects.
-  EXPECT_OK(run("gfx950",
-                "s_add_u32 s4, s0, s2\ns_addc_u32 s5, s1, s3\n"
-                "s_cmp_lg_u32 s4, 0\ns_cselect_b32 s6, 7, 9\n"
-                "s_bfe_u32 s7, s8, 0x40004\ns_brev_b32 s9, 1",
-                64,
-                [](WaveState &w, unsigned) {
-                  w.setS64(0, 0x00000001ffffffffull);
-                  w.setS64(2, 0x0000000000000001ull);
-                  w.s[8] = 0xABCD;
-                },
-                [](const WaveState &w, unsigned) {
-                  EXPECT_EQ(w.s64(4), 0x0000000200000000ull);
-                  EXPECT_EQ(w.s[6], 9u); // s4 == 0: SCC = 0
-                  EXPECT_EQ(w.s[7], 0xCu); // bits 7:4 of 0xABCD
-                  EXPECT_EQ(w.s[9], 0x80000000u);
-                }));
+  EXPECT_OK(run(
+      "gfx950",
+      "s_add_u32 s4, s0, s2\ns_addc_u32 s5, s1, s3\n"
+      "s_cmp_lg_u32 s4, 0\ns_cselect_b32 s6, 7, 9\n"
+      "s_bfe_u32 s7, s8, 0x40004\ns_brev_b32 s9, 1",
+      64,
+      [](WaveState &w, unsigned) {
+        w.setS64(0, 0x00000001ffffffffull);
+        w.setS64(2, 0x0000000000000001ull);
+        w.s[8] = 0xABCD;
+      },
+      [](const WaveState &w, unsigned) {
+        EXPECT_EQ(w.s64(4), 0x0000000200000000ull);
+        EXPECT_EQ(w.s[6], 9u);   // s4 == 0: SCC = 0
+        EXPECT_EQ(w.s[7], 0xCu); // bits 7:4 of 0xABCD
+        EXPECT_EQ(w.s[9], 0x80000000u);
+      }));
 }
 
 TEST(EmulatorScalar, BranchesAndExecMasking) {
   // A lane-divergent if: lanes with v1 < 10 add 100, the others are off.
-  EXPECT_OK(run("gfx942",
-                "v_cmp_gt_u32_e32 vcc, 10, v0\n"
-                "s_and_saveexec_b64 s[2:3], vcc\n"
-                "s_cbranch_execz skip\n"
-                "v_add_u32_e32 v1, 100, v0\n"
-                "skip:\n"
-                "s_or_b64 exec, exec, s[2:3]\n"
-                "v_add_u32_e32 v2, 1, v1",
-                64, [](WaveState &w, unsigned) {},
-                [](const WaveState &w, unsigned) {
-                  for (unsigned l = 0; l < 64; ++l) {
-                    uint32_t v1 = l < 10 ? 100 + l : 0;
-                    EXPECT_EQ(w.V(1, l), v1) << l;
-                    EXPECT_EQ(w.V(2, l), v1 + 1) << l;
-                  }
-                  EXPECT_EQ(w.exec(), ~0ull);
-                }));
+  EXPECT_OK(run(
+      "gfx942",
+      "v_cmp_gt_u32_e32 vcc, 10, v0\n"
+      "s_and_saveexec_b64 s[2:3], vcc\n"
+      "s_cbranch_execz skip\n"
+      "v_add_u32_e32 v1, 100, v0\n"
+      "skip:\n"
+      "s_or_b64 exec, exec, s[2:3]\n"
+      "v_add_u32_e32 v2, 1, v1",
+      64, [](WaveState &w, unsigned) {},
+      [](const WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l) {
+          uint32_t v1 = l < 10 ? 100 + l : 0;
+          EXPECT_EQ(w.V(1, l), v1) << l;
+          EXPECT_EQ(w.V(2, l), v1 + 1) << l;
+        }
+        EXPECT_EQ(w.exec(), ~0ull);
+      }));
 }
 
-//===-- vector ALU ---------------------------------------------------------===//
+//===-- vector ALU
+//---------------------------------------------------------===//
 
 TEST(EmulatorVector, PermAndCarries) {
   // v_perm_b32: selectors 0-7 pick bytes of {S0, S1} (S1 low), 12 -> 0x00,
   // 13+ -> 0xFF, 8-11 -> sign of bytes 1, 3, 5, 7.
-  EXPECT_OK(run("gfx950",
-                "v_perm_b32 v3, v1, v2, v4\n"
-                "v_add_co_u32_e32 v5, vcc, v1, v2\n"
-                "v_addc_co_u32_e32 v6, vcc, 0, v7, vcc",
-                64,
-                [](WaveState &w, unsigned) {
-                  for (unsigned l = 0; l < 64; ++l) {
-                    w.V(1, l) = 0x88776655;
-                    w.V(2, l) = 0xF4332211;
-                    w.V(4, l) = l == 0 ? 0x0C0D0704 : 0x0B090003;
-                    w.V(7, l) = 5;
-                  }
-                },
-                [](const WaveState &w, unsigned) {
-                  EXPECT_EQ(w.V(3, 0), 0x00FF8855u);
-                  EXPECT_EQ(w.V(3, 1), 0xFFFF11F4u); // 3 -> 0xF4, 0 -> 0x11, 9 and 11 -> signs of 0xF4, 0x88
-                  EXPECT_EQ(w.V(5, 0), 0x7CAA8866u); // 0x88776655 + 0xF4332211, carry out
-                  EXPECT_EQ(w.V(6, 0), 6u);
-                }));
+  EXPECT_OK(run(
+      "gfx950",
+      "v_perm_b32 v3, v1, v2, v4\n"
+      "v_add_co_u32_e32 v5, vcc, v1, v2\n"
+      "v_addc_co_u32_e32 v6, vcc, 0, v7, vcc",
+      64,
+      [](WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l) {
+          w.V(1, l) = 0x88776655;
+          w.V(2, l) = 0xF4332211;
+          w.V(4, l) = l == 0 ? 0x0C0D0704 : 0x0B090003;
+          w.V(7, l) = 5;
+        }
+      },
+      [](const WaveState &w, unsigned) {
+        EXPECT_EQ(w.V(3, 0), 0x00FF8855u);
+        EXPECT_EQ(w.V(3, 1), 0xFFFF11F4u); // 3 -> 0xF4, 0 -> 0x11, 9 and 11 ->
+                                           // signs of 0xF4, 0x88
+        EXPECT_EQ(w.V(5, 0), 0x7CAA8866u); // 0x88776655 + 0xF4332211, carry out
+        EXPECT_EQ(w.V(6, 0), 6u);
+      }));
 }
 
 TEST(EmulatorVector, FloatModifiersSdwaDppAndPacked) {
-  EXPECT_OK(run("gfx950",
-                "v_add_f32_e64 v3, -v1, |v2|\n"
-                "v_mul_u32_u24_sdwa v4, v5, v6 dst_sel:DWORD dst_unused:UNUSED_PAD "
-                "src0_sel:WORD_1 src1_sel:BYTE_0\n"
-                "v_mov_b32_dpp v7, v0 quad_perm:[3,2,1,0] row_mask:0xf bank_mask:0xf\n"
-                "v_mov_b32_dpp v8, v0 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1\n"
-                "v_pk_add_f32 v[10:11], v[12:13], v[14:15] op_sel:[1,0] op_sel_hi:[0,1]\n"
-                "v_cndmask_b32_e64 v9, 1.0, 2.0, s[2:3]",
-                64,
-                [](WaveState &w, unsigned) {
-                  for (unsigned l = 0; l < 64; ++l) {
-                    w.setVf(1, l, 1.5f);
-                    w.setVf(2, l, -2.25f);
-                    w.V(5, l) = 0x00070000;
-                    w.V(6, l) = 0x1203;
-                    w.setVf(12, l, 1.0f);
-                    w.setVf(13, l, 10.0f);
-                    w.setVf(14, l, 100.0f);
-                    w.setVf(15, l, 1000.0f);
-                  }
-                  w.setS64(2, 0x5);
-                },
-                [](const WaveState &w, unsigned) {
-                  EXPECT_EQ(w.Vf(3, 0), 0.75f);
-                  EXPECT_EQ(w.V(4, 0), 21u); // 7 * 3
-                  EXPECT_EQ(w.V(7, 0), 3u);
-                  EXPECT_EQ(w.V(7, 5), 6u);
-                  EXPECT_EQ(w.V(8, 0), 0u);  // no lane before 0 in the row
-                  EXPECT_EQ(w.V(8, 17), 16u);
-                  EXPECT_EQ(w.Vf(10, 0), 110.0f);  // lo: src0.hi + src1.lo
-                  EXPECT_EQ(w.Vf(11, 0), 1001.0f); // hi: src0.lo + src1.hi
-                  EXPECT_EQ(w.Vf(9, 0), 2.0f);
-                  EXPECT_EQ(w.Vf(9, 1), 1.0f);
-                }));
+  EXPECT_OK(run(
+      "gfx950",
+      "v_add_f32_e64 v3, -v1, |v2|\n"
+      "v_mul_u32_u24_sdwa v4, v5, v6 dst_sel:DWORD dst_unused:UNUSED_PAD "
+      "src0_sel:WORD_1 src1_sel:BYTE_0\n"
+      "v_mov_b32_dpp v7, v0 quad_perm:[3,2,1,0] row_mask:0xf bank_mask:0xf\n"
+      "v_mov_b32_dpp v8, v0 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1\n"
+      "v_pk_add_f32 v[10:11], v[12:13], v[14:15] op_sel:[1,0] op_sel_hi:[0,1]\n"
+      "v_cndmask_b32_e64 v9, 1.0, 2.0, s[2:3]",
+      64,
+      [](WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l) {
+          w.setVf(1, l, 1.5f);
+          w.setVf(2, l, -2.25f);
+          w.V(5, l) = 0x00070000;
+          w.V(6, l) = 0x1203;
+          w.setVf(12, l, 1.0f);
+          w.setVf(13, l, 10.0f);
+          w.setVf(14, l, 100.0f);
+          w.setVf(15, l, 1000.0f);
+        }
+        w.setS64(2, 0x5);
+      },
+      [](const WaveState &w, unsigned) {
+        EXPECT_EQ(w.Vf(3, 0), 0.75f);
+        EXPECT_EQ(w.V(4, 0), 21u); // 7 * 3
+        EXPECT_EQ(w.V(7, 0), 3u);
+        EXPECT_EQ(w.V(7, 5), 6u);
+        EXPECT_EQ(w.V(8, 0), 0u); // no lane before 0 in the row
+        EXPECT_EQ(w.V(8, 17), 16u);
+        EXPECT_EQ(w.Vf(10, 0), 110.0f);  // lo: src0.hi + src1.lo
+        EXPECT_EQ(w.Vf(11, 0), 1001.0f); // hi: src0.lo + src1.hi
+        EXPECT_EQ(w.Vf(9, 0), 2.0f);
+        EXPECT_EQ(w.Vf(9, 1), 1.0f);
+      }));
 }
 
 TEST(EmulatorVector, DivisionSequenceSpecialCases) {
@@ -166,63 +175,66 @@ TEST(EmulatorVector, DivisionSequenceSpecialCases) {
   const float num[] = {0.0f, -0.0f, 3.0f, 0.0f, 1.0f, -6.0f, 1.0f, 5.0f};
   const float den[] = {3.0f, 3.0f, 0.0f, 0.0f, 3.0f, 2.0f, INFINITY, -0.5f};
   const int n = sizeof num / sizeof num[0];
-  EXPECT_OK(run("gfx950",
-                "v_div_scale_f32 v3, s[2:3], v2, v2, v1\n"
-                "v_rcp_f32_e32 v4, v3\n"
-                "v_fma_f32 v5, -v3, v4, 1.0\n"
-                "v_fmac_f32_e32 v4, v5, v4\n"
-                "v_div_scale_f32 v5, vcc, v1, v2, v1\n"
-                "v_mul_f32_e32 v6, v5, v4\n"
-                "v_fma_f32 v7, -v3, v6, v5\n"
-                "v_fmac_f32_e32 v6, v7, v4\n"
-                "v_fma_f32 v3, -v3, v6, v5\n"
-                "v_div_fmas_f32 v3, v3, v4, v6\n"
-                "v_div_fixup_f32 v8, v3, v2, v1",
-                64,
-                [&](WaveState &w, unsigned) {
-                  for (int l = 0; l < 64; ++l) {
-                    w.setVf(1, l, num[l % n]);
-                    w.setVf(2, l, den[l % n]);
-                  }
-                },
-                [&](const WaveState &w, unsigned) {
-                  for (int l = 0; l < n; ++l) {
-                    float want = num[l] / den[l], got = w.Vf(8, l);
-                    if (std::isnan(want))
-                      EXPECT_TRUE(std::isnan(got)) << num[l] << " / " << den[l];
-                    else
-                      EXPECT_EQ(want, got) << num[l] << " / " << den[l];
-                    if (want == 0)
-                      EXPECT_EQ(std::signbit(want), std::signbit(got)) << num[l] << " / " << den[l];
-                  }
-                }));
+  EXPECT_OK(run(
+      "gfx950",
+      "v_div_scale_f32 v3, s[2:3], v2, v2, v1\n"
+      "v_rcp_f32_e32 v4, v3\n"
+      "v_fma_f32 v5, -v3, v4, 1.0\n"
+      "v_fmac_f32_e32 v4, v5, v4\n"
+      "v_div_scale_f32 v5, vcc, v1, v2, v1\n"
+      "v_mul_f32_e32 v6, v5, v4\n"
+      "v_fma_f32 v7, -v3, v6, v5\n"
+      "v_fmac_f32_e32 v6, v7, v4\n"
+      "v_fma_f32 v3, -v3, v6, v5\n"
+      "v_div_fmas_f32 v3, v3, v4, v6\n"
+      "v_div_fixup_f32 v8, v3, v2, v1",
+      64,
+      [&](WaveState &w, unsigned) {
+        for (int l = 0; l < 64; ++l) {
+          w.setVf(1, l, num[l % n]);
+          w.setVf(2, l, den[l % n]);
+        }
+      },
+      [&](const WaveState &w, unsigned) {
+        for (int l = 0; l < n; ++l) {
+          float want = num[l] / den[l], got = w.Vf(8, l);
+          if (std::isnan(want))
+            EXPECT_TRUE(std::isnan(got)) << num[l] << " / " << den[l];
+          else
+            EXPECT_EQ(want, got) << num[l] << " / " << den[l];
+          if (want == 0)
+            EXPECT_EQ(std::signbit(want), std::signbit(got))
+                << num[l] << " / " << den[l];
+        }
+      }));
 }
 
 //===-- fp8 / bf16 conversions -------------------------------------------===//
 
 void checkAllFp8Codes(const std::string &chip, mla_ref::Fp8Format fmt) {
   // Lane l converts the code pair (l, l + 64), (l + 128, l + 192).
-  EXPECT_OK(run(chip,
-                "v_cvt_pk_f32_fp8_e32 v[2:3], v1\n"
-                "v_cvt_pk_f32_fp8_sdwa v[4:5], v1 src0_sel:WORD_1",
-                64,
-                [](WaveState &w, unsigned) {
-                  for (unsigned l = 0; l < 64; ++l)
-                    w.V(1, l) = l | (l + 64) << 8 | (l + 128) << 16 | (l + 192) << 24;
-                },
-                [&](const WaveState &w, unsigned) {
-                  for (unsigned l = 0; l < 64; ++l) {
-                    unsigned codes[4] = {l, l + 64, l + 128, l + 192};
-                    float got[4] = {w.Vf(2, l), w.Vf(3, l), w.Vf(4, l), w.Vf(5, l)};
-                    for (int i = 0; i < 4; ++i) {
-                      double want = mla_ref::decodeFp8(uint8_t(codes[i]), fmt);
-                      if (std::isnan(want))
-                        EXPECT_TRUE(std::isnan(got[i])) << chip << " code " << codes[i];
-                      else
-                        EXPECT_EQ(double(got[i]), want) << chip << " code " << codes[i];
-                    }
-                  }
-                }));
+  EXPECT_OK(run(
+      chip,
+      "v_cvt_pk_f32_fp8_e32 v[2:3], v1\n"
+      "v_cvt_pk_f32_fp8_sdwa v[4:5], v1 src0_sel:WORD_1",
+      64,
+      [](WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l)
+          w.V(1, l) = l | (l + 64) << 8 | (l + 128) << 16 | (l + 192) << 24;
+      },
+      [&](const WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l) {
+          unsigned codes[4] = {l, l + 64, l + 128, l + 192};
+          float got[4] = {w.Vf(2, l), w.Vf(3, l), w.Vf(4, l), w.Vf(5, l)};
+          for (int i = 0; i < 4; ++i) {
+            double want = mla_ref::decodeFp8(uint8_t(codes[i]), fmt);
+            if (std::isnan(want))
+              EXPECT_TRUE(std::isnan(got[i])) << chip << " code " << codes[i];
+            else
+              EXPECT_EQ(double(got[i]), want) << chip << " code " << codes[i];
+          }
+        }
+      }));
   // Every finite value encodes back to its code (RNE is exact on them);
   // values between codes round to nearest even like the reference codec.
   std::mt19937 rng(7);
@@ -233,20 +245,22 @@ void checkAllFp8Codes(const std::string &chip, mla_ref::Fp8Format fmt) {
     a[l] = float(mla_ref::decodeFp8(uint8_t(l * 2), fmt)); // codes 0..126
     b[l] = float(u(rng) * mx);
   }
-  EXPECT_OK(run(chip, "v_cvt_pk_fp8_f32 v3, v1, v2", 64,
-                [&](WaveState &w, unsigned) {
-                  for (unsigned l = 0; l < 64; ++l) {
-                    w.setVf(1, l, a[l]);
-                    w.setVf(2, l, b[l]);
-                  }
-                },
-                [&](const WaveState &w, unsigned) {
-                  for (unsigned l = 0; l < 64; ++l) {
-                    if (!std::isnan(a[l]))
-                      EXPECT_EQ(w.V(3, l) & 0xff, mla_ref::encodeFp8(a[l], fmt)) << l;
-                    EXPECT_EQ((w.V(3, l) >> 8) & 0xff, mla_ref::encodeFp8(b[l], fmt)) << b[l];
-                  }
-                }));
+  EXPECT_OK(run(
+      chip, "v_cvt_pk_fp8_f32 v3, v1, v2", 64,
+      [&](WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l) {
+          w.setVf(1, l, a[l]);
+          w.setVf(2, l, b[l]);
+        }
+      },
+      [&](const WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l) {
+          if (!std::isnan(a[l]))
+            EXPECT_EQ(w.V(3, l) & 0xff, mla_ref::encodeFp8(a[l], fmt)) << l;
+          EXPECT_EQ((w.V(3, l) >> 8) & 0xff, mla_ref::encodeFp8(b[l], fmt))
+              << b[l];
+        }
+      }));
 }
 
 TEST(EmulatorConvert, Fp8AllCodesGfx950E4M3FN) {
@@ -257,23 +271,24 @@ TEST(EmulatorConvert, Fp8AllCodesGfx942E4M3FNUZ) {
 }
 
 TEST(EmulatorConvert, ScaledFp8ToBf16AndBf16Pack) {
-  EXPECT_OK(run("gfx950",
-                "v_cvt_scalef32_pk_bf16_fp8 v3, v1, v2 op_sel:[1,0,0]\n"
-                "v_cvt_pk_bf16_f32 v4, v5, v6",
-                64,
-                [](WaveState &w, unsigned) {
-                  for (unsigned l = 0; l < 64; ++l) {
-                    w.V(1, l) = 0x38300000;  // codes 0x30 (0.5), 0x38 (1.0) in word 1
-                    w.setVf(2, l, 4.0f);     // scale 2^2
-                    w.setVf(5, l, 1.00390625f); // RNE ties to even: 1.0
-                    w.V(6, l) = 0x7fc00001;  // NaN stays NaN
-                  }
-                },
-                [](const WaveState &w, unsigned) {
-                  EXPECT_EQ(w.V(3, 0), 0x40804000u); // bf16 2.0, 4.0
-                  EXPECT_EQ(w.V(4, 0) & 0xffff, 0x3f80u);
-                  EXPECT_EQ((w.V(4, 0) >> 16) & 0x7fc0, 0x7fc0u);
-                }));
+  EXPECT_OK(run(
+      "gfx950",
+      "v_cvt_scalef32_pk_bf16_fp8 v3, v1, v2 op_sel:[1,0,0]\n"
+      "v_cvt_pk_bf16_f32 v4, v5, v6",
+      64,
+      [](WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l) {
+          w.V(1, l) = 0x38300000;     // codes 0x30 (0.5), 0x38 (1.0) in word 1
+          w.setVf(2, l, 4.0f);        // scale 2^2
+          w.setVf(5, l, 1.00390625f); // RNE ties to even: 1.0
+          w.V(6, l) = 0x7fc00001;     // NaN stays NaN
+        }
+      },
+      [](const WaveState &w, unsigned) {
+        EXPECT_EQ(w.V(3, 0), 0x40804000u); // bf16 2.0, 4.0
+        EXPECT_EQ(w.V(4, 0) & 0xffff, 0x3f80u);
+        EXPECT_EQ((w.V(4, 0) >> 16) & 0x7fc0, 0x7fc0u);
+      }));
 }
 
 //===-- MFMA against a plain product --------------------------------------===//
@@ -292,15 +307,19 @@ void checkMfma(const MfmaCase &c) {
   std::uniform_int_distribution<int> small(-3, 3);
   int KL = c.K / 4;
   std::vector<int> A(16 * c.K), B(c.K * 16), C(256);
-  for (int &x : A) x = small(rng);
-  for (int &x : B) x = small(rng);
-  for (int &x : C) x = small(rng);
+  for (int &x : A)
+    x = small(rng);
+  for (int &x : B)
+    x = small(rng);
+  for (int &x : C)
+    x = small(rng);
   int sa[16][4], sb[16][4];
   for (int i = 0; i < 16; ++i)
     for (int j = 0; j < 4; ++j)
       sa[i][j] = 127 + small(rng) % 2, sb[i][j] = 127 + small(rng) % 2;
   auto kOf = [&](int l, int i) {
-    return c.interleaved ? 16 * (l / 16) + i % 16 + 64 * (i / 16) : KL * (l / 16) + i;
+    return c.interleaved ? 16 * (l / 16) + i % 16 + 64 * (i / 16)
+                         : KL * (l / 16) + i;
   };
   auto code = [&](int v) -> uint32_t {
     if (c.fp8) // e4m3: exact small integers
@@ -310,50 +329,73 @@ void checkMfma(const MfmaCase &c) {
     return mla_ref::floatToBf16(float(v));
   };
   int regs = KL * c.bits / 32;
-  std::string text = std::string(c.instr) + " v[0:3], v[4:" + std::to_string(3 + regs) +
+  std::string text = std::string(c.instr) +
+                     " v[0:3], v[4:" + std::to_string(3 + regs) +
                      "], v[20:" + std::to_string(19 + regs) + "], v[0:3]";
   if (c.scaled)
     text += ", v40, v41 op_sel_hi:[0,0,0]";
-  EXPECT_OK(run(c.chip, text, 64,
-                [&](WaveState &w, unsigned) {
-                  for (int l = 0; l < 64; ++l) {
-                    for (int r = 0; r < 4; ++r)
-                      w.setVf(r, l, float(C[(4 * (l / 16) + r) * 16 + l % 16]));
-                    for (int i = 0; i < KL; ++i) {
-                      int k = kOf(l, i);
-                      uint32_t ca = code(A[(l % 16) * c.K + k]), cb = code(B[k * 16 + l % 16]);
-                      int bit = i * c.bits;
-                      w.V(4 + bit / 32, l) |= ca << (bit % 32);
-                      w.V(20 + bit / 32, l) |= cb << (bit % 32);
-                    }
-                    w.V(40, l) = sa[l % 16][l / 16];
-                    w.V(41, l) = sb[l % 16][l / 16];
-                  }
-                },
-                [&](const WaveState &w, unsigned) {
-                  for (int l = 0; l < 64; ++l)
-                    for (int r = 0; r < 4; ++r) {
-                      int m = 4 * (l / 16) + r, n = l % 16;
-                      double want = C[m * 16 + n];
-                      for (int k = 0; k < c.K; ++k) {
-                        double p = A[m * c.K + k] * B[k * 16 + n];
-                        if (c.scaled)
-                          p *= std::ldexp(1.0, sa[m][k / 32] - 127 + sb[n][k / 32] - 127);
-                        want += p;
-                      }
-                      EXPECT_EQ(double(w.Vf(r, l)), want) << c.instr << " m " << m << " n " << n;
-                    }
-                }));
+  EXPECT_OK(run(
+      c.chip, text, 64,
+      [&](WaveState &w, unsigned) {
+        for (int l = 0; l < 64; ++l) {
+          for (int r = 0; r < 4; ++r)
+            w.setVf(r, l, float(C[(4 * (l / 16) + r) * 16 + l % 16]));
+          for (int i = 0; i < KL; ++i) {
+            int k = kOf(l, i);
+            uint32_t ca = code(A[(l % 16) * c.K + k]),
+                     cb = code(B[k * 16 + l % 16]);
+            int bit = i * c.bits;
+            w.V(4 + bit / 32, l) |= ca << (bit % 32);
+            w.V(20 + bit / 32, l) |= cb << (bit % 32);
+          }
+          w.V(40, l) = sa[l % 16][l / 16];
+          w.V(41, l) = sb[l % 16][l / 16];
+        }
+      },
+      [&](const WaveState &w, unsigned) {
+        for (int l = 0; l < 64; ++l)
+          for (int r = 0; r < 4; ++r) {
+            int m = 4 * (l / 16) + r, n = l % 16;
+            double want = C[m * 16 + n];
+            for (int k = 0; k < c.K; ++k) {
+              double p = A[m * c.K + k] * B[k * 16 + n];
+              if (c.scaled)
+                p *= std::ldexp(1.0, sa[m][k / 32] - 127 + sb[n][k / 32] - 127);
+              want += p;
+            }
+            EXPECT_EQ(double(w.Vf(r, l)), want)
+                << c.instr << " m " << m << " n " << n;
+          }
+      }));
 }
 
-TEST(EmulatorMfma, Bf16x32Gfx950) { checkMfma({"gfx950", "v_mfma_f32_16x16x32_bf16", 32, 16, false, false, false}); }
-TEST(EmulatorMfma, Bf16x16Gfx942) { checkMfma({"gfx942", "v_mfma_f32_16x16x16_bf16", 16, 16, false, false, false}); }
-TEST(EmulatorMfma, Fp8x32Gfx950) { checkMfma({"gfx950", "v_mfma_f32_16x16x32_fp8_fp8", 32, 8, true, false, false}); }
-TEST(EmulatorMfma, Fp8x32Gfx942Fnuz) { checkMfma({"gfx942", "v_mfma_f32_16x16x32_fp8_fp8", 32, 8, true, false, false}); }
-TEST(EmulatorMfma, F8f6f4Fp8Interleaved) { checkMfma({"gfx950", "v_mfma_f32_16x16x128_f8f6f4", 128, 8, true, true, false}); }
-TEST(EmulatorMfma, F8f6f4Fp8ScaledBlocks) { checkMfma({"gfx950", "v_mfma_scale_f32_16x16x128_f8f6f4", 128, 8, true, true, true}); }
+TEST(EmulatorMfma, Bf16x32Gfx950) {
+  checkMfma(
+      {"gfx950", "v_mfma_f32_16x16x32_bf16", 32, 16, false, false, false});
+}
+TEST(EmulatorMfma, Bf16x16Gfx942) {
+  checkMfma(
+      {"gfx942", "v_mfma_f32_16x16x16_bf16", 16, 16, false, false, false});
+}
+TEST(EmulatorMfma, Fp8x32Gfx950) {
+  checkMfma(
+      {"gfx950", "v_mfma_f32_16x16x32_fp8_fp8", 32, 8, true, false, false});
+}
+TEST(EmulatorMfma, Fp8x32Gfx942Fnuz) {
+  checkMfma(
+      {"gfx942", "v_mfma_f32_16x16x32_fp8_fp8", 32, 8, true, false, false});
+}
+TEST(EmulatorMfma, F8f6f4Fp8Interleaved) {
+  checkMfma(
+      {"gfx950", "v_mfma_f32_16x16x128_f8f6f4", 128, 8, true, true, false});
+}
+TEST(EmulatorMfma, F8f6f4Fp8ScaledBlocks) {
+  checkMfma({"gfx950", "v_mfma_scale_f32_16x16x128_f8f6f4", 128, 8, true, true,
+             true});
+}
 
-//===-- LDS ----------------------------------------------------------------===//
+//===-- LDS
+//----------------------------------------------------------------===//
 
 TEST(EmulatorLds, SwizzleBpermuteRead2AndBankConflicts) {
   Device dev;
@@ -372,16 +414,17 @@ TEST(EmulatorLds, SwizzleBpermuteRead2AndBankConflicts) {
                        "s_waitcnt lgkmcnt(0)",
                        &err);
   ASSERT_FALSE(code.empty()) << err;
-  EXPECT_OK(runRaw(dev, "gfx950", code, 64, 64 * 256, nullptr,
-                   [](const WaveState &w, unsigned) {
-                     for (unsigned l = 0; l < 63; ++l) {
-                       EXPECT_EQ(w.V(2, l), l);
-                       EXPECT_EQ(w.V(3, l), l + 1);
-                       EXPECT_EQ(w.V(4, l), l ^ 1);
-                       EXPECT_EQ(w.V(6, l), 63 - l);
-                     }
-                   },
-                   &c));
+  EXPECT_OK(runRaw(
+      dev, "gfx950", code, 64, 64 * 256, nullptr,
+      [](const WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 63; ++l) {
+          EXPECT_EQ(w.V(2, l), l);
+          EXPECT_EQ(w.V(3, l), l + 1);
+          EXPECT_EQ(w.V(4, l), l ^ 1);
+          EXPECT_EQ(w.V(6, l), 63 - l);
+        }
+      },
+      &c));
   // ds_read_b32 at a 256-byte stride: every lane on bank 0, 64 banks on
   // gfx950 serve 64 lanes in one phase: 63 extra cycles.
   EXPECT_GE(c.ldsBankConflicts, 63u);
@@ -390,13 +433,15 @@ TEST(EmulatorLds, SwizzleBpermuteRead2AndBankConflicts) {
 
 TEST(EmulatorLds, OutOfRangeFaults) {
   std::string err;
-  auto code = assemble("gfx950", "v_mov_b32_e32 v1, 0x400\nds_read_b32 v2, v1", &err);
+  auto code =
+      assemble("gfx950", "v_mov_b32_e32 v1, 0x400\nds_read_b32 v2, v1", &err);
   Device dev;
   llvm::Error e = runRaw(dev, "gfx950", code, 64, 1024, nullptr, nullptr);
   ASSERT_TRUE(bool(e));
   std::string msg = llvm::toString(std::move(e));
   EXPECT_NE(msg.find("ds_read_b32 v2, v1"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("beyond the workgroup's 1024 bytes"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("beyond the workgroup's 1024 bytes"), std::string::npos)
+      << msg;
 }
 
 //===-- buffers, global memory, the wait model ---------------------------===//
@@ -410,26 +455,27 @@ TEST(EmulatorMemory, RawBufferRangeCheck) {
   dev.registerBuffer(out.data(), out.size() * 4, "out");
   // num_records = 40 bytes: dwords 0..9 in range; the rest read 0 and
   // their stores are dropped.
-  EXPECT_OK(run("gfx950",
-                "v_lshlrev_b32_e32 v1, 2, v0\n"
-                "buffer_load_dword v2, v1, s[4:7], 0 offen\n"
-                "s_waitcnt vmcnt(0)\n"
-                "buffer_store_dword v2, v1, s[8:11], 0 offen\n"
-                "s_waitcnt vmcnt(0)",
-                64,
-                [&](WaveState &w, unsigned) {
-                  uint64_t a = reinterpret_cast<uint64_t>(data.data());
-                  uint64_t o = reinterpret_cast<uint64_t>(out.data());
-                  w.s[4] = uint32_t(a), w.s[5] = uint32_t(a >> 32) & 0xffff, w.s[6] = 40,
-                  w.s[7] = 0x00027000;
-                  w.s[8] = uint32_t(o), w.s[9] = uint32_t(o >> 32) & 0xffff, w.s[10] = 32,
-                  w.s[11] = 0x00027000;
-                },
-                [&](const WaveState &w, unsigned) {
-                  EXPECT_EQ(w.V(2, 3), 1003u);
-                  EXPECT_EQ(w.V(2, 10), 0u);
-                },
-                &dev));
+  EXPECT_OK(run(
+      "gfx950",
+      "v_lshlrev_b32_e32 v1, 2, v0\n"
+      "buffer_load_dword v2, v1, s[4:7], 0 offen\n"
+      "s_waitcnt vmcnt(0)\n"
+      "buffer_store_dword v2, v1, s[8:11], 0 offen\n"
+      "s_waitcnt vmcnt(0)",
+      64,
+      [&](WaveState &w, unsigned) {
+        uint64_t a = reinterpret_cast<uint64_t>(data.data());
+        uint64_t o = reinterpret_cast<uint64_t>(out.data());
+        w.s[4] = uint32_t(a), w.s[5] = uint32_t(a >> 32) & 0xffff, w.s[6] = 40,
+        w.s[7] = 0x00027000;
+        w.s[8] = uint32_t(o), w.s[9] = uint32_t(o >> 32) & 0xffff, w.s[10] = 32,
+        w.s[11] = 0x00027000;
+      },
+      [&](const WaveState &w, unsigned) {
+        EXPECT_EQ(w.V(2, 3), 1003u);
+        EXPECT_EQ(w.V(2, 10), 0u);
+      },
+      &dev));
   EXPECT_EQ(out[7], 1007u);
   EXPECT_EQ(out[8], 0xdeadbeefu); // beyond the store buffer's 32 bytes
 }
@@ -438,17 +484,20 @@ TEST(EmulatorMemory, GlobalOutsideBuffersFaultsNamingTheInstruction) {
   std::vector<uint32_t> data(16, 0);
   Device dev;
   dev.registerBuffer(data.data(), 64, "data");
-  llvm::Error e = run("gfx942", "global_load_dword v2, v[4:5], off offset:64\ns_waitcnt vmcnt(0)",
-                      64,
-                      [&](WaveState &w, unsigned) {
-                        uint64_t a = reinterpret_cast<uint64_t>(data.data());
-                        for (unsigned l = 0; l < 64; ++l)
-                          w.V(4, l) = uint32_t(a), w.V(5, l) = uint32_t(a >> 32);
-                      },
-                      nullptr, &dev);
+  llvm::Error e = run(
+      "gfx942",
+      "global_load_dword v2, v[4:5], off offset:64\ns_waitcnt vmcnt(0)", 64,
+      [&](WaveState &w, unsigned) {
+        uint64_t a = reinterpret_cast<uint64_t>(data.data());
+        for (unsigned l = 0; l < 64; ++l)
+          w.V(4, l) = uint32_t(a), w.V(5, l) = uint32_t(a >> 32);
+      },
+      nullptr, &dev);
   ASSERT_TRUE(bool(e));
   std::string msg = llvm::toString(std::move(e));
-  EXPECT_NE(msg.find("global_load_dword v2, v[4:5], off offset:64"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("global_load_dword v2, v[4:5], off offset:64"),
+            std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("lane 0 reads 4 bytes"), std::string::npos) << msg;
   EXPECT_NE(msg.find("past the end of 'data'"), std::string::npos) << msg;
 }
@@ -462,30 +511,37 @@ TEST(EmulatorMemory, MissingWaitIsReported) {
     for (unsigned l = 0; l < 64; ++l)
       w.V(4, l) = uint32_t(a + 4 * l), w.V(5, l) = uint32_t(a >> 32);
   };
-  EXPECT_OK(run("gfx950",
-                "global_load_dword v2, v[4:5], off\ns_waitcnt vmcnt(0)\nv_add_u32_e32 v3, v2, v2",
-                64, setup, [](const WaveState &w, unsigned) { EXPECT_EQ(w.V(3, 7), 10u); }, &dev));
-  llvm::Error e = run("gfx950", "global_load_dword v2, v[4:5], off\nv_add_u32_e32 v3, v2, v2", 64,
-                      setup, nullptr, &dev);
+  EXPECT_OK(run(
+      "gfx950",
+      "global_load_dword v2, v[4:5], off\ns_waitcnt vmcnt(0)\nv_add_u32_e32 "
+      "v3, v2, v2",
+      64, setup,
+      [](const WaveState &w, unsigned) { EXPECT_EQ(w.V(3, 7), 10u); }, &dev));
+  llvm::Error e = run(
+      "gfx950", "global_load_dword v2, v[4:5], off\nv_add_u32_e32 v3, v2, v2",
+      64, setup, nullptr, &dev);
   ASSERT_TRUE(bool(e));
   std::string msg = llvm::toString(std::move(e));
   EXPECT_NE(msg.find("reads v2 before an s_waitcnt"), std::string::npos) << msg;
   // In-order vector memory: vmcnt(1) covers the older of two loads only.
-  EXPECT_OK(run("gfx950",
-                "global_load_dword v2, v[4:5], off\nglobal_load_dword v6, v[4:5], off\n"
-                "s_waitcnt vmcnt(1)\nv_mov_b32_e32 v3, v2\ns_waitcnt vmcnt(0)",
-                64, setup, nullptr, &dev));
-  llvm::Error e2 = run("gfx950",
-                       "global_load_dword v2, v[4:5], off\nglobal_load_dword v6, v[4:5], off\n"
-                       "s_waitcnt vmcnt(1)\nv_mov_b32_e32 v3, v6",
-                       64, setup, nullptr, &dev);
+  EXPECT_OK(run(
+      "gfx950",
+      "global_load_dword v2, v[4:5], off\nglobal_load_dword v6, v[4:5], off\n"
+      "s_waitcnt vmcnt(1)\nv_mov_b32_e32 v3, v2\ns_waitcnt vmcnt(0)",
+      64, setup, nullptr, &dev));
+  llvm::Error e2 = run(
+      "gfx950",
+      "global_load_dword v2, v[4:5], off\nglobal_load_dword v6, v[4:5], off\n"
+      "s_waitcnt vmcnt(1)\nv_mov_b32_e32 v3, v6",
+      64, setup, nullptr, &dev);
   EXPECT_TRUE(bool(e2));
   llvm::consumeError(std::move(e2));
 }
 
 TEST(EmulatorDecode, UnknownInstructionIsAnError) {
   // v_sin_f32 has no semantics here: the error names it and its address.
-  llvm::Error e = run("gfx950", "v_nop\nv_sin_f32_e32 v1, v2", 64, nullptr, nullptr);
+  llvm::Error e =
+      run("gfx950", "v_nop\nv_sin_f32_e32 v1, v2", 64, nullptr, nullptr);
   ASSERT_TRUE(bool(e));
   std::string msg = llvm::toString(std::move(e));
   EXPECT_NE(msg.find("v_sin_f32"), std::string::npos) << msg;

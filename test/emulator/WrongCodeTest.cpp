@@ -37,7 +37,8 @@ Compiled load() {
   Compiled c;
   std::string dir = MLA_TEST_CODE_DIR;
   auto json = llvm::MemoryBuffer::getFile(dir + "/deepseek_r1_decode_fp8.json");
-  auto code = llvm::MemoryBuffer::getFile(dir + "/deepseek_r1_decode_fp8.hsaco", false, false);
+  auto code = llvm::MemoryBuffer::getFile(dir + "/deepseek_r1_decode_fp8.hsaco",
+                                          false, false);
   EXPECT_TRUE(json && code) << "run the build first (" << dir << ")";
   if (!json || !code)
     return c;
@@ -51,8 +52,9 @@ Compiled load() {
 
 /// One decode of `lengths` on the emulator; returns "" or the launcher's
 /// error, and the relative error against the float64 reference.
-std::string decode(const Compiled &c, const std::string &code, const std::vector<int> &lengths,
-                   size_t kvRowsShort, double *relErr) {
+std::string decode(const Compiled &c, const std::string &code,
+                   const std::vector<int> &lengths, size_t kvRowsShort,
+                   double *relErr) {
   auto spec = mlir::mla::ManifestSpec::read(c.manifest, code);
   if (!spec)
     return llvm::toString(spec.takeError());
@@ -103,8 +105,17 @@ std::string decode(const Compiled &c, const std::string &code, const std::vector
   dev.registerBuffer(kvp.data(), kvp.size() * 4, "kv_indptr", false);
   dev.registerBuffer(out.data(), out.size() * 2, "out");
   dev.registerBuffer(ws.data(), wsBytes, "workspace");
-  mla_decode_args a{q.data(), kv.data(), &scale, qo.data(), kvp.data(), out.data(),
-                    wsBytes ? ws.data() : nullptr, wsBytes, batch, maxLen, kvp.data()};
+  mla_decode_args a{q.data(),
+                    kv.data(),
+                    &scale,
+                    qo.data(),
+                    kvp.data(),
+                    out.data(),
+                    wsBytes ? ws.data() : nullptr,
+                    wsBytes,
+                    batch,
+                    maxLen,
+                    kvp.data()};
   if (mla_decode(ctx, &a, nullptr))
     err = mla_last_error();
   mla_context_destroy(ctx);
@@ -114,7 +125,8 @@ std::string decode(const Compiled &c, const std::string &code, const std::vector
     p.batch = batch, p.heads = heads, p.qkDim = qk, p.vDim = dv;
     p.softmaxScale = d->softmax_scale;
     p.qoIndptr = qo, p.kvIndptr = kvp;
-    std::vector<double> want = mla_ref::referenceDecode(p, qd, kvd), got(out.size());
+    std::vector<double> want = mla_ref::referenceDecode(p, qd, kvd),
+                        got(out.size());
     for (size_t i = 0; i < out.size(); ++i)
       got[i] = mla_ref::bf16ToFloat(out[i]);
     *relErr = mla_ref::relativeFrobeniusError(got, want);
@@ -133,10 +145,11 @@ TEST(EmulatorWrongCode, UnmodifiedKernelsMatchTheReference) {
 
 TEST(EmulatorWrongCode, RemovedWaitcntIsReported) {
   Compiled c = load();
-  auto co = mla::emu::CodeObject::load(
-      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(c.code.data()), c.code.size()));
+  auto co = mla::emu::CodeObject::load(llvm::ArrayRef<uint8_t>(
+      reinterpret_cast<const uint8_t *>(c.code.data()), c.code.size()));
   ASSERT_TRUE(bool(co)) << llvm::toString(co.takeError());
-  const mla::emu::Kernel *k = (*co)->kernel("deepseek_r1_decode_fp8_stage1_masked");
+  const mla::emu::Kernel *k =
+      (*co)->kernel("deepseek_r1_decode_fp8_stage1_masked");
   ASSERT_TRUE(k);
   // The kernel's instructions up to the next kernel (or the text's end).
   uint64_t end = (*co)->textAddress() + (1u << 20);
@@ -149,7 +162,8 @@ TEST(EmulatorWrongCode, RemovedWaitcntIsReported) {
   uint64_t at = 0;
   std::string text;
   for (auto &[pc, t] : *listing)
-    if (llvm::StringRef(t).starts_with("s_waitcnt") && t.find("vmcnt(") != std::string::npos) {
+    if (llvm::StringRef(t).starts_with("s_waitcnt") &&
+        t.find("vmcnt(") != std::string::npos) {
       at = pc, text = t;
       break;
     }
@@ -166,9 +180,11 @@ TEST(EmulatorWrongCode, RemovedWaitcntIsReported) {
 TEST(EmulatorWrongCode, OutOfBoundsReadFaults) {
   Compiled c = load();
   std::string err = decode(c, c.code, kLengths, 1, nullptr);
-  EXPECT_NE(err.find("outside every registered buffer"), std::string::npos) << err;
+  EXPECT_NE(err.find("outside every registered buffer"), std::string::npos)
+      << err;
   EXPECT_NE(err.find("past the end of 'kv'"), std::string::npos) << err;
-  EXPECT_NE(err.find("_load_"), std::string::npos) << err; // the instruction's text
+  EXPECT_NE(err.find("_load_"), std::string::npos)
+      << err; // the instruction's text
 }
 
 } // namespace

@@ -17,10 +17,12 @@ using namespace mla_ref;
 
 namespace {
 
-double apfloatValue(const llvm::fltSemantics &sem, unsigned bits, unsigned width) {
+double apfloatValue(const llvm::fltSemantics &sem, unsigned bits,
+                    unsigned width) {
   llvm::APFloat v(sem, llvm::APInt(width, bits));
   bool lost;
-  v.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &lost);
+  v.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+            &lost);
   return v.convertToDouble();
 }
 
@@ -82,8 +84,9 @@ TEST_P(Fp8Formats, EncodeRoundsToNearestEvenAndSaturates) {
     llvm::APFloat ap(x);
     bool lost;
     ap.convert(f.sem(), llvm::APFloat::rmNearestTiesToEven, &lost);
-    double expect = std::min(std::fabs(apfloatValue(f.sem(),
-                                  ap.bitcastToAPInt().getZExtValue(), 8)), max);
+    double expect = std::min(
+        std::fabs(apfloatValue(f.sem(), ap.bitcastToAPInt().getZExtValue(), 8)),
+        max);
     if (std::fabs(x) > max || std::isnan(expect))
       continue; // APFloat overflows to NaN where we saturate
     EXPECT_EQ(std::fabs(decodeFp8(encodeFp8(x, f.format), f.format)), expect)
@@ -113,11 +116,12 @@ TEST(Bf16Codec, MatchesAPFloat) {
                   1.01171875f /* tie above an odd mantissa */}) {
     llvm::APFloat ap(x);
     bool lost;
-    ap.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven, &lost);
+    ap.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven,
+               &lost);
     uint16_t expect = static_cast<uint16_t>(ap.bitcastToAPInt().getZExtValue());
     EXPECT_EQ(floatToBf16(x), expect) << x;
-    EXPECT_EQ(bf16ToFloat(expect),
-              static_cast<float>(apfloatValue(llvm::APFloat::BFloat(), expect, 16)));
+    EXPECT_EQ(bf16ToFloat(expect), static_cast<float>(apfloatValue(
+                                       llvm::APFloat::BFloat(), expect, 16)));
   }
   EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(std::nanf("")))));
 }
@@ -137,12 +141,16 @@ TEST(F16Codec, MatchesAPFloat) {
   auto expectRound = [](float x) {
     llvm::APFloat ap(x);
     bool lost;
-    ap.convert(llvm::APFloat::IEEEhalf(), llvm::APFloat::rmNearestTiesToEven, &lost);
-    EXPECT_EQ(floatToF16(x), static_cast<uint16_t>(ap.bitcastToAPInt().getZExtValue())) << x;
+    ap.convert(llvm::APFloat::IEEEhalf(), llvm::APFloat::rmNearestTiesToEven,
+               &lost);
+    EXPECT_EQ(floatToF16(x),
+              static_cast<uint16_t>(ap.bitcastToAPInt().getZExtValue()))
+        << x;
   };
-  for (float x : {0.0f, -0.0f, 1.0f, -3.14159265f, 65504.0f, 65519.0f, 65520.0f, 1e30f,
-                  6.1035156e-5f /* 2^-14 */, 6.0e-5f, 5.96e-8f /* 2^-24 */, 2.98e-8f,
-                  1.00048828125f /* tie above 1 */, 1.00146484375f /* tie, odd */})
+  for (float x :
+       {0.0f, -0.0f, 1.0f, -3.14159265f, 65504.0f, 65519.0f, 65520.0f, 1e30f,
+        6.1035156e-5f /* 2^-14 */, 6.0e-5f, 5.96e-8f /* 2^-24 */, 2.98e-8f,
+        1.00048828125f /* tie above 1 */, 1.00146484375f /* tie, odd */})
     expectRound(x);
   uint32_t state = 12345;
   for (int i = 0; i < 200000; ++i) {

@@ -29,7 +29,8 @@ class HostRunner : public ::testing::Test {
 protected:
   void SetUp() override {
     DialectRegistry registry;
-    registry.insert<mla::MLADialect, arith::ArithDialect, memref::MemRefDialect>();
+    registry
+        .insert<mla::MLADialect, arith::ArithDialect, memref::MemRefDialect>();
     ctx = std::make_unique<MLIRContext>(registry);
     module = parseSourceString<ModuleOp>(kKernel, ctx.get());
     ASSERT_TRUE(module);
@@ -62,24 +63,33 @@ TEST_F(HostRunner, RejectsBadLaunches) {
   auto buf = mla::HostArg::buffer(out.data(), {2, 4});
   auto n = mla::HostArg::scalarIndex(2);
   EXPECT_EQ(launchError("nope", {1}, {buf, n}), "no kernel named 'nope'");
-  EXPECT_EQ(launchError("fill", {1}, {buf}), "kernel 'fill' takes 2 arguments, got 1");
+  EXPECT_EQ(launchError("fill", {1}, {buf}),
+            "kernel 'fill' takes 2 arguments, got 1");
   EXPECT_EQ(launchError("fill", {1}, {n, n}), "argument #0 must be a buffer");
-  EXPECT_EQ(launchError("fill", {1}, {buf, buf}), "argument #1 must be an index");
-  EXPECT_EQ(launchError("fill", {1}, {mla::HostArg::buffer(out.data(), {8}), n}),
-            "argument #0 must have rank 2");
-  EXPECT_EQ(launchError("fill", {1}, {mla::HostArg::buffer(out.data(), {1, 8}), n}),
-            "argument #0 dimension 1 must be 4");
-  EXPECT_EQ(launchError("fill", {1}, {mla::HostArg::buffer(nullptr, {2, 4}), n}),
-            "argument #0 is a null buffer");
-  EXPECT_EQ(launchError("fill", {-1}, {buf, n}), "grid extents must be non-negative");
-  EXPECT_EQ(launchError("fill", {1, 1, 1, 1}, {buf, n}), "a grid has 1 to 3 extents");
+  EXPECT_EQ(launchError("fill", {1}, {buf, buf}),
+            "argument #1 must be an index");
+  EXPECT_EQ(
+      launchError("fill", {1}, {mla::HostArg::buffer(out.data(), {8}), n}),
+      "argument #0 must have rank 2");
+  EXPECT_EQ(
+      launchError("fill", {1}, {mla::HostArg::buffer(out.data(), {1, 8}), n}),
+      "argument #0 dimension 1 must be 4");
+  EXPECT_EQ(
+      launchError("fill", {1}, {mla::HostArg::buffer(nullptr, {2, 4}), n}),
+      "argument #0 is a null buffer");
+  EXPECT_EQ(launchError("fill", {-1}, {buf, n}),
+            "grid extents must be non-negative");
+  EXPECT_EQ(launchError("fill", {1, 1, 1, 1}, {buf, n}),
+            "a grid has 1 to 3 extents");
 }
 
 TEST_F(HostRunner, NeedsKernels) {
-  OwningOpRef<ModuleOp> empty = parseSourceString<ModuleOp>("module {}", ctx.get());
+  OwningOpRef<ModuleOp> empty =
+      parseSourceString<ModuleOp>("module {}", ctx.get());
   auto h = mla::HostModule::compile(*empty);
   ASSERT_FALSE(static_cast<bool>(h));
-  EXPECT_NE(llvm::toString(h.takeError()).find("no mla.kernel"), std::string::npos);
+  EXPECT_NE(llvm::toString(h.takeError()).find("no mla.kernel"),
+            std::string::npos);
 }
 
 } // namespace
@@ -93,7 +103,8 @@ void withConversionKernel(std::string src, const char *typeName,
   for (size_t at; (at = src.find("xT>")) != std::string::npos;)
     src.replace(at, 3, std::string("x") + typeName + ">");
   DialectRegistry registry;
-  registry.insert<mla::MLADialect, arith::ArithDialect, memref::MemRefDialect>();
+  registry
+      .insert<mla::MLADialect, arith::ArithDialect, memref::MemRefDialect>();
   MLIRContext ctx(registry);
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(src, &ctx);
   ASSERT_TRUE(module);
@@ -120,15 +131,16 @@ mla.kernel @decode(%in: memref<1x256xT>, %out: memref<1x256xf32>) attributes {gr
     codes[i] = static_cast<uint8_t>(i);
   std::vector<float> out(256, 12345.0f);
   withConversionKernel(src, typeName, [&](mla::HostModule &host) {
-    ASSERT_FALSE(static_cast<bool>(host.launch(
-        "decode", {1},
-        {mla::HostArg::buffer(codes.data(), {1, 256}),
-         mla::HostArg::buffer(out.data(), {1, 256})})));
+    ASSERT_FALSE(static_cast<bool>(
+        host.launch("decode", {1},
+                    {mla::HostArg::buffer(codes.data(), {1, 256}),
+                     mla::HostArg::buffer(out.data(), {1, 256})})));
   });
   for (int code = 0; code < 256; ++code) {
     llvm::APFloat v(sem, llvm::APInt(8, code));
     bool lost;
-    v.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven, &lost);
+    v.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven,
+              &lost);
     float expect = v.convertToFloat();
     if (std::isnan(expect)) {
       EXPECT_TRUE(std::isnan(out[code])) << typeName << " code " << code;
@@ -142,7 +154,8 @@ mla.kernel @decode(%in: memref<1x256xT>, %out: memref<1x256xf32>) attributes {gr
 
 TEST(LoweredConversions, Fp8DecodeEveryCode) {
   checkAllCodes<Float8E4M3FNType, 0>(llvm::APFloat::Float8E4M3FN(), "f8E4M3FN");
-  checkAllCodes<Float8E4M3FNUZType, 1>(llvm::APFloat::Float8E4M3FNUZ(), "f8E4M3FNUZ");
+  checkAllCodes<Float8E4M3FNUZType, 1>(llvm::APFloat::Float8E4M3FNUZ(),
+                                       "f8E4M3FNUZ");
 }
 
 /// The lowering's f32 -> fp8 encoder (mla.cast, shared with the GPU
@@ -177,8 +190,9 @@ mla.kernel @encode(%in: memref<1x4096xf32>, %out: memref<1x4096xT>) attributes {
       in.push_back(std::nextafter(mid, -1e9f));
     }
   }
-  for (float v : {0.0f, -0.0f, 449.0f, 463.99f, 464.0f, 500.0f, 241.0f, 1e30f, -1e30f,
-                  INFINITY, -INFINITY, NAN, 1e-30f, -1e-30f, 1e-3f, 2e-3f})
+  for (float v :
+       {0.0f, -0.0f, 449.0f, 463.99f, 464.0f, 500.0f, 241.0f, 1e30f, -1e30f,
+        INFINITY, -INFINITY, NAN, 1e-30f, -1e-30f, 1e-3f, 2e-3f})
     in.push_back(v);
   std::mt19937 rng(1234);
   std::normal_distribution<float> normal(0.f, 4.f);
@@ -187,16 +201,17 @@ mla.kernel @encode(%in: memref<1x4096xf32>, %out: memref<1x4096xT>) attributes {
 
   std::vector<uint8_t> out(4096, 0x55);
   withConversionKernel(src, typeName, [&](mla::HostModule &host) {
-    ASSERT_FALSE(static_cast<bool>(host.launch(
-        "encode", {1},
-        {mla::HostArg::buffer(in.data(), {1, 4096}), mla::HostArg::buffer(out.data(), {1, 4096})})));
+    ASSERT_FALSE(static_cast<bool>(
+        host.launch("encode", {1},
+                    {mla::HostArg::buffer(in.data(), {1, 4096}),
+                     mla::HostArg::buffer(out.data(), {1, 4096})})));
   });
   int mismatches = 0;
   for (size_t i = 0; i < in.size(); ++i) {
     uint8_t want = mla_ref::encodeFp8(in[i], format);
     if (out[i] != want && ++mismatches <= 10)
-      ADD_FAILURE() << typeName << ": " << in[i] << " -> 0x" << std::hex << int(out[i])
-                    << ", reference 0x" << int(want);
+      ADD_FAILURE() << typeName << ": " << in[i] << " -> 0x" << std::hex
+                    << int(out[i]) << ", reference 0x" << int(want);
   }
   EXPECT_EQ(mismatches, 0);
 }

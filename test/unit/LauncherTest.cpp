@@ -42,26 +42,30 @@ struct FakeBackend final : mla_backend {
   bool serves(const char *chip) const override {
     return std::strncmp(chip, prefix.c_str(), prefix.size()) == 0;
   }
-  mla_status load(int, const char *, const void *code, size_t size, void **module,
-                  std::string &msg) const override {
+  mla_status load(int, const char *, const void *code, size_t size,
+                  void **module, std::string &msg) const override {
     if (loadStatus != MLA_SUCCESS) {
       msg = "fake load refused";
       return loadStatus;
     }
     // A code object is an ELF file.
-    EXPECT_EQ(0, std::memcmp(code, "\x7f" "ELF", 4));
+    EXPECT_EQ(0, std::memcmp(code,
+                             "\x7f"
+                             "ELF",
+                             4));
     loadedBytes = size;
     *module = const_cast<FakeBackend *>(this);
     return MLA_SUCCESS;
   }
-  mla_status function(void *, const char *kernel, int, void **fn, std::string &) const override {
+  mla_status function(void *, const char *kernel, int, void **fn,
+                      std::string &) const override {
     functions.push_back(kernel);
     *fn = reinterpret_cast<void *>(functions.size()); // 1-based index
     return MLA_SUCCESS;
   }
-  mla_status launch(void *, void *fn, unsigned gx, unsigned gy, unsigned block, unsigned shared,
-                    bool dependent, void *stream, void *args, size_t size,
-                    std::string &msg) const override {
+  mla_status launch(void *, void *fn, unsigned gx, unsigned gy, unsigned block,
+                    unsigned shared, bool dependent, void *stream, void *args,
+                    size_t size, std::string &msg) const override {
     if (launchStatus != MLA_SUCCESS) {
       msg = "fake launch refused";
       return launchStatus;
@@ -69,17 +73,15 @@ struct FakeBackend final : mla_backend {
     EXPECT_EQ(size % 8, 0u);
     std::vector<uint64_t> words(size / 8);
     std::memcpy(words.data(), args, size);
-    launches.push_back({functions[reinterpret_cast<uintptr_t>(fn) - 1], gx, gy, block, shared,
-                        dependent, stream, words});
+    launches.push_back({functions[reinterpret_cast<uintptr_t>(fn) - 1], gx, gy,
+                        block, shared, dependent, stream, words});
     return MLA_SUCCESS;
   }
   void unload(void *) const override { ++unloads; }
 };
 
 /// 16-byte aligned fake device pointers (never dereferenced).
-template <int N> struct alignas(256) Arena {
-  unsigned char bytes[N];
-};
+template <int N> struct alignas(256) Arena { unsigned char bytes[N]; };
 
 class LauncherTest : public ::testing::Test {
 protected:
@@ -91,8 +93,8 @@ protected:
 
   void SetUp() override {
     const mla_backend *backends[] = {&backend, nullptr};
-    ASSERT_EQ(MLA_SUCCESS, mla_context_create(&deepseek_r1_decode_fp8_spec, "gfx950", 0,
-                                              backends, &ctx))
+    ASSERT_EQ(MLA_SUCCESS, mla_context_create(&deepseek_r1_decode_fp8_spec,
+                                              "gfx950", 0, backends, &ctx))
         << mla_last_error();
   }
   void TearDown() override { mla_context_destroy(ctx); }
@@ -120,7 +122,8 @@ protected:
     EXPECT_EQ(want, s) << mla_status_name(s);
     EXPECT_NE(std::string(mla_last_error()).find(phrase), std::string::npos)
         << mla_last_error();
-    EXPECT_NE(std::string(mla_last_error()).find(mla_status_name(want)), std::string::npos);
+    EXPECT_NE(std::string(mla_last_error()).find(mla_status_name(want)),
+              std::string::npos);
     EXPECT_TRUE(backend.launches.empty());
   }
   int64_t modelSplits(int64_t batch, int64_t kv) {
@@ -156,8 +159,11 @@ TEST_F(LauncherTest, GeneratedHeaderDescribesTheCompiledKernels) {
 }
 
 TEST_F(LauncherTest, PlansSplitsByTheCostModelAndMasksByTheRule) {
-  for (auto [batch, kv] : {std::pair<int64_t, int64_t>{4, 1024}, {64, 1024}, {256, 8192},
-                           {1, 65536}, {128, 0}}) {
+  for (auto [batch, kv] : {std::pair<int64_t, int64_t>{4, 1024},
+                           {64, 1024},
+                           {256, 8192},
+                           {1, 65536},
+                           {128, 0}}) {
     mla_decode_args a = args(batch, kv);
     mla_decode_plan plan;
     ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan)) << mla_last_error();
@@ -209,12 +215,16 @@ TEST_F(LauncherTest, LaunchesBothStagesWithPackedMemrefDescriptors) {
   // words.
   const std::vector<uint64_t> &w = s1.words;
   ASSERT_EQ(size_t(9 + 7 + 5 + 5 + 5 + 1 + 11 + 9 + 9), w.size());
-  auto ptr = [](const void *p) { return uint64_t(reinterpret_cast<uintptr_t>(p)); };
+  auto ptr = [](const void *p) {
+    return uint64_t(reinterpret_cast<uintptr_t>(p));
+  };
   // q: [4, 16, 576], strides [9216, 576, 1]
-  EXPECT_EQ((std::vector<uint64_t>{ptr(q.bytes), ptr(q.bytes), 0, 4, 16, 576, 9216, 576, 1}),
+  EXPECT_EQ((std::vector<uint64_t>{ptr(q.bytes), ptr(q.bytes), 0, 4, 16, 576,
+                                   9216, 576, 1}),
             std::vector<uint64_t>(w.begin(), w.begin() + 9));
   // kv: [4 * 1024, 576], strides [576, 1]
-  EXPECT_EQ((std::vector<uint64_t>{ptr(kv.bytes), ptr(kv.bytes), 0, 4096, 576, 576, 1}),
+  EXPECT_EQ((std::vector<uint64_t>{ptr(kv.bytes), ptr(kv.bytes), 0, 4096, 576,
+                                   576, 1}),
             std::vector<uint64_t>(w.begin() + 9, w.begin() + 16));
   EXPECT_EQ(uint64_t(plan.splits), w[31]); // num_splits
   // partial: the workspace, [4, S, 16, 512]; lse after it, 256-B aligned.
@@ -243,38 +253,41 @@ TEST_F(LauncherTest, RunReusesThePlanOnNewBuffersAndChangedIndptr) {
   b.out = out2.bytes;
   int32_t reordered[5] = {0, 0, 4096, 8192, 12288}; // 0, 4096, 4096, 4096
   b.kv_indptr_host = reordered;
-  ASSERT_EQ(MLA_SUCCESS, mla_decode_run(ctx, &plan, &b, nullptr)) << mla_last_error();
+  ASSERT_EQ(MLA_SUCCESS, mla_decode_run(ctx, &plan, &b, nullptr))
+      << mla_last_error();
   // Device contents unknown to the host (no host copy): the plan stands.
   b.kv_indptr_host = nullptr;
-  ASSERT_EQ(MLA_SUCCESS, mla_decode_run(ctx, &plan, &b, nullptr)) << mla_last_error();
+  ASSERT_EQ(MLA_SUCCESS, mla_decode_run(ctx, &plan, &b, nullptr))
+      << mla_last_error();
   ASSERT_EQ(4u, backend.launches.size());
   for (int i : {0, 2}) {
     EXPECT_EQ(plan.stage1, backend.launches[i].kernel);
     EXPECT_EQ(unsigned(plan.splits), backend.launches[i].gy);
-    EXPECT_EQ(uint64_t(reinterpret_cast<uintptr_t>(q2.bytes)), backend.launches[i].words[0]);
+    EXPECT_EQ(uint64_t(reinterpret_cast<uintptr_t>(q2.bytes)),
+              backend.launches[i].words[0]);
     EXPECT_EQ(plan.stage2, backend.launches[i + 1].kernel);
   }
   backend.launches.clear();
   // A host copy that no longer divides cannot run the mask-free plan.
   int32_t ragged[5] = {0, 4096, 8191, 12287, 16383};
   b.kv_indptr_host = ragged;
-  expectRefused(mla_decode_run(ctx, &plan, &b, nullptr), MLA_ERROR_INVALID_ARGUMENT,
-                "plan again");
+  expectRefused(mla_decode_run(ctx, &plan, &b, nullptr),
+                MLA_ERROR_INVALID_ARGUMENT, "plan again");
   // Another shape needs another plan; a plan of another context is refused.
   b = args(8, 4096);
-  expectRefused(mla_decode_run(ctx, &plan, &b, nullptr), MLA_ERROR_INVALID_ARGUMENT,
-                "the plan was made for batch 4");
+  expectRefused(mla_decode_run(ctx, &plan, &b, nullptr),
+                MLA_ERROR_INVALID_ARGUMENT, "the plan was made for batch 4");
   mla_decode_plan foreign = plan;
   foreign.context = nullptr;
   a.kv_indptr_host = nullptr;
-  expectRefused(mla_decode_run(ctx, &foreign, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
-                "another context");
+  expectRefused(mla_decode_run(ctx, &foreign, &a, nullptr),
+                MLA_ERROR_INVALID_ARGUMENT, "another context");
   // The workspace is still checked.
   a = args(4, 4096);
   ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan));
   a.workspace_bytes = 16;
-  expectRefused(mla_decode_run(ctx, &plan, &a, nullptr), MLA_ERROR_WORKSPACE_TOO_SMALL,
-                "workspace has 16 bytes");
+  expectRefused(mla_decode_run(ctx, &plan, &a, nullptr),
+                MLA_ERROR_WORKSPACE_TOO_SMALL, "workspace has 16 bytes");
 }
 
 TEST_F(LauncherTest, OneSplitLaunchesStageOneOnly) {
@@ -342,28 +355,39 @@ TEST_F(LauncherTest, ForcedSplitsOverrideTheModel) {
 TEST_F(LauncherTest, NullAndNonPositiveArgumentsAreRefused) {
   mla_decode_args a = args();
   a.q = nullptr;
-  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT, "q is NULL");
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                "q is NULL");
   a = args();
   a.kv_scale = nullptr; // the fp8 spec has a KV scale
-  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT, "kv_scale is NULL");
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                "kv_scale is NULL");
   a = args();
   a.kv_indptr = nullptr;
-  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT, "kv_indptr is NULL");
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                "kv_indptr is NULL");
   a = args(0);
-  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT, "batch is 0");
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                "batch is 0");
   a = args(-3);
-  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT, "batch is -3");
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                "batch is -3");
   a = args(4, -1);
-  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT, "max_kv_len is -1");
-  expectRefused(mla_decode(nullptr, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT, "NULL");
-  expectRefused(mla_decode(ctx, nullptr, nullptr), MLA_ERROR_INVALID_ARGUMENT, "NULL");
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                "max_kv_len is -1");
+  expectRefused(mla_decode(nullptr, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                "NULL");
+  expectRefused(mla_decode(ctx, nullptr, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                "NULL");
   size_t bytes;
-  expectRefused(mla_workspace_size(ctx, 0, 1024, &bytes), MLA_ERROR_INVALID_ARGUMENT, "batch");
-  expectRefused(mla_workspace_size(ctx, 4, 1024, nullptr), MLA_ERROR_INVALID_ARGUMENT, "NULL");
+  expectRefused(mla_workspace_size(ctx, 0, 1024, &bytes),
+                MLA_ERROR_INVALID_ARGUMENT, "batch");
+  expectRefused(mla_workspace_size(ctx, 4, 1024, nullptr),
+                MLA_ERROR_INVALID_ARGUMENT, "NULL");
   // A host indptr that contradicts max_kv_len.
   a = args(4, 4000);
   a.kv_indptr_host = hostIndptr;
-  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT, "kv_indptr_host");
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                "kv_indptr_host");
 }
 
 TEST_F(LauncherTest, MisalignedPointersAreRefused) {
@@ -375,10 +399,12 @@ TEST_F(LauncherTest, MisalignedPointersAreRefused) {
   expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_MISALIGNED, "out (");
   a = args();
   a.kv_indptr = reinterpret_cast<const int32_t *>(kvp.bytes + 2);
-  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_MISALIGNED, "kv_indptr (");
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_MISALIGNED,
+                "kv_indptr (");
   a = args();
   a.workspace = static_cast<char *>(a.workspace) + 4;
-  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_MISALIGNED, "workspace (");
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_MISALIGNED,
+                "workspace (");
 }
 
 TEST_F(LauncherTest, SmallWorkspaceIsRefused) {
@@ -387,9 +413,11 @@ TEST_F(LauncherTest, SmallWorkspaceIsRefused) {
   ASSERT_EQ(MLA_SUCCESS, mla_workspace_size(ctx, 4, 1024, &need));
   ASSERT_GT(need, 0u);
   a.workspace_bytes = need - 1;
-  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_WORKSPACE_TOO_SMALL, "needs");
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_WORKSPACE_TOO_SMALL,
+                "needs");
   a.workspace = nullptr;
-  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT, "workspace is NULL");
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                "workspace is NULL");
   a = args(4, 1024);
   a.workspace_bytes = need;
   EXPECT_EQ(MLA_SUCCESS, mla_decode(ctx, &a, nullptr)) << mla_last_error();
@@ -400,18 +428,20 @@ TEST_F(LauncherTest, SmallWorkspaceIsRefused) {
   mla_decode_plan plan;
   ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan)) << mla_last_error();
   EXPECT_EQ(need, plan.workspace_bytes);
-  expectRefused(mla_decode_run(ctx, &plan, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
-                "workspace is NULL");
+  expectRefused(mla_decode_run(ctx, &plan, &a, nullptr),
+                MLA_ERROR_INVALID_ARGUMENT, "workspace is NULL");
   a.workspace = wsAligned();
   a.workspace_bytes = need - 1;
-  expectRefused(mla_decode_run(ctx, &plan, &a, nullptr), MLA_ERROR_WORKSPACE_TOO_SMALL, "needs");
+  expectRefused(mla_decode_run(ctx, &plan, &a, nullptr),
+                MLA_ERROR_WORKSPACE_TOO_SMALL, "needs");
 }
 
 TEST_F(LauncherTest, DriverFailureIsReportedWithTheKernel) {
   backend.launchStatus = MLA_ERROR_DRIVER;
   mla_decode_args a = args();
   EXPECT_EQ(MLA_ERROR_DRIVER, mla_decode(ctx, &a, nullptr));
-  EXPECT_NE(std::string(mla_last_error()).find("launching deepseek_r1_decode_fp8_stage1"),
+  EXPECT_NE(std::string(mla_last_error())
+                .find("launching deepseek_r1_decode_fp8_stage1"),
             std::string::npos)
       << mla_last_error();
 }
@@ -421,26 +451,34 @@ TEST(LauncherCreate, UnknownChipMissingBackendAbsentDeviceAreRefused) {
   const mla_backend *backends[] = {&backend, nullptr};
   mla_context *ctx = reinterpret_cast<mla_context *>(1);
   EXPECT_EQ(MLA_ERROR_NO_CODE_FOR_CHIP,
-            mla_context_create(&deepseek_r1_decode_fp8_spec, "gfx942", 0, backends, &ctx));
+            mla_context_create(&deepseek_r1_decode_fp8_spec, "gfx942", 0,
+                               backends, &ctx));
   EXPECT_EQ(nullptr, ctx);
-  EXPECT_NE(std::string(mla_last_error()).find("no code for 'gfx942' (it has: gfx950)"),
+  EXPECT_NE(std::string(mla_last_error())
+                .find("no code for 'gfx942' (it has: gfx950)"),
             std::string::npos)
       << mla_last_error();
   const mla_backend *none[] = {nullptr};
   EXPECT_EQ(MLA_ERROR_NO_BACKEND,
-            mla_context_create(&deepseek_r1_decode_fp8_spec, "gfx950", 0, none, &ctx));
-  EXPECT_NE(std::string(mla_last_error()).find("launcher_hip"), std::string::npos);
+            mla_context_create(&deepseek_r1_decode_fp8_spec, "gfx950", 0, none,
+                               &ctx));
+  EXPECT_NE(std::string(mla_last_error()).find("launcher_hip"),
+            std::string::npos);
   backend.loadStatus = MLA_ERROR_NO_DEVICE;
   EXPECT_EQ(MLA_ERROR_NO_DEVICE,
-            mla_context_create(&deepseek_r1_decode_fp8_spec, "gfx950", 0, backends, &ctx));
-  EXPECT_NE(std::string(mla_last_error()).find("fake load refused"), std::string::npos);
+            mla_context_create(&deepseek_r1_decode_fp8_spec, "gfx950", 0,
+                               backends, &ctx));
+  EXPECT_NE(std::string(mla_last_error()).find("fake load refused"),
+            std::string::npos);
   EXPECT_EQ(nullptr, ctx);
   EXPECT_EQ(MLA_ERROR_INVALID_ARGUMENT,
-            mla_context_create(&deepseek_r1_decode_fp8_spec, "gfx950", -1, backends, &ctx));
+            mla_context_create(&deepseek_r1_decode_fp8_spec, "gfx950", -1,
+                               backends, &ctx));
   EXPECT_EQ(MLA_ERROR_INVALID_ARGUMENT,
             mla_context_create(nullptr, "gfx950", 0, backends, &ctx));
   EXPECT_EQ(MLA_ERROR_INVALID_ARGUMENT,
-            mla_context_create(&deepseek_r1_decode_fp8_spec, "gfx950", 0, backends, nullptr));
+            mla_context_create(&deepseek_r1_decode_fp8_spec, "gfx950", 0,
+                               backends, nullptr));
   EXPECT_TRUE(backend.launches.empty());
   mla_context_destroy(nullptr); // harmless
 }
@@ -451,26 +489,32 @@ TEST(LauncherCreate, ForeignDescriptorsAreRefused) {
   mla_context *ctx = nullptr;
   mla_spec_desc spec = deepseek_r1_decode_fp8_spec;
   spec.abi_version = 99;
-  EXPECT_EQ(MLA_ERROR_INVALID_SPEC, mla_context_create(&spec, "gfx950", 0, backends, &ctx));
+  EXPECT_EQ(MLA_ERROR_INVALID_SPEC,
+            mla_context_create(&spec, "gfx950", 0, backends, &ctx));
   EXPECT_NE(std::string(mla_last_error()).find("ABI 99"), std::string::npos);
   // A kernel argument the launcher does not know how to bind.
   spec = deepseek_r1_decode_fp8_spec;
   mla_target_desc target = spec.targets[0];
-  std::vector<mla_kernel_desc> kernels(target.kernels, target.kernels + target.num_kernels);
-  std::vector<mla_arg_desc> args(kernels[0].args, kernels[0].args + kernels[0].num_args);
+  std::vector<mla_kernel_desc> kernels(target.kernels,
+                                       target.kernels + target.num_kernels);
+  std::vector<mla_arg_desc> args(kernels[0].args,
+                                 kernels[0].args + kernels[0].num_args);
   args[0].name = "mystery";
   kernels[0].args = args.data();
   target.kernels = kernels.data();
   spec.targets = &target;
-  EXPECT_EQ(MLA_ERROR_INVALID_SPEC, mla_context_create(&spec, "gfx950", 0, backends, &ctx));
+  EXPECT_EQ(MLA_ERROR_INVALID_SPEC,
+            mla_context_create(&spec, "gfx950", 0, backends, &ctx));
   EXPECT_NE(std::string(mla_last_error()).find("'mystery'"), std::string::npos);
   EXPECT_EQ(0u, backend.loadedBytes);
 }
 
 TEST(LauncherStatus, EveryStatusHasAName) {
   for (int s = MLA_SUCCESS; s <= MLA_ERROR_DRIVER; ++s)
-    EXPECT_EQ(0, std::strncmp("MLA_", mla_status_name(static_cast<mla_status>(s)), 4));
-  EXPECT_STREQ("MLA_ERROR_UNKNOWN", mla_status_name(static_cast<mla_status>(42)));
+    EXPECT_EQ(0, std::strncmp("MLA_",
+                              mla_status_name(static_cast<mla_status>(s)), 4));
+  EXPECT_STREQ("MLA_ERROR_UNKNOWN",
+               mla_status_name(static_cast<mla_status>(42)));
 }
 
 } // namespace

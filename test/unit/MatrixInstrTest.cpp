@@ -34,10 +34,14 @@ struct HardwareModel {
 // CDNA3/CDNA4 ISA 7.1.4 general rule for 16 x 16 x K (K_L = K / 4 items per
 // lane): A lane m + 16 * (k / K_L) holds item k % K_L of row m.
 Formula mfmaA(int64_t kl) {
-  return [kl](int64_t l, int64_t i) { return Coord{l % 16, kl * (l / 16) + i}; };
+  return [kl](int64_t l, int64_t i) {
+    return Coord{l % 16, kl * (l / 16) + i};
+  };
 }
 Formula mfmaB(int64_t kl) {
-  return [kl](int64_t l, int64_t i) { return Coord{kl * (l / 16) + i, l % 16}; };
+  return [kl](int64_t l, int64_t i) {
+    return Coord{kl * (l / 16) + i, l % 16};
+  };
 }
 // ACC16: m = 4 * (l / 16) + i, n = l % 16.
 Coord acc16(int64_t l, int64_t i) { return {4 * (l / 16) + i, l % 16}; }
@@ -96,9 +100,11 @@ double decode(MatrixElem t, uint32_t bits) {
   case MatrixElem::F16:
     return mla_ref::f16ToFloat(static_cast<uint16_t>(bits));
   case MatrixElem::F8E4M3FN:
-    return mla_ref::decodeFp8(static_cast<uint8_t>(bits), mla_ref::Fp8Format::E4M3FN);
+    return mla_ref::decodeFp8(static_cast<uint8_t>(bits),
+                              mla_ref::Fp8Format::E4M3FN);
   case MatrixElem::F8E4M3FNUZ:
-    return mla_ref::decodeFp8(static_cast<uint8_t>(bits), mla_ref::Fp8Format::E4M3FNUZ);
+    return mla_ref::decodeFp8(static_cast<uint8_t>(bits),
+                              mla_ref::Fp8Format::E4M3FNUZ);
   case MatrixElem::F32: {
     float f;
     std::memcpy(&f, &bits, 4);
@@ -128,7 +134,8 @@ Registers pack(const LaneLayout &l, MatrixElem t, const Matrix &m) {
   for (int64_t lane = 0; lane < l.lanes(); ++lane)
     for (int64_t i = 0; i < l.elemsPerLane(); ++i) {
       Coord c = l.map(lane, i);
-      uint32_t v = encode(t, m[c.row][c.col]) & (bits == 32 ? ~0u : ((1u << bits) - 1));
+      uint32_t v =
+          encode(t, m[c.row][c.col]) & (bits == 32 ? ~0u : ((1u << bits) - 1));
       r[lane][i * bits / 32] |= v << ((i * bits) % 32);
     }
   return r;
@@ -163,7 +170,10 @@ Matrix execute(const Matrix &a, const Matrix &b, const Matrix &c,
   for (size_t m = 0; m < d.size(); ++m)
     for (size_t n = 0; n < d[0].size(); ++n)
       for (size_t k = 0; k < b.size(); ++k) {
-        double s = scales ? std::ldexp(1.0, scales->a[m][k / 32] + scales->b[n][k / 32]) : 1;
+        double s =
+            scales
+                ? std::ldexp(1.0, scales->a[m][k / 32] + scales->b[n][k / 32])
+                : 1;
         d[m][n] += a[m][k] * b[k][n] * s;
       }
   return d;
@@ -197,8 +207,9 @@ double roundTrip(const MatrixInstr &mi, const LaneLayout &descA,
   for (int64_t lane = 0; lane < mi.c.lanes(); ++lane)
     for (int64_t i = 0; i < mi.c.elemsPerLane(); ++i) {
       Coord co = mi.c.map(lane, i);
-      worst = std::max(worst, std::fabs(decode(MatrixElem::F32, dRegs[lane][i]) -
-                                        expected[co.row][co.col]));
+      worst =
+          std::max(worst, std::fabs(decode(MatrixElem::F32, dRegs[lane][i]) -
+                                    expected[co.row][co.col]));
     }
   return worst;
 }
@@ -235,11 +246,14 @@ TEST_P(Descriptors, MapsEqualTheISAFormulas) {
   HardwareModel hw = modelOf(mi);
   for (int64_t lane = 0; lane < mi.waveSize; ++lane) {
     for (int64_t i = 0; i < mi.a.elemsPerLane(); ++i)
-      EXPECT_EQ(mi.a.map(lane, i), hw.a(lane, i)) << "A lane " << lane << " elem " << i;
+      EXPECT_EQ(mi.a.map(lane, i), hw.a(lane, i))
+          << "A lane " << lane << " elem " << i;
     for (int64_t i = 0; i < mi.b.elemsPerLane(); ++i)
-      EXPECT_EQ(mi.b.map(lane, i), hw.b(lane, i)) << "B lane " << lane << " elem " << i;
+      EXPECT_EQ(mi.b.map(lane, i), hw.b(lane, i))
+          << "B lane " << lane << " elem " << i;
     for (int64_t i = 0; i < mi.c.elemsPerLane(); ++i)
-      EXPECT_EQ(mi.c.map(lane, i), hw.c(lane, i)) << "C lane " << lane << " elem " << i;
+      EXPECT_EQ(mi.c.map(lane, i), hw.c(lane, i))
+          << "C lane " << lane << " elem " << i;
   }
 }
 
@@ -269,7 +283,8 @@ TEST_P(Descriptors, GroupedKStepsKeepTheProduct) {
       for (int64_t lane = 0; lane < l->lanes(); ++lane)
         for (int64_t i = 0; i < l->elemsPerLane(); ++i) {
           Coord c = l->map(lane, i);
-          ASSERT_TRUE(c.row >= 0 && c.row < l->rows && c.col >= 0 && c.col < l->cols);
+          ASSERT_TRUE(c.row >= 0 && c.row < l->rows && c.col >= 0 &&
+                      c.col < l->cols);
           EXPECT_TRUE(seen.insert({c.row, c.col}).second);
         }
       EXPECT_EQ(static_cast<int64_t>(seen.size()), l->rows * l->cols);
@@ -292,7 +307,8 @@ TEST_P(Descriptors, GroupedKStepsKeepTheProduct) {
     Matrix c = randomMatrix(mi.m, mi.n, rng), d = c;
     int64_t ea = mi.a.elemsPerLane(), eb = mi.b.elemsPerLane();
     for (int64_t j = 0; j < steps; ++j) {
-      Matrix aj(mi.m, std::vector<double>(mi.k, NAN)), bj(mi.k, std::vector<double>(mi.n, NAN));
+      Matrix aj(mi.m, std::vector<double>(mi.k, NAN)),
+          bj(mi.k, std::vector<double>(mi.n, NAN));
       for (int64_t lane = 0; lane < mi.waveSize; ++lane) {
         for (int64_t i = 0; i < ea; ++i) {
           Coord hc = hw.a(lane, i), src = ga.map(lane, j * ea + i);
@@ -308,7 +324,8 @@ TEST_P(Descriptors, GroupedKStepsKeepTheProduct) {
     Matrix expected = execute(a, b, c, nullptr);
     for (int64_t r = 0; r < mi.m; ++r)
       for (int64_t col = 0; col < mi.n; ++col)
-        EXPECT_EQ(d[r][col], expected[r][col]) << "(" << r << ", " << col << ")";
+        EXPECT_EQ(d[r][col], expected[r][col])
+            << "(" << r << ", " << col << ")";
   }
   EXPECT_FALSE(groupKSteps(mi, 3).has_value());
 }
@@ -326,11 +343,13 @@ TEST_P(Descriptors, GroupedKStepsPhysicalK) {
     for (int64_t lane = 0; lane < mi.waveSize; ++lane)
       for (int64_t j = 0; j < steps; ++j) {
         for (int64_t i = 0; i < ea; ++i) {
-          EXPECT_EQ(ga.map(lane, j * ea + i).col, g->physicalK(j * mi.k + mi.a.map(lane, i).col));
+          EXPECT_EQ(ga.map(lane, j * ea + i).col,
+                    g->physicalK(j * mi.k + mi.a.map(lane, i).col));
           EXPECT_EQ(ga.map(lane, j * ea + i).row, mi.a.map(lane, i).row);
         }
         for (int64_t i = 0; i < eb; ++i)
-          EXPECT_EQ(gb.map(lane, j * eb + i).row, g->physicalK(j * mi.k + mi.b.map(lane, i).row));
+          EXPECT_EQ(gb.map(lane, j * eb + i).row,
+                    g->physicalK(j * mi.k + mi.b.map(lane, i).row));
       }
     std::set<int64_t> seen;
     for (int64_t l = 0; l < 2 * g->k; ++l)
@@ -343,7 +362,8 @@ TEST_P(Descriptors, GroupedKStepsPhysicalK) {
 TEST(Descriptors, GroupedKStepsOfMmaSyncAreSixteenBytes) {
   // The case the sm_90 lowering uses: 4 steps of m16n8k16, lane t = l % 4
   // holds K 16t .. 16t + 15 of B column l / 4 (one 16-byte fp8 load).
-  const MatrixInstr *mi = lookupMatrixInstr("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
+  const MatrixInstr *mi =
+      lookupMatrixInstr("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
   ASSERT_NE(mi, nullptr);
   auto g = groupKSteps(*mi, 4);
   ASSERT_TRUE(g.has_value());
@@ -359,7 +379,9 @@ INSTANTIATE_TEST_SUITE_P(AllInstrs, Descriptors,
                          [](const auto &info) {
                            std::string s;
                            for (char ch : info.param->name)
-                             s += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+                             s += std::isalnum(static_cast<unsigned char>(ch))
+                                      ? ch
+                                      : '_';
                            return s;
                          });
 
@@ -403,7 +425,8 @@ TEST(Descriptors, LdmatrixX4MatchesALayout) {
         for (int64_t h = 0; h < 2; ++h) {
           Coord ld{l / 4 + 8 * (j % 2), 2 * (l % 4) + h + 8 * (j / 2)};
           Coord got = mi->a.map(l, 2 * j + h);
-          EXPECT_TRUE(got == ld) << mi->name.str() << " lane " << l << " register " << j;
+          EXPECT_TRUE(got == ld)
+              << mi->name.str() << " lane " << l << " register " << j;
         }
   }
   EXPECT_EQ(flagged, 2); // mma.sync m16n8k16 bf16 and f16
@@ -414,9 +437,11 @@ TEST(Descriptors, LdmatrixX4MatchesALayout) {
 // K consistently for A and B, so it passes unscaled and fails scaled.
 TEST(Descriptors, F8f6f4InterleavedKMattersWithScales) {
   const MatrixInstr &mi = *lookupMatrixInstr("v_mfma_f32_16x16x128_f8f6f4");
-  static const Coord contigALane[] = {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {0, 32}, {0, 64}};
+  static const Coord contigALane[] = {{1, 0}, {2, 0},  {4, 0},
+                                      {8, 0}, {0, 32}, {0, 64}};
   static const Coord contigAElem[] = {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {0, 16}};
-  static const Coord contigBLane[] = {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {32, 0}, {64, 0}};
+  static const Coord contigBLane[] = {{0, 1}, {0, 2},  {0, 4},
+                                      {0, 8}, {32, 0}, {64, 0}};
   static const Coord contigBElem[] = {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {16, 0}};
   LaneLayout contigA{contigALane, contigAElem, 16, 128};
   LaneLayout contigB{contigBLane, contigBElem, 128, 16};
@@ -467,8 +492,8 @@ TEST(Descriptors, ChipsListTheirInstructions) {
       if (bitWidth(mi->abType) != 8)
         continue;
       EXPECT_EQ(mi->abType, lookupChip(chip)->facts.fp8 == Fp8Flavor::E4M3FN
-                                  ? MatrixElem::F8E4M3FN
-                                  : MatrixElem::F8E4M3FNUZ);
+                                ? MatrixElem::F8E4M3FN
+                                : MatrixElem::F8E4M3FNUZ);
     }
 }
 

@@ -18,8 +18,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "gtest/gtest.h"
 
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <map>
 
 using namespace mlir;
@@ -78,7 +78,8 @@ std::unique_ptr<Compiled> compileSpec(llvm::StringRef source) {
 }
 
 std::string readKernel(llvm::StringRef file) {
-  auto buf = llvm::MemoryBuffer::getFile(std::string(MLA_KERNELS_DIR) + "/" + file.str());
+  auto buf = llvm::MemoryBuffer::getFile(std::string(MLA_KERNELS_DIR) + "/" +
+                                         file.str());
   return buf ? (*buf)->getBuffer().str() : std::string();
 }
 
@@ -99,7 +100,7 @@ Compiled &specFor(const std::string &file) {
 struct Case {
   const char *name;
   std::vector<int64_t> lengths;
-  int64_t splits; ///< 0 = auto (gfx950's 256 CUs)
+  int64_t splits;      ///< 0 = auto (gfx950's 256 CUs)
   const char *variant; ///< expected stage-1 variant suffix
 };
 
@@ -121,8 +122,8 @@ double runCase(Compiled &c, const Case &tc, double tolerance = kTolerance) {
       << "ran " << run->stage1;
   EXPECT_EQ(run->ranStage2, run->splits > 1);
   double err = mla::errorAgainstReference(*in, *run);
-  EXPECT_LE(err, tolerance) << "relative Frobenius error " << err
-                            << " (splits " << run->splits << ")";
+  EXPECT_LE(err, tolerance) << "relative Frobenius error " << err << " (splits "
+                            << run->splits << ")";
   return err;
 }
 
@@ -193,8 +194,9 @@ TEST(DecodeNumericsSpecs, ProvenDivisibility) {
   ASSERT_TRUE(static_cast<bool>(in));
   auto run = mla::runDecode(*c->host, c->kernels, in->inputs, 0, 256);
   ASSERT_FALSE(static_cast<bool>(run));
-  EXPECT_NE(llvm::toString(run.takeError()).find("has only a mask-free stage 1"),
-            std::string::npos);
+  EXPECT_NE(
+      llvm::toString(run.takeError()).find("has only a mask-free stage 1"),
+      std::string::npos);
 }
 
 /// splits = 1 fixed in the spec: no stage 2 is emitted and stage 1 writes
@@ -214,16 +216,20 @@ TEST(DecodeNumericsSpecs, FixedSingleSplit) {
 /// figure docs/PerformanceLog.md quotes); it must stay finite and under 5e-2,
 /// and above the bf16 default's, or the knob did not quantise anything.
 TEST(DecodeNumericsSpecs, Fp8QpKnobError) {
-  for (const char *file :
-       {"deepseek_r1_decode_fp8_qp8.mlir", "deepseek_r1_decode_fp8_qp8_mi300x.mlir"}) {
+  for (const char *file : {"deepseek_r1_decode_fp8_qp8.mlir",
+                           "deepseek_r1_decode_fp8_qp8_mi300x.mlir"}) {
     SCOPED_TRACE(file);
     Compiled &qp = specFor(file);
-    double tile = runCase(qp, {"qp8_bs4_kv1024", {1024, 1024, 1024, 1024}, 0, "mask_free"}, 5e-2);
-    double ragged = runCase(qp, {"qp8_varlen", {5, 300, 1024, 77, 640, 8191}, 0, "masked"}, 5e-2);
-    double base = runCase(specFor("deepseek_r1_decode_fp8.mlir"),
-                          {"bf16_bs4_kv1024", {1024, 1024, 1024, 1024}, 0, "mask_free"});
-    std::printf("%s: relative error %.3e (bs4 kv1024), %.3e (ragged); bf16 Q/P %.3e\n", file,
-                tile, ragged, base);
+    double tile = runCase(
+        qp, {"qp8_bs4_kv1024", {1024, 1024, 1024, 1024}, 0, "mask_free"}, 5e-2);
+    double ragged = runCase(
+        qp, {"qp8_varlen", {5, 300, 1024, 77, 640, 8191}, 0, "masked"}, 5e-2);
+    double base =
+        runCase(specFor("deepseek_r1_decode_fp8.mlir"),
+                {"bf16_bs4_kv1024", {1024, 1024, 1024, 1024}, 0, "mask_free"});
+    std::printf(
+        "%s: relative error %.3e (bs4 kv1024), %.3e (ragged); bf16 Q/P %.3e\n",
+        file, tile, ragged, base);
     EXPECT_GT(tile, 2 * base);
   }
 }
@@ -234,12 +240,16 @@ TEST(DecodeNumericsSpecs, Fp8QpKnobError) {
 // bf16 output rounding), well within the 2e-2 bound.
 TEST(DecodeNumericsSpecs, F16QpKnobError) {
   Compiled &qp = specFor("deepseek_r1_decode_fp8_qp16.mlir");
-  double tile = runCase(qp, {"qp16_bs4_kv1024", {1024, 1024, 1024, 1024}, 0, "mask_free"});
-  double ragged = runCase(qp, {"qp16_varlen", {5, 300, 1024, 77, 640, 8191, 0}, 0, "masked"});
-  double base = runCase(specFor("deepseek_r1_decode_fp8.mlir"),
-                        {"bf16_bs4_kv1024", {1024, 1024, 1024, 1024}, 0, "mask_free"});
-  std::printf("qp16: relative error %.3e (bs4 kv1024), %.3e (ragged); bf16 Q/P %.3e\n", tile,
-              ragged, base);
+  double tile = runCase(
+      qp, {"qp16_bs4_kv1024", {1024, 1024, 1024, 1024}, 0, "mask_free"});
+  double ragged = runCase(
+      qp, {"qp16_varlen", {5, 300, 1024, 77, 640, 8191, 0}, 0, "masked"});
+  double base =
+      runCase(specFor("deepseek_r1_decode_fp8.mlir"),
+              {"bf16_bs4_kv1024", {1024, 1024, 1024, 1024}, 0, "mask_free"});
+  std::printf(
+      "qp16: relative error %.3e (bs4 kv1024), %.3e (ragged); bf16 Q/P %.3e\n",
+      tile, ragged, base);
   EXPECT_LT(tile, base);
 }
 

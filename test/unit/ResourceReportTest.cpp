@@ -44,8 +44,10 @@ TEST(ResourceReport, KvLoopIsTheInnermostLoopHoldingEveryMfma) {
 }
 
 TEST(ResourceReport, NoLoopOrNoKernelGivesZero) {
-  EXPECT_EQ(std::make_pair(int64_t(0), int64_t(0)), mlir::mla::kvLoopInstructions(kIsa, "other"));
-  EXPECT_EQ(std::make_pair(int64_t(0), int64_t(0)), mlir::mla::kvLoopInstructions(kIsa, "absent"));
+  EXPECT_EQ(std::make_pair(int64_t(0), int64_t(0)),
+            mlir::mla::kvLoopInstructions(kIsa, "other"));
+  EXPECT_EQ(std::make_pair(int64_t(0), int64_t(0)),
+            mlir::mla::kvLoopInstructions(kIsa, "absent"));
 }
 
 // ptxas -v as CUDA 13's ptxas prints it for two entry functions (from
@@ -72,7 +74,8 @@ TEST(ResourceReport, PtxasReportPerEntryFunction) {
   EXPECT_EQ(24, r["k_stage1_masked"].spillStoreBytes);
   EXPECT_EQ(24, r["k_stage1_masked"].stackBytes);
   // A report without the figures leaves them absent (-1).
-  auto none = mlir::mla::parsePtxasReport("ptxas info    : Compiling entry function 'x' for 'sm_90'\n");
+  auto none = mlir::mla::parsePtxasReport(
+      "ptxas info    : Compiling entry function 'x' for 'sm_90'\n");
   EXPECT_EQ(-1, none["x"].registers);
   EXPECT_TRUE(mlir::mla::parsePtxasReport("").empty());
 }
@@ -132,7 +135,9 @@ TEST(ResourceReport, AmdhsaMetadataPerKernel) {
   EXPECT_EQ(106, s2.sgprs);
   EXPECT_EQ(512, s2.ldsStaticBytes);
   // Nothing before the block counts, and no block gives no kernels.
-  EXPECT_TRUE(mlir::mla::parseAmdhsaMetadata("  - .name: x\n    .vgpr_count: 3\n").empty());
+  EXPECT_TRUE(
+      mlir::mla::parseAmdhsaMetadata("  - .name: x\n    .vgpr_count: 3\n")
+          .empty());
 }
 
 TEST(ResourceReport, Sm90ProgramsPerSm) {

@@ -1,4 +1,5 @@
-//===- HeaderEmitter.h - the C header of mla-compile --emit=header -*- C++ -*-===//
+//===- HeaderEmitter.h - the C header of mla-compile --emit=header -*- C++
+//-*-===//
 #ifndef MLA_COMPILE_HEADEREMITTER_H
 #define MLA_COMPILE_HEADEREMITTER_H
 

@@ -23,8 +23,8 @@
 //===----------------------------------------------------------------------===//
 #include "HeaderEmitter.h"
 #include "mla/ChipCompiler.h"
-#include "mla/ManifestSpec.h"
 #include "mla/MLAOps.h"
+#include "mla/ManifestSpec.h"
 #include "mla/Pipelines.h"
 #include "mla/SplitCostModel.h"
 #include "mla/Target.h"
@@ -51,23 +51,21 @@ namespace cl = llvm::cl;
 static cl::OptionCategory compileCategory("mla-compile options");
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<spec.mlir>"),
-                                      cl::Required,
-    cl::cat(compileCategory));
+                                      cl::Required, cl::cat(compileCategory));
 static cl::opt<std::string> chipOpt("chip", cl::desc("target chip"),
                                     cl::init("sm_90"),
-    cl::cat(compileCategory));
+                                    cl::cat(compileCategory));
 static cl::opt<std::string> outDir("o", cl::desc("output folder"), cl::Required,
-    cl::cat(compileCategory));
-static cl::opt<std::string> ptxasPath(
-    "ptxas", cl::desc("ptxas to assemble NVPTX with"),
-    cl::init("/usr/local/cuda/bin/ptxas"),
-    cl::cat(compileCategory));
+                                   cl::cat(compileCategory));
+static cl::opt<std::string> ptxasPath("ptxas",
+                                      cl::desc("ptxas to assemble NVPTX with"),
+                                      cl::init("/usr/local/cuda/bin/ptxas"),
+                                      cl::cat(compileCategory));
 static cl::opt<std::string> rocmToolkit(
     "rocm-toolkit",
     cl::desc("folder whose llvm/bin/ld.lld links AMDGPU code objects "
              "(default: <bin>/../share/mla-compiler/rocm-toolkit)"),
-    cl::init(""),
-    cl::cat(compileCategory));
+    cl::init(""), cl::cat(compileCategory));
 static cl::opt<std::string> emitOpt(
     "emit",
     cl::desc("all: code object + assembly + manifest (default); isa: the "
@@ -78,12 +76,11 @@ static cl::opt<std::string> embedOpt(
     "embed",
     cl::desc("with --emit=header: yes embeds the code objects as byte arrays, "
              "no writes them beside the header"),
-    cl::init("yes"),
-    cl::cat(compileCategory));
-static cl::opt<std::string> headerNameOpt(
-    "header-name", cl::desc("file name of the header (default <spec>.h)"),
-    cl::init(""),
-    cl::cat(compileCategory));
+    cl::init("yes"), cl::cat(compileCategory));
+static cl::opt<std::string>
+    headerNameOpt("header-name",
+                  cl::desc("file name of the header (default <spec>.h)"),
+                  cl::init(""), cl::cat(compileCategory));
 
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "mla-compile: error: " << msg << "\n";
@@ -93,7 +90,8 @@ static int fail(const llvm::Twine &msg) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(compileCategory);
-  cl::ParseCommandLineOptions(argc, argv, "compile an MLA decode spec for GPUs\n");
+  cl::ParseCommandLineOptions(argc, argv,
+                              "compile an MLA decode spec for GPUs\n");
 
   using mla::Emit;
   Emit emit = emitOpt == "all"      ? Emit::All
@@ -109,13 +107,15 @@ int main(int argc, char **argv) {
   if (chipNames.empty())
     return fail("--chip names no chip");
   if (chipNames.size() > 1 && emit != Emit::Header)
-    return fail("several chips (" + chipOpt + ") need --emit=header; "
+    return fail("several chips (" + chipOpt +
+                ") need --emit=header; "
                 "otherwise compile one chip per call");
   std::vector<const mla::ChipInfo *> chips;
   for (StringRef c : chipNames) {
     const mla::ChipInfo *chip = mla::lookupChip(c);
     if (!chip)
-      return fail("unknown chip '" + c + "' (known: " + mla::knownChipNames() + ")");
+      return fail("unknown chip '" + c + "' (known: " + mla::knownChipNames() +
+                  ")");
     if (chip->vendor == mla::Vendor::Host)
       return fail("'" + c + "' is not a GPU chip");
     if (llvm::any_of(chips, [&](const mla::ChipInfo *o) { return o == chip; }))
@@ -143,7 +143,8 @@ int main(int argc, char **argv) {
   for (const mla::ChipInfo *chip : chips) {
     // One chip keeps the plain file names (python/mla_torch.py reads
     // <spec>.json); a header's files carry the chip in their names.
-    std::string stem = emit == Emit::Header ? name + "." + chip->name.str() : name;
+    std::string stem =
+        emit == Emit::Header ? name + "." + chip->name.str() : name;
     mla::CompileOptions opts;
     opts.outDir = outDir;
     opts.stem = stem;
@@ -167,8 +168,8 @@ int main(int argc, char **argv) {
   for (mla::ChipOutput &o : outputs) {
     auto desc = mla::ManifestSpec::read(o.manifest, o.binary);
     if (!desc)
-      return fail("the manifest for " + o.chip + " does not read back: " +
-                  llvm::toString(desc.takeError()));
+      return fail("the manifest for " + o.chip +
+                  " does not read back: " + llvm::toString(desc.takeError()));
     descs.push_back(std::move(*desc));
     mla_compile::HeaderTarget t{o.chip, descs.back()->desc(), o.binary, ""};
     if (!embed) {
@@ -183,7 +184,8 @@ int main(int argc, char **argv) {
     }
     targets.push_back(std::move(t));
   }
-  std::string headerName = headerNameOpt.empty() ? name + ".h" : headerNameOpt.getValue();
+  std::string headerName =
+      headerNameOpt.empty() ? name + ".h" : headerNameOpt.getValue();
   llvm::SmallString<256> header(dir);
   llvm::sys::path::append(header, headerName);
   std::error_code ec;

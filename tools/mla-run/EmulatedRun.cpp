@@ -47,19 +47,23 @@ struct Buffer {
 };
 
 void printCounters(llvm::raw_ostream &os, const emu::Counters &c) {
-  os << "    wave-instructions " << c.total() << ": SALU " << c.salu << ", VALU " << c.valu
-     << ", MFMA " << c.mfma << ", LDS " << c.lds << ", VMEM " << c.vmem << ", SMEM " << c.smem
-     << ", branch " << c.branch << ", wait/barrier " << c.waitBarrier << "\n"
-     << "    LDS bank-conflict cycles " << c.ldsBankConflicts << ", global bytes read "
-     << c.globalBytesRead << ", written " << c.globalBytesWritten << ", workgroups "
-     << c.workgroups << ", waves " << c.waves << "\n";
+  os << "    wave-instructions " << c.total() << ": SALU " << c.salu
+     << ", VALU " << c.valu << ", MFMA " << c.mfma << ", LDS " << c.lds
+     << ", VMEM " << c.vmem << ", SMEM " << c.smem << ", branch " << c.branch
+     << ", wait/barrier " << c.waitBarrier << "\n"
+     << "    LDS bank-conflict cycles " << c.ldsBankConflicts
+     << ", global bytes read " << c.globalBytesRead << ", written "
+     << c.globalBytesWritten << ", workgroups " << c.workgroups << ", waves "
+     << c.waves << "\n";
 }
 } // namespace
 
-LogicalResult mlir::mla::runOnEmulator(MLIRContext &ctx, ModuleOp parsed, const ChipInfo &chip,
-                                       const DecodeKernels &k, const RandomDecode &r,
-                                       const EmulatedOptions &opts, DecodeRun &run,
-                                       llvm::raw_ostream &os) {
+LogicalResult mlir::mla::runOnEmulator(MLIRContext &ctx, ModuleOp parsed,
+                                       const ChipInfo &chip,
+                                       const DecodeKernels &k,
+                                       const RandomDecode &r,
+                                       const EmulatedOptions &opts,
+                                       DecodeRun &run, llvm::raw_ostream &os) {
   auto error = [&](const llvm::Twine &msg) {
     llvm::errs() << "mla-run: error: " << msg << "\n";
     return failure();
@@ -101,7 +105,8 @@ LogicalResult mlir::mla::runOnEmulator(MLIRContext &ctx, ModuleOp parsed, const 
     mla_context_destroy(mctx);
     mla_backend_emulator_destroy(backend);
   });
-  if (mla_context_create(spec->get()->desc(), chip.name.str().c_str(), 0, backends, &mctx))
+  if (mla_context_create(spec->get()->desc(), chip.name.str().c_str(), 0,
+                         backends, &mctx))
     return error(mla_last_error());
 
   Buffer q, kv, scale, qo, kvp, outBuf, ws;
@@ -155,8 +160,9 @@ LogicalResult mlir::mla::runOnEmulator(MLIRContext &ctx, ModuleOp parsed, const 
   run.out.resize(size_t(rows) * k.heads * k.vDim);
   std::memcpy(run.out.data(), outBuf.data(), run.out.size() * 2);
 
-  os << "emulated  " << chip.name << " (" << out->binary.size() << "-byte code object), "
-     << seen.dispatches.size() << " dispatches through the C launcher\n";
+  os << "emulated  " << chip.name << " (" << out->binary.size()
+     << "-byte code object), " << seen.dispatches.size()
+     << " dispatches through the C launcher\n";
   if (opts.stats) {
     int64_t tokens = in.kvIndptr[batch];
     const llvm::json::Array *ks = out->manifest.getArray("kernels");
@@ -172,7 +178,8 @@ LogicalResult mlir::mla::runOnEmulator(MLIRContext &ctx, ModuleOp parsed, const 
         if (ko.getString("name").value_or("") != name)
           continue;
         if (const llvm::json::Object *res = ko.getObject("resources"))
-          staticFigure = res->getNumber("wave_instructions_per_kv_token").value_or(0);
+          staticFigure =
+              res->getNumber("wave_instructions_per_kv_token").value_or(0);
       }
       os << "    executed wave-instructions per KV token: "
          << llvm::format("%.1f", double(c.total()) / tokens) << " (" << tokens

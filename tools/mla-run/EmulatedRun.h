@@ -22,8 +22,9 @@ struct EmulatedOptions {
 /// mla-compile does, runs it through the C launcher (its split, variant and
 /// argument rules) on the emulator with fresh inputs, and fills `run`.
 /// Prints what ran (and with `stats`, the emulator's counters) to `os`.
-LogicalResult runOnEmulator(MLIRContext &ctx, ModuleOp parsed, const ChipInfo &chip,
-                            const DecodeKernels &kernels, const RandomDecode &inputs,
+LogicalResult runOnEmulator(MLIRContext &ctx, ModuleOp parsed,
+                            const ChipInfo &chip, const DecodeKernels &kernels,
+                            const RandomDecode &inputs,
                             const EmulatedOptions &opts, DecodeRun &run,
                             llvm::raw_ostream &os);
 

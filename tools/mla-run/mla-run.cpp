@@ -32,47 +32,49 @@ namespace cl = llvm::cl;
 static cl::OptionCategory runCategory("mla-run options");
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<spec.mlir>"),
-                                      cl::Required,
-    cl::cat(runCategory));
-static cl::opt<std::string> specName("spec",
-                                     cl::desc("mla.decode to run (default: the first)"),
-    cl::cat(runCategory));
+                                      cl::Required, cl::cat(runCategory));
+static cl::opt<std::string>
+    specName("spec", cl::desc("mla.decode to run (default: the first)"),
+             cl::cat(runCategory));
 static cl::opt<int64_t> batchOpt("batch", cl::desc("sequences"), cl::init(4),
-    cl::cat(runCategory));
-static cl::opt<int64_t> kvLenOpt("kv-len", cl::desc("KV length of every sequence"),
-                                 cl::init(1024),
-    cl::cat(runCategory));
-static cl::list<int64_t> kvLens("kv-lens", cl::CommaSeparated,
-                                cl::desc("per-sequence KV lengths (overrides --batch/--kv-len)"),
-    cl::cat(runCategory));
+                                 cl::cat(runCategory));
+static cl::opt<int64_t> kvLenOpt("kv-len",
+                                 cl::desc("KV length of every sequence"),
+                                 cl::init(1024), cl::cat(runCategory));
+static cl::list<int64_t>
+    kvLens("kv-lens", cl::CommaSeparated,
+           cl::desc("per-sequence KV lengths (overrides --batch/--kv-len)"),
+           cl::cat(runCategory));
 static cl::opt<std::string> splitsOpt("splits", cl::desc("auto or a count"),
-                                      cl::init("auto"),
-    cl::cat(runCategory));
-static cl::opt<std::string> chipOpt(
-    "chip",
-    cl::desc("gfx950 / gfx942: compile for that chip and run the code object on the ISA "
-             "emulator; sm_90 / host: run on the CPU with that chip's split rule; not "
-             "given: on the CPU with gfx950's split rule"),
-    cl::init("gfx950"), cl::cat(runCategory));
-static cl::opt<int64_t> patchOffset(
-    "patch-offset", cl::desc("test hook: overwrite this byte of the code object"),
-    cl::init(-1), cl::Hidden,
-    cl::cat(runCategory));
+                                      cl::init("auto"), cl::cat(runCategory));
+static cl::opt<std::string>
+    chipOpt("chip",
+            cl::desc("gfx950 / gfx942: compile for that chip and run the code "
+                     "object on the ISA "
+                     "emulator; sm_90 / host: run on the CPU with that chip's "
+                     "split rule; not "
+                     "given: on the CPU with gfx950's split rule"),
+            cl::init("gfx950"), cl::cat(runCategory));
+static cl::opt<int64_t>
+    patchOffset("patch-offset",
+                cl::desc("test hook: overwrite this byte of the code object"),
+                cl::init(-1), cl::Hidden, cl::cat(runCategory));
 static cl::opt<bool> mutateLayout(
     "test-mutate-mfma-layout",
-    cl::desc("test hook: compile with a deliberately wrong MFMA B-operand layout"),
-    cl::init(false), cl::Hidden,
-    cl::cat(runCategory));
-static cl::opt<unsigned> patchByte("patch-byte", cl::desc("the byte for --patch-offset"),
+    cl::desc(
+        "test hook: compile with a deliberately wrong MFMA B-operand layout"),
+    cl::init(false), cl::Hidden, cl::cat(runCategory));
+static cl::opt<unsigned> patchByte("patch-byte",
+                                   cl::desc("the byte for --patch-offset"),
                                    cl::init(0), cl::Hidden,
-    cl::cat(runCategory));
-static cl::opt<uint64_t> seedOpt("seed", cl::desc("input seed (default: fresh)"),
-                                 cl::init(0),
-    cl::cat(runCategory));
-static cl::opt<double> tolerance("tolerance",
-                                 cl::desc("largest accepted relative Frobenius error"),
-                                 cl::init(2e-2),
-    cl::cat(runCategory));
+                                   cl::cat(runCategory));
+static cl::opt<uint64_t> seedOpt("seed",
+                                 cl::desc("input seed (default: fresh)"),
+                                 cl::init(0), cl::cat(runCategory));
+static cl::opt<double>
+    tolerance("tolerance",
+              cl::desc("largest accepted relative Frobenius error"),
+              cl::init(2e-2), cl::cat(runCategory));
 
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "mla-run: error: " << msg << "\n";
@@ -93,21 +95,24 @@ int main(int argc, char **argv) {
       args.push_back(argv[i]);
   }
   cl::HideUnrelatedOptions(runCategory);
-  cl::ParseCommandLineOptions(
-      int(args.size()), args.data(),
-      "run an MLA decode spec on the CPU or, with --chip=gfx950 / gfx942, compiled for that "
-      "chip on the AMD ISA emulator\n\n  --stats  with an AMD --chip: print the emulator's "
-      "counters per dispatch\n");
+  cl::ParseCommandLineOptions(int(args.size()), args.data(),
+                              "run an MLA decode spec on the CPU or, with "
+                              "--chip=gfx950 / gfx942, compiled for that "
+                              "chip on the AMD ISA emulator\n\n  --stats  with "
+                              "an AMD --chip: print the emulator's "
+                              "counters per dispatch\n");
 
   mla::setMatrixLayoutMutationForTesting(mutateLayout);
   const mla::ChipInfo *chip = mla::lookupChip(chipOpt);
-  bool emulate = chip && chipOpt.getNumOccurrences() && StringRef(chipOpt).starts_with("gfx");
+  bool emulate = chip && chipOpt.getNumOccurrences() &&
+                 StringRef(chipOpt).starts_with("gfx");
   if (!chip)
-    return fail("unknown chip '" + chipOpt + "' (known: " +
-                mla::knownChipNames() + ")");
+    return fail("unknown chip '" + chipOpt +
+                "' (known: " + mla::knownChipNames() + ")");
   int64_t splits = 0;
   if (emulate && splitsOpt != "auto")
-    return fail("--splits applies to the CPU run; on the emulator the C launcher chooses");
+    return fail("--splits applies to the CPU run; on the emulator the C "
+                "launcher chooses");
   if (splitsOpt != "auto" &&
       (llvm::StringRef(splitsOpt).getAsInteger(10, splits) || splits < 1))
     return fail("--splits must be 'auto' or a positive count, got '" +
@@ -118,10 +123,11 @@ int main(int argc, char **argv) {
       return fail("--batch must be positive and --kv-len non-negative");
     lengths.assign(batchOpt, kvLenOpt);
   }
-  uint64_t seed = seedOpt ? seedOpt
-                          : static_cast<uint64_t>(std::chrono::steady_clock::now()
-                                                      .time_since_epoch()
-                                                      .count());
+  uint64_t seed =
+      seedOpt
+          ? seedOpt
+          : static_cast<uint64_t>(
+                std::chrono::steady_clock::now().time_since_epoch().count());
 
   DialectRegistry registry;
   mla::registerCompilerDialects(registry);
@@ -169,15 +175,18 @@ int main(int argc, char **argv) {
     eopts.stats = statsOpt;
     eopts.patchOffset = patchOffset;
     eopts.patchByte = uint8_t(patchByte);
-    if (failed(mla::runOnEmulator(ctx, *source, *chip, *kernels, *inputs, eopts, *run,
-                                  llvm::outs())))
+    if (failed(mla::runOnEmulator(ctx, *source, *chip, *kernels, *inputs, eopts,
+                                  *run, llvm::outs())))
       return 2;
   } else {
-    run = mla::runDecode(*host, *kernels, inputs->inputs, splits, chip->facts.computeUnits);
+    run = mla::runDecode(*host, *kernels, inputs->inputs, splits,
+                         chip->facts.computeUnits);
   }
   if (!run)
     return fail(llvm::toString(run.takeError()));
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
   double err = mla::errorAgainstReference(*inputs, *run);
 
   llvm::outs() << "spec      " << name << " (KV " << kernels->kvType << ")\n";
@@ -192,7 +201,8 @@ int main(int argc, char **argv) {
                                 std::to_string(chip->facts.computeUnits) +
                                 " CUs, the C launcher's rule)")
                << "\nstage 1   @" << run->stage1 << "\nstage 2   "
-               << (run->ranStage2 ? "@" + kernels->stage2 : std::string("skipped (one split)"))
+               << (run->ranStage2 ? "@" + kernels->stage2
+                                  : std::string("skipped (one split)"))
                << "\nseed      " << seed << "\ncpu time  "
                << llvm::format("%.3f", secs) << " s\n";
   llvm::outs() << "rel. Frobenius error vs float64 reference: "

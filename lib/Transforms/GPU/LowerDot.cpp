@@ -1,4 +1,5 @@
-//===- LowerDot.cpp - mla.dot on the chip's matrix instruction --------------===//
+//===- LowerDot.cpp - mla.dot on the chip's matrix instruction
+//--------------===//
 //
 // Part of mla-lower-to-gpu: methods of Lowering (Lowering.h).
 //
@@ -18,16 +19,18 @@ std::optional<GroupedOperands> Lowering::kOrderFor(LoadOp ld) {
   for (Operation *user : v.getUsers()) {
     auto d = dyn_cast<DotOp>(user);
     auto loop = d ? d->getParentOfType<KvLoopOp>() : KvLoopOp();
-    if (!d || d.getLhs() != v || d.getRhs() == v || !d.getTransposeRhs() || !loop ||
-        loop->isAncestor(ld))
+    if (!d || d.getLhs() != v || d.getRhs() == v || !d.getTransposeRhs() ||
+        !loop || loop->isAncestor(ld))
       return std::nullopt;
-    const MatrixInstr *mi =
-        target.instrFor(t.getElementType(), d.getRhs().getType().getElementType());
-    bool asStored = (mi->abType == MatrixElem::F16 && t.getElementType().isF16()) ||
-                    (mi->abType == MatrixElem::BF16 && t.getElementType().isBF16());
+    const MatrixInstr *mi = target.instrFor(
+        t.getElementType(), d.getRhs().getType().getElementType());
+    bool asStored =
+        (mi->abType == MatrixElem::F16 && t.getElementType().isF16()) ||
+        (mi->abType == MatrixElem::BF16 && t.getElementType().isBF16());
     if (!mi->aByLdmatrix || !asStored)
       return std::nullopt;
-    auto g = groupingFor(mi, d.getRhs().getType().getElementType(), t.getDimSize(1));
+    auto g =
+        groupingFor(mi, d.getRhs().getType().getElementType(), t.getDimSize(1));
     if (!g || (order && order->logicalBitTo != g->logicalBitTo))
       return std::nullopt;
     order = std::move(g);
@@ -58,7 +61,7 @@ LogicalResult Lowering::lowerDot(DotOp op) {
       target.instrFor(lhsElt, op.getRhs().getType().getElementType());
   bool raw = bitWidth(mi->abType) == 8;
   note(op, mi->name);
-  Type operandElt = raw                               ? lhsElt
+  Type operandElt = raw                             ? lhsElt
                     : mi->abType == MatrixElem::F16 ? Type(b.getF16Type())
                                                     : Type(b.getBF16Type());
   auto l = accLayout(resT);
@@ -102,21 +105,24 @@ LogicalResult Lowering::lowerDot(DotOp op) {
   if (trans && (*lhs)->kind == Kind::Smem && (*rhs)->kind == Kind::Smem)
     grouped = groupingFor(mi, (*rhs)->type.getElementType(), k);
   if (const auto &perm = (*lhs)->kPerm;
-      perm && (!grouped || perm->steps != grouped->steps || perm->k != grouped->k ||
-               perm->logicalBitTo != grouped->logicalBitTo))
+      perm &&
+      (!grouped || perm->steps != grouped->steps || perm->k != grouped->k ||
+       perm->logicalBitTo != grouped->logicalBitTo))
     return fail("reads an operand stored in another K order (internal error)");
   // A through ldmatrix.x4 where the instruction allows it and A is
   // stored as the operand type, rows 16-byte aligned.
   bool aByLdmatrix = false;
   if (mi->aByLdmatrix && !raw && !grouped) {
     const Tile &t = **lhs;
-    aByLdmatrix = t.kind == Kind::Smem && t.type.getElementType() == operandElt &&
+    aByLdmatrix = t.kind == Kind::Smem &&
+                  t.type.getElementType() == operandElt &&
                   rowStrideBytes(t) % 16 == 0 && t.colOff % 8 == 0;
   }
   if (aByLdmatrix)
     note(op, "A by ldmatrix.x4");
   if (grouped)
-    note(op, "K steps grouped " + Twine(grouped->k / mi->k) + " per operand load");
+    note(op,
+         "K steps grouped " + Twine(grouped->k / mi->k) + " per operand load");
   int64_t kStep = grouped ? grouped->k : mi->k;
   // K split across warp pairs (ChipInfo::splitKAcrossWarps): warps 2p and
   // 2p + 1 both compute the columns of both, warp 2p over the first
@@ -127,8 +133,8 @@ LogicalResult Lowering::lowerDot(DotOp op) {
   // loop's shared-memory traffic on sm_90), for one exchange of its own
   // accumulators.
   int64_t kSplit = 1, splitAt = k;
-  if (grouped && target.chip.tuning.splitKAcrossWarps && !op.getAcc() && warps % 2 == 0 &&
-      k / kStep >= 2) {
+  if (grouped && target.chip.tuning.splitKAcrossWarps && !op.getAcc() &&
+      warps % 2 == 0 && k / kStep >= 2) {
     kSplit = 2;
     splitAt = (k / kStep + 1) / 2 * kStep;
     note(op, "K split across warp pairs");
@@ -137,7 +143,8 @@ LogicalResult Lowering::lowerDot(DotOp op) {
   Value kLo = idx(0), odd;
   if (kSplit == 2) {
     odd = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ne,
-                                arith::AndIOp::create(b, loc(), warp, idx(1)), idx(0));
+                                arith::AndIOp::create(b, loc(), warp, idx(1)),
+                                idx(0));
     kLo = arith::SelectOp::create(b, loc(), odd, idx(splitAt), idx(0));
   }
   // One K group of a grouped dot at column kk: its operand reads and
@@ -151,7 +158,8 @@ LogicalResult Lowering::lowerDot(DotOp op) {
     // A in the grouping's K order already (kOrderFor): each step's
     // fragment with ldmatrix at its logical columns.
     const auto &perm = (*lhs)->kPerm;
-    bool aPermuted = perm && perm->steps == grouped->steps && perm->k == grouped->k &&
+    bool aPermuted = perm && perm->steps == grouped->steps &&
+                     perm->k == grouped->k &&
                      perm->logicalBitTo == grouped->logicalBitTo;
     SmallVector<Value> a;
     if (aPermuted) {
@@ -168,17 +176,18 @@ LogicalResult Lowering::lowerDot(DotOp op) {
     for (int64_t j = 0; j < l->tiles * kSplit; ++j)
       bs.push_back(read(**rhs, gb, /*transposed=*/true, [&](Coord c) {
         Value n = addc(bColG, c.col);
-        Value col = j < l->tiles ? tileColumn(*l, n, j)
-                                 : tileColumnOf(*l, partnerWarp(), n, j - l->tiles);
+        Value col = j < l->tiles
+                        ? tileColumn(*l, n, j)
+                        : tileColumnOf(*l, partnerWarp(), n, j - l->tiles);
         return std::pair(col, add(kk, addc(bRowG, c.row)));
       }));
     int64_t ea = mi->a.elemsPerLane(), eb = mi->b.elemsPerLane();
     for (int64_t s = 0; s < grouped->steps; ++s)
       for (int64_t j = 0; j < l->tiles * kSplit; ++j) {
-        auto d = target.matrixOp(b, loc(), mi, operandElt,
-                                 ArrayRef<Value>(a).slice(s * ea, ea),
-                                 ArrayRef<Value>(bs[j]).slice(s * eb, eb),
-                                 ArrayRef<Value>(acc).slice(j * l->elems, l->elems));
+        auto d = target.matrixOp(
+            b, loc(), mi, operandElt, ArrayRef<Value>(a).slice(s * ea, ea),
+            ArrayRef<Value>(bs[j]).slice(s * eb, eb),
+            ArrayRef<Value>(acc).slice(j * l->elems, l->elems));
         llvm::copy(d, acc.begin() + j * l->elems);
       }
     return acc;
@@ -195,8 +204,9 @@ LogicalResult Lowering::lowerDot(DotOp op) {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(walk.getBody());
       Value kk = add(kLo, mul(walk.getInductionVar(), kStep));
-      scf::YieldOp::create(b, loc(),
-                           emitGroup(kk, SmallVector<Value>(walk.getRegionIterArgs())));
+      scf::YieldOp::create(
+          b, loc(),
+          emitGroup(kk, SmallVector<Value>(walk.getRegionIterArgs())));
     }
     SmallVector<Value> acc = unrollFully(walk);
     if ((k / kStep) % 2) {
@@ -208,7 +218,8 @@ LogicalResult Lowering::lowerDot(DotOp op) {
         b.setInsertionPointToStart(extra.thenBlock());
         scf::YieldOp::create(b, loc(), acc);
         b.setInsertionPointToStart(extra.elseBlock());
-        scf::YieldOp::create(b, loc(), emitGroup(add(kLo, idx(each * kStep)), acc));
+        scf::YieldOp::create(b, loc(),
+                             emitGroup(add(kLo, idx(each * kStep)), acc));
       }
       acc.assign(extra.getResults().begin(), extra.getResults().end());
     }
@@ -219,20 +230,22 @@ LogicalResult Lowering::lowerDot(DotOp op) {
   if (grouped) {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
-    scf::YieldOp::create(b, loc(),
-                         emitGroup(loop.getInductionVar(),
-                                   SmallVector<Value>(loop.getRegionIterArgs())));
+    scf::YieldOp::create(
+        b, loc(),
+        emitGroup(loop.getInductionVar(),
+                  SmallVector<Value>(loop.getRegionIterArgs())));
   } else {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
     Value kk = loop.getInductionVar();
     // A (m, k) is row m, column kk + k of lhs.
     SmallVector<Value> a =
-        aByLdmatrix ? readAByLdmatrix(**lhs, kk)
-                    : read(**lhs, mi->a, /*transposed=*/false,
-                           [&](Coord c) -> std::pair<Value, Value> {
-                             return {addc(aRowI, c.row), add(kk, addc(aColI, c.col))};
-                           });
+        aByLdmatrix
+            ? readAByLdmatrix(**lhs, kk)
+            : read(**lhs, mi->a, /*transposed=*/false,
+                   [&](Coord c) -> std::pair<Value, Value> {
+                     return {addc(aRowI, c.row), add(kk, addc(aColI, c.col))};
+                   });
     SmallVector<Value> acc(loop.getRegionIterArgs());
     SmallVector<Value> next;
     // B (k, n) of tile j is rhs[kk + k][col] or, transposed,
@@ -240,33 +253,38 @@ LogicalResult Lowering::lowerDot(DotOp op) {
     // col = tileColumn(n, j) (interleaved, see accCoord).
     SmallVector<SmallVector<Value>> bAll;
     if (!trans)
-      bAll = readAcrossTiles(**rhs, mi->b, l->tiles, raw, operandElt, [&](Coord c) {
-        return std::pair(add(kk, addc(bRowI, c.row)), tileColumn(*l, addc(bColI, c.col), 0));
-      });
+      bAll = readAcrossTiles(
+          **rhs, mi->b, l->tiles, raw, operandElt, [&](Coord c) {
+            return std::pair(add(kk, addc(bRowI, c.row)),
+                             tileColumn(*l, addc(bColI, c.col), 0));
+          });
     for (int64_t j = 0; j < l->tiles; ++j) {
       SmallVector<Value> bv =
-          !bAll.empty() ? bAll[j]
-                        : read(**rhs, mi->b, /*transposed=*/trans,
-                               [&](Coord c) -> std::pair<Value, Value> {
-                                 Value kr = add(kk, addc(bRowI, c.row));
-                                 Value col = tileColumn(*l, addc(bColI, c.col), j);
-                                 return trans ? std::pair(col, kr) : std::pair(kr, col);
-                               });
-      auto d = target.matrixOp(b, loc(), mi, operandElt, a, bv,
-                               ArrayRef<Value>(acc).slice(j * l->elems, l->elems));
+          !bAll.empty()
+              ? bAll[j]
+              : read(**rhs, mi->b, /*transposed=*/trans,
+                     [&](Coord c) -> std::pair<Value, Value> {
+                       Value kr = add(kk, addc(bRowI, c.row));
+                       Value col = tileColumn(*l, addc(bColI, c.col), j);
+                       return trans ? std::pair(col, kr) : std::pair(kr, col);
+                     });
+      auto d =
+          target.matrixOp(b, loc(), mi, operandElt, a, bv,
+                          ArrayRef<Value>(acc).slice(j * l->elems, l->elems));
       next.append(d.begin(), d.end());
     }
     scf::YieldOp::create(b, loc(), next);
   }
   // The K steps of one dot, unrolled (see lowerLoad).
-  SmallVector<Value> results =
-      target.chip.tuning.unrollTileLoops ? unrollFully(loop) : SmallVector<Value>(loop.getResults());
+  SmallVector<Value> results = target.chip.tuning.unrollTileLoops
+                                   ? unrollFully(loop)
+                                   : SmallVector<Value>(loop.getResults());
   finishDot(op, *l, kSplit, std::move(results), resT);
   return success();
 }
 
-void Lowering::finishDot(DotOp op, const AccLayout &l, int64_t kSplit, SmallVector<Value> results,
-               RankedTensorType resT) {
+void Lowering::finishDot(DotOp op, const AccLayout &l, int64_t kSplit,
+                         SmallVector<Value> results, RankedTensorType resT) {
   if (kSplit == 2) {
     int64_t n = l.size();
     Value slots = allocSmem(warps * n, wave, b.getF32Type());
@@ -278,7 +296,8 @@ void Lowering::finishDot(DotOp op, const AccLayout &l, int64_t kSplit, SmallVect
     for (int64_t r = 0; r < n; ++r)
       results[r] = arith::AddFOp::create(
           b, loc(), results[r],
-          memref::LoadOp::create(b, loc(), slots, ValueRange{addc(mul(warp, n), r), lane}));
+          memref::LoadOp::create(b, loc(), slots,
+                                 ValueRange{addc(mul(warp, n), r), lane}));
     results.resize(n);
   }
   tiles[op] = regTile(Kind::Acc, resT, results);

@@ -1,4 +1,5 @@
-//===- LowerLoad.cpp - tile loads, their prefetch and async copies ----------===//
+//===- LowerLoad.cpp - tile loads, their prefetch and async copies
+//----------===//
 //
 // Part of mla-lower-to-gpu: methods of Lowering (Lowering.h).
 //
@@ -26,7 +27,8 @@ SmallVector<Operation *> Lowering::foldableChain(LoadOp op) {
 
 LogicalResult Lowering::lowerLoad(LoadOp op) {
   if (prefetch && prefetch->load == op) {
-    note(op, "asynchronous copies, " + Twine(kvStages) + " buffers over the KV loop");
+    note(op, "asynchronous copies, " + Twine(kvStages) +
+                 " buffers over the KV loop");
     return lowerPrefetchedLoad(op);
   }
   auto t = op.getResult().getType();
@@ -41,7 +43,8 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
     for (Operation *n = op->getNextNode(); n; n = n->getNextNode())
       if (auto loop = dyn_cast<KvLoopOp>(n)) {
         if (!started.count(loop))
-          if (auto pf = startPrefetch(loop, rows * (cols * storedBytes(elt) + kRowPadBytes)))
+          if (auto pf = startPrefetch(
+                  loop, rows * (cols * storedBytes(elt) + kRowPadBytes)))
             started[loop] = *pf;
         break;
       }
@@ -72,17 +75,22 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   if (target.chip.facts.boundsCheckedLoads && srcRowBytes &&
       srcMemT.getLayout().isIdentity() && (cols * storedBytes(elt)) % 16 == 0) {
     Type i64 = b.getI64Type();
-    auto toI64 = [&](Value x) { return arith::IndexCastOp::create(b, loc(), i64, x).getResult(); };
-    Value first = add(mul(base[0], srcRowBytes), mul(base[1], storedBytes(elt)));
+    auto toI64 = [&](Value x) {
+      return arith::IndexCastOp::create(b, loc(), i64, x).getResult();
+    };
+    Value first =
+        add(mul(base[0], srcRowBytes), mul(base[1], storedBytes(elt)));
     Value addr = arith::AddIOp::create(
         b, loc(),
-        toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), src)), toI64(first));
+        toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), src)),
+        toI64(first));
     Value limit = idx(rows);
     if (bound)
       limit = arith::MinSIOp::create(
           b, loc(),
-          arith::MaxSIOp::create(b, loc(), arith::SubIOp::create(b, loc(), bound, base[0]),
-                                 idx(0)),
+          arith::MaxSIOp::create(
+              b, loc(), arith::SubIOp::create(b, loc(), bound, base[0]),
+              idx(0)),
           limit);
     rsrc = target.boundedBuffer(b, loc(), addr, toI64(mul(limit, srcRowBytes)));
     note(op, "bounds-checked buffer loads");
@@ -140,9 +148,11 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
                      : idx(srcT.getDimSize(0));
     Value numel = arith::MulIOp::create(b, loc(), strides[0], dim0);
     flat = memref::ReinterpretCastOp::create(
-        b, loc(), MemRefType::get({ShapedType::kDynamic}, srcT.getElementType(),
-                                  MemRefLayoutAttrInterface(), srcT.getMemorySpace()),
-        src, /*offset=*/OpFoldResult(b.getIndexAttr(0)), ArrayRef<OpFoldResult>{numel},
+        b, loc(),
+        MemRefType::get({ShapedType::kDynamic}, srcT.getElementType(),
+                        MemRefLayoutAttrInterface(), srcT.getMemorySpace()),
+        src, /*offset=*/OpFoldResult(b.getIndexAttr(0)),
+        ArrayRef<OpFoldResult>{numel},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
   }
   // One chunk's 16 bytes from global memory (zeros where `guard` or the
@@ -153,31 +163,40 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
     at[rowDim + 1] = add(base[rowDim + 1], c);
     auto read = [&](OpBuilder &nb, Location l) -> Value {
       if (rsrc) {
-        Value off = arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, r, idx(srcRowBytes)),
-                                          arith::MulIOp::create(nb, l, c, idx(eltBytes)));
+        Value off = arith::AddIOp::create(
+            nb, l, arith::MulIOp::create(nb, l, r, idx(srcRowBytes)),
+            arith::MulIOp::create(nb, l, c, idx(eltBytes)));
         return target.boundedLoad16(
-            nb, l, rsrc, arith::IndexCastOp::create(nb, l, nb.getI32Type(), off), vecT);
+            nb, l, rsrc,
+            arith::IndexCastOp::create(nb, l, nb.getI32Type(), off), vecT);
       }
       if (flat) {
         Value inTile = arith::AddIOp::create(
             nb, l, arith::MulIOp::create(nb, l, r, rowStride), c);
-        return vector::LoadOp::create(nb, l, vecT, flat,
-                                      ValueRange{arith::AddIOp::create(nb, l, origin, inTile)},
-                                      /*nontemporal=*/false, align);
+        return vector::LoadOp::create(
+            nb, l, vecT, flat,
+            ValueRange{arith::AddIOp::create(nb, l, origin, inTile)},
+            /*nontemporal=*/false, align);
       }
-      return vector::LoadOp::create(nb, l, vecT, src, at, /*nontemporal=*/false, align);
+      return vector::LoadOp::create(nb, l, vecT, src, at, /*nontemporal=*/false,
+                                    align);
     };
     if (bound) {
-      Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, at[rowDim], bound);
-      guard = guard ? arith::AndIOp::create(b, loc(), guard, in).getResult() : in;
+      Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
+                                       at[rowDim], bound);
+      guard =
+          guard ? arith::AndIOp::create(b, loc(), guard, in).getResult() : in;
     }
     if (!guard)
       return read(b, loc());
     return scf::IfOp::create(
                b, loc(), guard,
-               [&](OpBuilder &nb, Location l) { scf::YieldOp::create(nb, l, read(nb, l)); },
                [&](OpBuilder &nb, Location l) {
-                 Value z = vector::BroadcastOp::create(nb, l, vecT, storedZero(nb, l, elt));
+                 scf::YieldOp::create(nb, l, read(nb, l));
+               },
+               [&](OpBuilder &nb, Location l) {
+                 Value z = vector::BroadcastOp::create(nb, l, vecT,
+                                                       storedZero(nb, l, elt));
                  scf::YieldOp::create(nb, l, z);
                })
         .getResult(0);
@@ -188,10 +207,12 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
         Value part = v;
         if (piece < vec)
           part = vector::ShuffleOp::create(
-              b, loc(), v, v, llvm::to_vector(llvm::seq<int64_t>(j, j + piece)));
+              b, loc(), v, v,
+              llvm::to_vector(llvm::seq<int64_t>(j, j + piece)));
         vector::StoreOp::create(b, loc(), part, tile->view,
                                 ValueRange{r, storedColumn(*order, addc(c, j))},
-                                /*nontemporal=*/false, llvm::MaybeAlign(piece * eltBytes));
+                                /*nontemporal=*/false,
+                                llvm::MaybeAlign(piece * eltBytes));
       }
     } else {
       vector::StoreOp::create(b, loc(), v, tile->view, ValueRange{r, c},
@@ -212,10 +233,11 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
       rounds <= kMaxStraightRounds) {
     SmallVector<Operation *> chain = foldableChain(op);
     // Through f32 and back to the loaded type is exact: nothing to do.
-    bool identity = !chain.empty() && resultElt(chain.back()) == elt &&
-                    llvm::all_of(ArrayRef(chain).drop_back(), [&](Operation *o) {
-                      return isa<CastOp>(o) && resultElt(o).isF32();
-                    });
+    bool identity =
+        !chain.empty() && resultElt(chain.back()) == elt &&
+        llvm::all_of(ArrayRef(chain).drop_back(), [&](Operation *o) {
+          return isa<CastOp>(o) && resultElt(o).isF32();
+        });
     // Per round: the loaded chunk, its row and column, and (last round
     // only, where not every thread has a chunk) whether this thread has one.
     SmallVector<std::array<Value, 4>> got;
@@ -224,7 +246,8 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
       auto [r, c] = chunkCoord(chunk, vec, cols);
       Value guard;
       if ((i + 1) * threads > chunks)
-        guard = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, chunk, idx(chunks));
+        guard = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
+                                      chunk, idx(chunks));
       got.push_back({loadChunk(r, c, guard), r, c, guard});
     }
     for (const auto &g : got) {
@@ -235,19 +258,23 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
           // As lowerCast and lowerScale evaluate them: f32 values rounded
           // to each cast's type.
           // (the last cast's rounding is its stored form).
-          Value f = toF32(b, loc(), vector::ExtractOp::create(b, loc(), v, e), elt);
+          Value f =
+              toF32(b, loc(), vector::ExtractOp::create(b, loc(), v, e), elt);
           for (auto [k, o] : llvm::enumerate(chain)) {
             if (auto sc = dyn_cast<ScaleOp>(o))
-              f = arith::MulFOp::create(b, loc(), f, scalars.lookup(sc.getFactor()));
+              f = arith::MulFOp::create(b, loc(), f,
+                                        scalars.lookup(sc.getFactor()));
             else if (k + 1 < chain.size())
-              f = toF32(b, loc(), fromF32(b, loc(), f, resultElt(o)), resultElt(o));
+              f = toF32(b, loc(), fromF32(b, loc(), f, resultElt(o)),
+                        resultElt(o));
           }
           elems.push_back(fromF32(b, loc(), f, resultElt(chain.back())));
         }
         v = vector::FromElementsOp::create(b, loc(), vecT, elems);
       }
       if (Value guard = g[3]) {
-        auto ifOp = scf::IfOp::create(b, loc(), guard, /*withElseRegion=*/false);
+        auto ifOp =
+            scf::IfOp::create(b, loc(), guard, /*withElseRegion=*/false);
         OpBuilder::InsertionGuard ig(b);
         b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
         storeChunk(v, g[1], g[2]);
@@ -265,8 +292,9 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
     }
     return success();
   }
-  auto loop = even ? scf::ForOp::create(b, loc(), idx(0), idx(chunks / threads), idx(1))
-                   : scf::ForOp::create(b, loc(), tid, idx(chunks), idx(threads));
+  auto loop =
+      even ? scf::ForOp::create(b, loc(), idx(0), idx(chunks / threads), idx(1))
+           : scf::ForOp::create(b, loc(), tid, idx(chunks), idx(threads));
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -303,8 +331,8 @@ bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
     return false;
   auto src = cast<MemRefType>(op.getSource().getType());
   auto t = op.getResult().getType();
-  if (src.getRank() != 2 || !src.getLayout().isIdentity() || src.isDynamicDim(1) ||
-      t.getRank() != 2)
+  if (src.getRank() != 2 || !src.getLayout().isIdentity() ||
+      src.isDynamicDim(1) || t.getRank() != 2)
     return false;
   int64_t eltBytes = storedBytes(t.getElementType());
   int64_t rowBytes = t.getDimSize(1) * eltBytes;
@@ -315,7 +343,8 @@ bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
   // the overlap gains. 4 KiB stands for what is allocated later (P, the
   // row-reduction arrays).
   int64_t tileBytes = t.getDimSize(0) * (rowBytes + kRowPadBytes);
-  if (2 * (smemBytes + reserve + kvStages * tileBytes + 4096) > target.chip.facts.sharedMemBytes)
+  if (2 * (smemBytes + reserve + kvStages * tileBytes + 4096) >
+      target.chip.facts.sharedMemBytes)
     return false;
   std::function<bool(Value)> ok = [&](Value v) {
     if (v == loop.getBody().getArgument(0))
@@ -325,13 +354,16 @@ bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
       return !loop->isAncestor(v.getParentBlock()->getParentOp());
     if (!loop->isProperAncestor(def))
       return true;
-    return def->getDialect() == b.getContext()->getLoadedDialect<arith::ArithDialect>() &&
+    return def->getDialect() ==
+               b.getContext()->getLoadedDialect<arith::ArithDialect>() &&
            def->getNumRegions() == 0 && llvm::all_of(def->getOperands(), ok);
   };
-  return llvm::all_of(op.getIndices(), ok) && (!op.getBound() || ok(op.getBound()));
+  return llvm::all_of(op.getIndices(), ok) &&
+         (!op.getBound() || ok(op.getBound()));
 }
 
-void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound, Value dstOffset) {
+void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
+                                 Value dstOffset) {
   auto t = op.getResult().getType();
   auto src = cast<MemRefType>(op.getSource().getType());
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
@@ -341,37 +373,47 @@ void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
   int64_t padded = cols + kRowPadBytes / eltBytes;
   int64_t chunks = rows * cols / vec;
   Type i64 = b.getI64Type();
-  auto toI64 = [&](Value x) { return arith::IndexCastOp::create(b, loc(), i64, x).getResult(); };
+  auto toI64 = [&](Value x) {
+    return arith::IndexCastOp::create(b, loc(), i64, x).getResult();
+  };
   Value srcBase = toI64(memref::ExtractAlignedPointerAsIndexOp::create(
       b, loc(), scalars.lookup(op.getSource())));
-  Value dstBase = toI64(add(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase),
-                            dstOffset));
+  Value dstBase = toI64(
+      add(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase),
+          dstOffset));
   // A chunk's address is the tile's first byte (the same for every
   // thread) plus the chunk's 32-bit offset in the tile, which does not
   // change from one tile to the next (hoisted out of the KV loop): one
   // 64-bit add per chunk instead of a 64-bit multiply-add of its row.
   Value tileBase = arith::AddIOp::create(
-      b, loc(), srcBase, toI64(mul(add(mul(row0, src.getDimSize(1)), col0), eltBytes)));
+      b, loc(), srcBase,
+      toI64(mul(add(mul(row0, src.getDimSize(1)), col0), eltBytes)));
   // A rolled loop over the thread's chunks (as lowerLoad's on chips that
   // do not unroll): unrolled, the per-chunk addresses stay live across
   // the KV loop and cost registers.
-  auto rounds = scf::ForOp::create(b, loc(), idx(0), idx(chunks / threads), idx(1));
+  auto rounds =
+      scf::ForOp::create(b, loc(), idx(0), idx(chunks / threads), idx(1));
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(rounds.getBody());
   {
-    auto [r, col] = chunkCoord(add(tid, mul(rounds.getInductionVar(), threads)), vec, cols);
+    auto [r, col] =
+        chunkCoord(add(tid, mul(rounds.getInductionVar(), threads)), vec, cols);
     Value off = arith::IndexCastUIOp::create(
-        b, loc(), b.getI32Type(), mul(add(mul(r, src.getDimSize(1)), col), eltBytes));
+        b, loc(), b.getI32Type(),
+        mul(add(mul(r, src.getDimSize(1)), col), eltBytes));
     Value size;
     if (bound) {
-      Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, add(row0, r), bound);
+      Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
+                                       add(row0, r), bound);
       off = arith::SelectOp::create(b, loc(), in, off, cstI32(b, loc(), 0));
-      size = arith::SelectOp::create(b, loc(), in, cstI32(b, loc(), 16), cstI32(b, loc(), 0));
+      size = arith::SelectOp::create(b, loc(), in, cstI32(b, loc(), 16),
+                                     cstI32(b, loc(), 0));
     }
-    Value srcAddr =
-        arith::AddIOp::create(b, loc(), tileBase, arith::ExtUIOp::create(b, loc(), i64, off));
+    Value srcAddr = arith::AddIOp::create(
+        b, loc(), tileBase, arith::ExtUIOp::create(b, loc(), i64, off));
     Value dstElem = add(mul(r, padded), col);
-    Value dstAddr = arith::AddIOp::create(b, loc(), dstBase, toI64(mul(dstElem, eltBytes)));
+    Value dstAddr =
+        arith::AddIOp::create(b, loc(), dstBase, toI64(mul(dstElem, eltBytes)));
     target.asyncCopy16(b, loc(), dstAddr, srcAddr, size);
   }
 }
@@ -382,7 +424,9 @@ Value Lowering::scalarNow(Value v, IRMapping &m) {
   if (Value done = m.lookupOrNull(v))
     return done;
   Operation *def = v.getDefiningOp();
-  if (!def || def->getDialect() != b.getContext()->getLoadedDialect<arith::ArithDialect>() ||
+  if (!def ||
+      def->getDialect() !=
+          b.getContext()->getLoadedDialect<arith::ArithDialect>() ||
       def->getNumRegions() != 0)
     return Value();
   for (Value o : def->getOperands())
@@ -393,7 +437,8 @@ Value Lowering::scalarNow(Value v, IRMapping &m) {
   return b.clone(*def, m)->getResult(cast<OpResult>(v).getResultNumber());
 }
 
-std::optional<Lowering::Prefetch> Lowering::startPrefetch(KvLoopOp loop, int64_t reserve) {
+std::optional<Lowering::Prefetch> Lowering::startPrefetch(KvLoopOp loop,
+                                                          int64_t reserve) {
   std::optional<Prefetch> pf;
   loop.getBody().walk([&](LoadOp ld) {
     if (!pf && canPrefetch(ld, loop, reserve))
@@ -427,12 +472,14 @@ std::optional<Lowering::Prefetch> Lowering::startPrefetch(KvLoopOp loop, int64_t
     pf->viewType = cast<MemRefType>(v.getType());
     pf->offsets.push_back(lastSmemOffset);
   }
-  pf->bufferBytes = pf->offsets.size() > 1 ? pf->offsets[1] - pf->offsets[0] : 0;
+  pf->bufferBytes =
+      pf->offsets.size() > 1 ? pf->offsets[1] - pf->offsets[0] : 0;
   // The first kvStages - 1 tiles, one commit group each (empty past the
   // loop's end, so that every iteration finds the same count in flight).
   for (int64_t i = 0; i + 1 < kvStages; ++i) {
     Value start = addc(lowerV, i * loop.getStep());
-    Value any = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, start, upperV);
+    Value any = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
+                                      start, upperV);
     auto first = scf::IfOp::create(b, loc(), any, /*withElseRegion=*/false);
     {
       OpBuilder::InsertionGuard g(b);
@@ -450,11 +497,12 @@ std::optional<Lowering::Prefetch> Lowering::startPrefetch(KvLoopOp loop, int64_t
 LogicalResult Lowering::lowerPrefetchedLoad(LoadOp op) {
   Prefetch &p = *prefetch;
   Value bound = op.getBound() ? scalars.lookup(op.getBound()) : Value();
-  Value iter = arith::DivUIOp::create(b, loc(), arith::SubIOp::create(b, loc(), p.iv, p.lower),
-                                      p.step);
+  Value iter = arith::DivUIOp::create(
+      b, loc(), arith::SubIOp::create(b, loc(), p.iv, p.lower), p.step);
   auto bufferAt = [&](Value i) -> Value {
-    return addc(mul(arith::RemUIOp::create(b, loc(), i, idx(kvStages)), p.bufferBytes),
-                p.offsets[0]);
+    return addc(
+        mul(arith::RemUIOp::create(b, loc(), i, idx(kvStages)), p.bufferBytes),
+        p.offsets[0]);
   };
   // Groups committed so far: kvStages - 1 before the loop and one per
   // iteration, tile t's being group t. Waiting until at most
@@ -465,7 +513,8 @@ LogicalResult Lowering::lowerPrefetchedLoad(LoadOp op) {
   target.asyncWaitGroups(b, loc(), kvStages - 2);
   barrier();
   Value next = add(p.iv, mul(p.step, kvStages - 1));
-  Value hasNext = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, next, p.upper);
+  Value hasNext =
+      arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, next, p.upper);
   auto ifOp = scf::IfOp::create(b, loc(), hasNext, /*withElseRegion=*/false);
   {
     OpBuilder::InsertionGuard g(b);
@@ -473,14 +522,15 @@ LogicalResult Lowering::lowerPrefetchedLoad(LoadOp op) {
     IRMapping m;
     Value row0 = rematAt(op.getIndices()[0], p.loop, next, m);
     Value col0 = rematAt(op.getIndices()[1], p.loop, next, m);
-    emitAsyncTileCopy(op, row0, col0, bound, bufferAt(addc(iter, kvStages - 1)));
+    emitAsyncTileCopy(op, row0, col0, bound,
+                      bufferAt(addc(iter, kvStages - 1)));
   }
   target.asyncCommitGroup(b, loc());
   auto tile = std::make_shared<Tile>();
   tile->kind = Kind::Smem;
   tile->type = op.getResult().getType();
-  tile->view = memref::ViewOp::create(b, loc(), p.viewType, smemBase, bufferAt(iter),
-                                      ValueRange{});
+  tile->view = memref::ViewOp::create(b, loc(), p.viewType, smemBase,
+                                      bufferAt(iter), ValueRange{});
   tiles[op] = tile;
   return success();
 }

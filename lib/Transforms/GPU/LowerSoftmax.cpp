@@ -1,4 +1,5 @@
-//===- LowerSoftmax.cpp - row reductions, online softmax, finalize ----------===//
+//===- LowerSoftmax.cpp - row reductions, online softmax, finalize
+//----------===//
 //
 // Part of mla-lower-to-gpu: methods of Lowering (Lowering.h).
 //
@@ -7,17 +8,18 @@
 
 namespace mlir::mla::gpulower {
 
-SmallVector<Value> Lowering::acrossLanesAndWarps(const AccLayout &l, SmallVector<Value> part,
-                                       float identity,
-                                       function_ref<Value(Value, Value)> combine) {
+SmallVector<Value>
+Lowering::acrossLanesAndWarps(const AccLayout &l, SmallVector<Value> part,
+                              float identity,
+                              function_ref<Value(Value, Value)> combine) {
   // Lanes that differ only in column bits hold the same rows.
   for (auto [j, base] : llvm::enumerate(l.mi->c.laneBases)) {
     if (base.row != 0)
       continue;
     for (Value &p : part) {
-      auto shfl = gpu::ShuffleOp::create(
-          b, loc(), p, cstI32(b, loc(), int64_t(1) << j),
-          cstI32(b, loc(), wave), gpu::ShuffleMode::XOR);
+      auto shfl =
+          gpu::ShuffleOp::create(b, loc(), p, cstI32(b, loc(), int64_t(1) << j),
+                                 cstI32(b, loc(), wave), gpu::ShuffleMode::XOR);
       p = combine(p, shfl.getShuffleResult());
     }
   }
@@ -39,14 +41,16 @@ SmallVector<Value> Lowering::acrossLanesAndWarps(const AccLayout &l, SmallVector
     Value acc = cstF32(b, loc(), identity);
     for (int64_t w = 0; w < warps; w += vec) {
       if (vec == 1) {
-        acc = combine(acc, memref::LoadOp::create(b, loc(), red, ValueRange{row, idx(w)}));
+        acc = combine(acc, memref::LoadOp::create(b, loc(), red,
+                                                  ValueRange{row, idx(w)}));
         continue;
       }
-      Value v = vector::LoadOp::create(b, loc(), VectorType::get({vec}, b.getF32Type()), red,
-                                       ValueRange{row, idx(w)}, /*nontemporal=*/false,
-                                       llvm::MaybeAlign(16));
+      Value v = vector::LoadOp::create(
+          b, loc(), VectorType::get({vec}, b.getF32Type()), red,
+          ValueRange{row, idx(w)}, /*nontemporal=*/false, llvm::MaybeAlign(16));
       for (int64_t j = 0; j < vec; ++j)
-        acc = combine(acc, vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{j}));
+        acc = combine(
+            acc, vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{j}));
     }
     out.push_back(acc);
   }
@@ -56,7 +60,8 @@ SmallVector<Value> Lowering::acrossLanesAndWarps(const AccLayout &l, SmallVector
 LogicalResult Lowering::lowerOnlineSoftmax(OnlineSoftmaxOp op) {
   auto s = get(op.getScores()), m = get(op.getMax()), lsum = get(op.getSum());
   auto acc = get(op.getAcc());
-  if (s->kind != Kind::Acc || acc->kind != Kind::Acc || m->kind != Kind::RowSlice ||
+  if (s->kind != Kind::Acc || acc->kind != Kind::Acc ||
+      m->kind != Kind::RowSlice ||
       (lsum->kind != Kind::RowSlice && lsum->kind != Kind::RowPartial))
     return fail("unsupported placements for online softmax");
   auto ls = accLayout(s->type), la = accLayout(acc->type);
@@ -96,8 +101,8 @@ LogicalResult Lowering::lowerOnlineSoftmax(OnlineSoftmaxOp op) {
         addf(arith::MulFOp::create(b, loc(), old, alpha[g]), rowSum[g]));
   SmallVector<Value> newAcc;
   for (int64_t r = 0; r < la->size(); ++r)
-    newAcc.push_back(arith::MulFOp::create(
-        b, loc(), acc->regs[r], alpha[la->group(r % la->elems)]));
+    newAcc.push_back(arith::MulFOp::create(b, loc(), acc->regs[r],
+                                           alpha[la->group(r % la->elems)]));
   tiles[op.getProbs()] = regTile(Kind::Acc, s->type, probs);
   tiles[op.getNewMax()] = regTile(Kind::RowSlice, m->type, newMax);
   tiles[op.getNewSum()] = regTile(lsum->kind, lsum->type, newSum);
@@ -112,7 +117,8 @@ LogicalResult Lowering::lowerFinalize(SoftmaxFinalizeOp op) {
     return failure();
   if (lsum->kind != Kind::RowSlice && lsum->kind != Kind::RowPartial)
     return fail("unsupported placement of the row sum");
-  Value scale = op.getScale() ? scalars.lookup(op.getScale()) : cstF32(b, loc(), 1.0f);
+  Value scale =
+      op.getScale() ? scalars.lookup(op.getScale()) : cstF32(b, loc(), 1.0f);
   Value zero = cstF32(b, loc(), 0.0f), one = cstF32(b, loc(), 1.0f);
   SmallVector<Value> sums = lsum->regs;
   if (lsum->kind == Kind::RowPartial) {
@@ -126,15 +132,18 @@ LogicalResult Lowering::lowerFinalize(SoftmaxFinalizeOp op) {
   }
   SmallVector<Value> factor, empty, lse;
   for (auto [g, sum] : llvm::enumerate(sums)) {
-    Value e = arith::CmpFOp::create(b, loc(), arith::CmpFPredicate::OEQ, sum, zero);
+    Value e =
+        arith::CmpFOp::create(b, loc(), arith::CmpFPredicate::OEQ, sum, zero);
     Value safe = arith::SelectOp::create(b, loc(), e, one, sum);
     empty.push_back(e);
     factor.push_back(arith::DivFOp::create(b, loc(), scale, safe));
     Value l2 = arith::AddFOp::create(b, loc(), m->regs[g],
                                      target.log2(b, loc(), safe));
-    Value ln = arith::MulFOp::create(b, loc(), l2, cstF32(b, loc(), 1.0f / kLog2E));
+    Value ln =
+        arith::MulFOp::create(b, loc(), l2, cstF32(b, loc(), 1.0f / kLog2E));
     lse.push_back(arith::SelectOp::create(
-        b, loc(), e, cstF32(b, loc(), -std::numeric_limits<float>::infinity()), ln));
+        b, loc(), e, cstF32(b, loc(), -std::numeric_limits<float>::infinity()),
+        ln));
   }
   SmallVector<Value> out;
   for (int64_t r = 0; r < la->size(); ++r) {

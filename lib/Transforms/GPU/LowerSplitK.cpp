@@ -1,4 +1,5 @@
-//===- LowerSplitK.cpp - the split-K combine --------------------------------===//
+//===- LowerSplitK.cpp - the split-K combine
+//--------------------------------===//
 //
 // Part of mla-lower-to-gpu: methods of Lowering (Lowering.h).
 //
@@ -11,7 +12,8 @@ LogicalResult Lowering::lowerSplitKReduce(SplitKReduceOp op) {
   auto t = op.getResult().getType();
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
   int64_t numel = rows * cols;
-  Value part = scalars.lookup(op.getPartial()), lse = scalars.lookup(op.getLse());
+  Value part = scalars.lookup(op.getPartial()),
+        lse = scalars.lookup(op.getLse());
   Value bIdx = scalars.lookup(op.getBatch()), h0 = scalars.lookup(op.getHead());
   Value n = scalars.lookup(op.getNumSplits());
   // Launched as stage 1's dependent (ChipInfo::dependentLaunch), the
@@ -30,8 +32,8 @@ LogicalResult Lowering::lowerSplitKReduce(SplitKReduceOp op) {
   // runs; else single elements.
   int64_t run = 4;
   auto partT = cast<MemRefType>(part.getType());
-  if (cols % run || numel % (threads * run) || !partT.getElementType().isF32() ||
-      !partT.getLayout().isIdentity())
+  if (cols % run || numel % (threads * run) ||
+      !partT.getElementType().isF32() || !partT.getLayout().isIdentity())
     run = 1;
   int64_t perThread = (numel + threads * run - 1) / (threads * run);
   SmallVector<Value> heads, colIdx;
@@ -39,8 +41,10 @@ LogicalResult Lowering::lowerSplitKReduce(SplitKReduceOp op) {
     Value e = mul(addc(tid, k * threads), run);
     if (numel % (threads * run) != 0) // threads past the end compute element 0
       e = arith::SelectOp::create(
-          b, loc(), arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, e, idx(numel)), e,
-          idx(0));
+          b, loc(),
+          arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, e,
+                                idx(numel)),
+          e, idx(0));
     heads.push_back(add(h0, arith::DivUIOp::create(b, loc(), e, idx(cols))));
     colIdx.push_back(arith::RemUIOp::create(b, loc(), e, idx(cols)));
   }
@@ -63,7 +67,8 @@ LogicalResult Lowering::lowerSplitKReduce(SplitKReduceOp op) {
       SmallVector<Value> in, at;
       for (int64_t u = 0; u < width; ++u) {
         Value su = addc(s0, u);
-        in.push_back(arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, su, n));
+        in.push_back(
+            arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, su, n));
         at.push_back(arith::SelectOp::create(b, loc(), in.back(), su, last));
       }
       SmallVector<Value> next;
@@ -71,7 +76,8 @@ LogicalResult Lowering::lowerSplitKReduce(SplitKReduceOp op) {
         SmallVector<Value> l;
         SmallVector<SmallVector<Value>> p;
         for (int64_t u = 0; u < width; ++u) {
-          Value v = memref::LoadOp::create(b, loc(), lse, ValueRange{bIdx, at[u], heads[k]});
+          Value v = memref::LoadOp::create(b, loc(), lse,
+                                           ValueRange{bIdx, at[u], heads[k]});
           l.push_back(arith::SelectOp::create(b, loc(), in[u], v, negInf));
           SmallVector<Value, 4> idxs{bIdx, at[u], heads[k], colIdx[k]};
           SmallVector<Value> elems;
@@ -79,9 +85,11 @@ LogicalResult Lowering::lowerSplitKReduce(SplitKReduceOp op) {
             elems.push_back(memref::LoadOp::create(b, loc(), part, idxs));
           } else {
             Value vec = vector::LoadOp::create(b, loc(), vecT, part, idxs,
-                                               /*nontemporal=*/false, llvm::MaybeAlign(run * 4));
+                                               /*nontemporal=*/false,
+                                               llvm::MaybeAlign(run * 4));
             for (int64_t j = 0; j < run; ++j)
-              elems.push_back(vector::ExtractOp::create(b, loc(), vec, ArrayRef<int64_t>{j}));
+              elems.push_back(vector::ExtractOp::create(b, loc(), vec,
+                                                        ArrayRef<int64_t>{j}));
           }
           p.push_back(std::move(elems));
         }
@@ -93,10 +101,11 @@ LogicalResult Lowering::lowerSplitKReduce(SplitKReduceOp op) {
           mNew = arith::MaximumFOp::create(b, loc(), mNew, v);
         Value ref = finiteOrZero(b, loc(), mNew);
         auto weight = [&](Value x) {
-          return target.exp2(b, loc(),
-                             arith::MulFOp::create(b, loc(),
-                                                   arith::SubFOp::create(b, loc(), x, ref),
-                                                   cstF32(b, loc(), kLog2E)));
+          return target.exp2(
+              b, loc(),
+              arith::MulFOp::create(b, loc(),
+                                    arith::SubFOp::create(b, loc(), x, ref),
+                                    cstF32(b, loc(), kLog2E)));
         };
         Value c = weight(m);
         den = arith::MulFOp::create(b, loc(), den, c);
@@ -106,8 +115,8 @@ LogicalResult Lowering::lowerSplitKReduce(SplitKReduceOp op) {
           Value w = weight(l[u]);
           den = arith::AddFOp::create(b, loc(), den, w);
           for (int64_t j = 0; j < run; ++j)
-            acc[j] = arith::AddFOp::create(b, loc(), acc[j],
-                                           arith::MulFOp::create(b, loc(), w, p[u][j]));
+            acc[j] = arith::AddFOp::create(
+                b, loc(), acc[j], arith::MulFOp::create(b, loc(), w, p[u][j]));
         }
         next.append({mNew, den});
         next.append(acc.begin(), acc.end());
@@ -136,7 +145,8 @@ LogicalResult Lowering::lowerSplitKReduce(SplitKReduceOp op) {
       if (last) {
         vals = combineLoop(width);
       } else {
-        Value fits = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ule, n, idx(width));
+        Value fits = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ule,
+                                           n, idx(width));
         ifOp = scf::IfOp::create(b, loc(), TypeRange(ValueRange(init)), fits,
                                  /*withElseRegion=*/true);
         vals.assign(ifOp.getResults().begin(), ifOp.getResults().end());
@@ -155,8 +165,10 @@ LogicalResult Lowering::lowerSplitKReduce(SplitKReduceOp op) {
   SmallVector<Value> regs;
   for (int64_t k = 0; k < perThread; ++k) {
     Value den = results[per * k + 1];
-    Value empty = arith::CmpFOp::create(b, loc(), arith::CmpFPredicate::OEQ, den, zero);
-    Value safe = arith::SelectOp::create(b, loc(), empty, cstF32(b, loc(), 1.0f), den);
+    Value empty =
+        arith::CmpFOp::create(b, loc(), arith::CmpFPredicate::OEQ, den, zero);
+    Value safe =
+        arith::SelectOp::create(b, loc(), empty, cstF32(b, loc(), 1.0f), den);
     for (int64_t j = 0; j < run; ++j)
       regs.push_back(arith::SelectOp::create(
           b, loc(), empty, zero,

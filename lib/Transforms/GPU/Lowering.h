@@ -1,4 +1,5 @@
-//===- Lowering.h - the per-lane GPU lowering's state and methods -*- C++ -*-===//
+//===- Lowering.h - the per-lane GPU lowering's state and methods -*- C++
+//-*-===//
 //
 // Part of mla-lower-to-gpu (lib/Transforms/MLALowerToGPU.cpp; its banner
 // describes the placements). The Lowering walks a kernel and keeps each
@@ -178,8 +179,8 @@ struct Lowering {
   /// any Acc tile with those rows (the row distribution does not depend on
   /// the column count).
   FailureOr<AccLayout> rowLayout(int64_t rows) {
-    return accLayout(RankedTensorType::get({rows, warps * target.mma->n},
-                                           b.getF32Type()));
+    return accLayout(
+        RankedTensorType::get({rows, warps * target.mma->n}, b.getF32Type()));
   }
 
   /// Row and column of register r of an Acc tile in this lane.
@@ -193,7 +194,8 @@ struct Lowering {
   /// per tile (see lowerDot). Rows and row reductions are unaffected.
   std::pair<Value, Value> accCoord(const AccLayout &l, int64_t r) {
     int64_t j = r / l.elems, i = r % l.elems;
-    return {addc(cRow, l.elemRow(i)), tileColumn(l, addc(cCol, l.elemCol(i)), j)};
+    return {addc(cRow, l.elemRow(i)),
+            tileColumn(l, addc(cCol, l.elemCol(i)), j)};
   }
 
   /// The tile column of this warp's instruction column `n` in tile `j`.
@@ -242,8 +244,9 @@ struct Lowering {
       if (auto hw = target.fp8PairToOperand(b, loc(), pair, elt, op))
         return {hw->first, hw->second};
     auto one = [&](int64_t i) {
-      return storedToOperand(vector::ExtractOp::create(b, loc(), pair, ArrayRef<int64_t>{i}),
-                             elt, op);
+      return storedToOperand(
+          vector::ExtractOp::create(b, loc(), pair, ArrayRef<int64_t>{i}), elt,
+          op);
     };
     return {one(0), one(1)};
   }
@@ -259,7 +262,8 @@ struct Lowering {
   /// the chip's pair conversion where it has one). The caller makes sure
   /// the load is aligned: `c` + the tile's column offset a multiple of w,
   /// row starts a multiple of w elements apart.
-  SmallVector<Value> readRun(const Tile &t, Value r, Value c, int64_t w, Type op);
+  SmallVector<Value> readRun(const Tile &t, Value r, Value c, int64_t w,
+                             Type op);
 
   /// The lane's operand elements of one matrix instruction grouped into
   /// runs that one aligned load fetches: element indices whose coordinates
@@ -268,24 +272,26 @@ struct Lowering {
   /// elements). `transposed` says that the layout's rows run along the
   /// stored columns. A run needs every lane's start (lane bases, tile
   /// offset, row stride) to be a multiple of its length.
-  SmallVector<SmallVector<int64_t>> operandRuns(const Tile &t, const LaneLayout &layout,
-                                                bool transposed, ArrayRef<int64_t> widths);
+  SmallVector<SmallVector<int64_t>> operandRuns(const Tile &t,
+                                                const LaneLayout &layout,
+                                                bool transposed,
+                                                ArrayRef<int64_t> widths);
 
   /// The lane's operand elements of one matrix instruction as stored
   /// operands of type `op` (bf16 or f16): element i at `at(i)` (row,
   /// column) of `t`, runs of up to 16 bytes of contiguous stored elements
   /// read with one load.
-  SmallVector<Value> readOperand(const Tile &t, const LaneLayout &layout,
-                                 bool transposed, Type op,
-                                 function_ref<std::pair<Value, Value>(Coord)> at);
+  SmallVector<Value>
+  readOperand(const Tile &t, const LaneLayout &layout, bool transposed, Type op,
+              function_ref<std::pair<Value, Value>(Coord)> at);
 
   /// The lane's operand elements of one matrix instruction as stored
   /// values (no conversion), for instructions that read the tile's own
   /// element type; runs of up to 16 bytes of contiguous stored elements
   /// read with one load.
-  SmallVector<Value> readOperandRaw(const Tile &t, const LaneLayout &layout,
-                                    bool transposed,
-                                    function_ref<std::pair<Value, Value>(Coord)> at);
+  SmallVector<Value>
+  readOperandRaw(const Tile &t, const LaneLayout &layout, bool transposed,
+                 function_ref<std::pair<Value, Value>(Coord)> at);
 
   /// readAcrossTiles for 1-byte elements: the byte transpose from "one
   /// vector per element, one byte per tile" to "per tile its elements",
@@ -293,9 +299,9 @@ struct Lowering {
   /// tiles j .. j + 3 interleave into the pairs of tiles j, j + 1 and
   /// j + 2, j + 3; a second level joins pairs of rows e .. e + 3. Pairs go
   /// through the chip's fp8 pair conversion unless `raw`.
-  SmallVector<SmallVector<Value>> transposeBytes(ArrayRef<SmallVector<Value>> loads,
-                                                 int64_t n, int64_t tiles, int64_t w,
-                                                 bool raw, Type elt, Type op);
+  SmallVector<SmallVector<Value>>
+  transposeBytes(ArrayRef<SmallVector<Value>> loads, int64_t n, int64_t tiles,
+                 int64_t w, bool raw, Type elt, Type op);
 
   /// The lane's A elements of one 16x16 step (rows 0-15, columns kk ..
   /// kk + 15 of `t`) with one ldmatrix.x4: lane l addresses row
@@ -313,7 +319,8 @@ struct Lowering {
   /// empty when the tile is not in shared memory or the loads would be
   /// misaligned (the caller then reads tile by tile).
   SmallVector<SmallVector<Value>>
-  readAcrossTiles(const Tile &t, const LaneLayout &layout, int64_t tiles, bool raw, Type op,
+  readAcrossTiles(const Tile &t, const LaneLayout &layout, int64_t tiles,
+                  bool raw, Type op,
                   function_ref<std::pair<Value, Value>(Coord)> at);
 
   /// The shared tile an elementwise chain ending in `v` reads, if nothing
@@ -342,8 +349,8 @@ struct Lowering {
   SmallVector<Value> rowReduce(const AccLayout &l, ArrayRef<Value> regs,
                                float identity,
                                function_ref<Value(Value, Value)> combine) {
-    return acrossLanesAndWarps(l, laneRowReduce(l, regs, identity, combine), identity,
-                               combine);
+    return acrossLanesAndWarps(l, laneRowReduce(l, regs, identity, combine),
+                               identity, combine);
   }
 
   /// This lane's share of each row: its own elements of `regs` (Acc
@@ -361,9 +368,10 @@ struct Lowering {
 
   /// Per-lane shares of each row group (`part`) combined over the lanes and
   /// warps that hold the row.
-  SmallVector<Value> acrossLanesAndWarps(const AccLayout &l, SmallVector<Value> part,
-                                         float identity,
-                                         function_ref<Value(Value, Value)> combine);
+  SmallVector<Value>
+  acrossLanesAndWarps(const AccLayout &l, SmallVector<Value> part,
+                      float identity,
+                      function_ref<Value(Value, Value)> combine);
 
   //===--------------------------------------------------------------------===//
   // Ops
@@ -416,7 +424,8 @@ struct Lowering {
   /// `dstOffset` (padded rows as allocSmem lays them out); rows at or past
   /// the bound are zero-filled (copy size 0, source clamped to the tile's
   /// first chunk, which exists whenever the loop runs).
-  void emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound, Value dstOffset);
+  void emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
+                         Value dstOffset);
 
   /// `v` as a lowered scalar at the current point: its lowering if it has
   /// one, else a clone of the pure arith ops that compute it from lowered
@@ -438,17 +447,19 @@ struct Lowering {
   /// and read this one.
   LogicalResult lowerPrefetchedLoad(LoadOp op);
 
-  LogicalResult lowerElementwise(Value result, Value source,
-                                 std::function<Value(OpBuilder &, Location, Value)> fn);
+  LogicalResult
+  lowerElementwise(Value result, Value source,
+                   std::function<Value(OpBuilder &, Location, Value)> fn);
 
   LogicalResult lowerCast(CastOp op);
 
   LogicalResult lowerScale(ScaleOp op) {
     Value factor = scalars.lookup(op.getFactor());
-    return lowerElementwise(op.getResult(), op.getSource(),
-                            [factor](OpBuilder &nb, Location l, Value v) {
-                              return arith::MulFOp::create(nb, l, v, factor).getResult();
-                            });
+    return lowerElementwise(
+        op.getResult(), op.getSource(),
+        [factor](OpBuilder &nb, Location l, Value v) {
+          return arith::MulFOp::create(nb, l, v, factor).getResult();
+        });
   }
 
   LogicalResult lowerSlice(SliceOp op);
@@ -458,8 +469,8 @@ struct Lowering {
   /// The grouping of K steps for a dot of `mi` over K = `k` whose B is
   /// stored as `rhsElt` and read along K: as many steps as keep a lane's B
   /// bytes within one 16-byte load and divide K.
-  static std::optional<GroupedOperands> groupingFor(const MatrixInstr *mi, Type rhsElt,
-                                                    int64_t k) {
+  static std::optional<GroupedOperands> groupingFor(const MatrixInstr *mi,
+                                                    Type rhsElt, int64_t k) {
     int64_t bBytes = storedBytes(rhsElt);
     for (int64_t steps = 8; steps > 1; steps /= 2) {
       auto g = groupKSteps(*mi, steps);
@@ -490,8 +501,8 @@ struct Lowering {
   /// its results: unrolling replaces them, so they are held through a
   /// placeholder use meanwhile.
   SmallVector<Value> unrollFully(scf::ForOp loop) {
-    auto hold = UnrealizedConversionCastOp::create(b, loc(), TypeRange(loop.getResultTypes()),
-                                                   loop.getResults());
+    auto hold = UnrealizedConversionCastOp::create(
+        b, loc(), TypeRange(loop.getResultTypes()), loop.getResults());
     (void)loopUnrollFull(loop);
     SmallVector<Value> out(hold.getInputs());
     hold.erase();
@@ -503,8 +514,8 @@ struct Lowering {
   /// partner's, and the pair swaps the partner halves through shared
   /// memory: row block w of `slots` holds, lane-major, the partial sums of
   /// warp w's columns computed by its partner.
-  void finishDot(DotOp op, const AccLayout &l, int64_t kSplit, SmallVector<Value> results,
-                 RankedTensorType resT);
+  void finishDot(DotOp op, const AccLayout &l, int64_t kSplit,
+                 SmallVector<Value> results, RankedTensorType resT);
 
   LogicalResult lowerOnlineSoftmax(OnlineSoftmaxOp op);
 

@@ -1,4 +1,5 @@
-//===- Operands.cpp - matrix operands read from shared memory ---------------===//
+//===- Operands.cpp - matrix operands read from shared memory
+//---------------===//
 //
 // Part of mla-lower-to-gpu: methods of Lowering (Lowering.h).
 //
@@ -21,7 +22,8 @@ Value Lowering::storedToOperand(Value stored, Type elt, Type op) {
   return arith::TruncIOp::create(b, loc(), b.getI16Type(), bits);
 }
 
-SmallVector<Value> Lowering::readRun(const Tile &t, Value r, Value c, int64_t w, Type op) {
+SmallVector<Value> Lowering::readRun(const Tile &t, Value r, Value c, int64_t w,
+                                     Type op) {
   Type elt = t.type.getElementType();
   Type st = storageType(elt);
   int64_t bytes = storedBytes(elt);
@@ -40,8 +42,9 @@ SmallVector<Value> Lowering::readRun(const Tile &t, Value r, Value c, int64_t w,
   return out;
 }
 
-SmallVector<SmallVector<int64_t>> Lowering::operandRuns(const Tile &t, const LaneLayout &layout,
-                                              bool transposed, ArrayRef<int64_t> widths) {
+SmallVector<SmallVector<int64_t>>
+Lowering::operandRuns(const Tile &t, const LaneLayout &layout, bool transposed,
+                      ArrayRef<int64_t> widths) {
   int64_t n = layout.elemsPerLane();
   int64_t bytes = storedBytes(t.type.getElementType());
   auto along = [&](Coord c) { return transposed ? c.row : c.col; };
@@ -64,7 +67,8 @@ SmallVector<SmallVector<int64_t>> Lowering::operandRuns(const Tile &t, const Lan
     for (int64_t w : widths) {
       if (t.kind != Kind::Smem || along(c) % w || t.colOff % w ||
           rowStrideBytes(t) % (w * bytes) ||
-          !llvm::all_of(layout.laneBases, [&](Coord base) { return along(base) % w == 0; }))
+          !llvm::all_of(layout.laneBases,
+                        [&](Coord base) { return along(base) % w == 0; }))
         continue;
       SmallVector<int64_t> run{i};
       for (int64_t j = 1; j < w; ++j) {
@@ -85,16 +89,18 @@ SmallVector<SmallVector<int64_t>> Lowering::operandRuns(const Tile &t, const Lan
   return runs;
 }
 
-SmallVector<Value> Lowering::readOperand(const Tile &t, const LaneLayout &layout,
-                               bool transposed, Type op,
-                               function_ref<std::pair<Value, Value>(Coord)> at) {
+SmallVector<Value>
+Lowering::readOperand(const Tile &t, const LaneLayout &layout, bool transposed,
+                      Type op,
+                      function_ref<std::pair<Value, Value>(Coord)> at) {
   Type elt = t.type.getElementType();
   SmallVector<int64_t> widths;
   if (elt.isBF16() || elt.isF16() || isFp8(elt))
     for (int64_t w = 16 / storedBytes(elt); w > 1; w /= 2)
       widths.push_back(w);
   SmallVector<Value> out(layout.elemsPerLane());
-  for (const SmallVector<int64_t> &run : operandRuns(t, layout, transposed, widths)) {
+  for (const SmallVector<int64_t> &run :
+       operandRuns(t, layout, transposed, widths)) {
     auto [row, col] = at(layout.map(0, run.front()));
     if (run.size() == 1) {
       out[run.front()] = readAs(t, row, col, op);
@@ -106,9 +112,10 @@ SmallVector<Value> Lowering::readOperand(const Tile &t, const LaneLayout &layout
   return out;
 }
 
-SmallVector<Value> Lowering::readOperandRaw(const Tile &t, const LaneLayout &layout,
-                                  bool transposed,
-                                  function_ref<std::pair<Value, Value>(Coord)> at) {
+SmallVector<Value>
+Lowering::readOperandRaw(const Tile &t, const LaneLayout &layout,
+                         bool transposed,
+                         function_ref<std::pair<Value, Value>(Coord)> at) {
   Type elt = t.type.getElementType();
   Type st = storageType(elt);
   int64_t bytes = storedBytes(elt);
@@ -116,7 +123,8 @@ SmallVector<Value> Lowering::readOperandRaw(const Tile &t, const LaneLayout &lay
   for (int64_t w = 16 / bytes; w > 1; w /= 2)
     widths.push_back(w);
   SmallVector<Value> out(layout.elemsPerLane());
-  for (const SmallVector<int64_t> &run : operandRuns(t, layout, transposed, widths)) {
+  for (const SmallVector<int64_t> &run :
+       operandRuns(t, layout, transposed, widths)) {
     auto [row, col] = at(layout.map(0, run.front()));
     if (t.kind != Kind::Smem) {
       out[run.front()] = fromF32(b, loc(), readF32(t, row, col), elt);
@@ -124,7 +132,8 @@ SmallVector<Value> Lowering::readOperandRaw(const Tile &t, const LaneLayout &lay
     }
     Value r = addc(row, t.rowOff), c = addc(col, t.colOff);
     if (run.size() == 1) {
-      out[run.front()] = memref::LoadOp::create(b, loc(), t.view, ValueRange{r, c});
+      out[run.front()] =
+          memref::LoadOp::create(b, loc(), t.view, ValueRange{r, c});
       continue;
     }
     int64_t w = run.size();
@@ -132,14 +141,16 @@ SmallVector<Value> Lowering::readOperandRaw(const Tile &t, const LaneLayout &lay
                                      ValueRange{r, c}, /*nontemporal=*/false,
                                      llvm::MaybeAlign(w * bytes));
     for (auto [j, e] : llvm::enumerate(run))
-      out[e] = vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{(int64_t)j});
+      out[e] =
+          vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{(int64_t)j});
   }
   return out;
 }
 
-SmallVector<SmallVector<Value>> Lowering::transposeBytes(ArrayRef<SmallVector<Value>> loads,
-                                               int64_t n, int64_t tiles, int64_t w,
-                                               bool raw, Type elt, Type op) {
+SmallVector<SmallVector<Value>>
+Lowering::transposeBytes(ArrayRef<SmallVector<Value>> loads, int64_t n,
+                         int64_t tiles, int64_t w, bool raw, Type elt,
+                         Type op) {
   auto extract = [&](Value v, int64_t i) -> Value {
     return vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{i});
   };
@@ -148,13 +159,14 @@ SmallVector<SmallVector<Value>> Lowering::transposeBytes(ArrayRef<SmallVector<Va
   };
   // An i32 word as a vector of i8 or i16.
   auto split = [&](Value word, Type t) -> Value {
-    return bitcastToVector(b, loc(), word,
-                           VectorType::get({32 / t.getIntOrFloatBitWidth()}, t));
+    return bitcastToVector(
+        b, loc(), word, VectorType::get({32 / t.getIntOrFloatBitWidth()}, t));
   };
   SmallVector<SmallVector<Value>> words(n); // words[e][c]: bytes 4c .. 4c + 3
   for (int64_t e = 0; e < n; ++e)
     for (Value v : loads[e]) {
-      Value ws = vector::BitCastOp::create(b, loc(), VectorType::get({w / 4}, b.getI32Type()), v);
+      Value ws = vector::BitCastOp::create(
+          b, loc(), VectorType::get({w / 4}, b.getI32Type()), v);
       for (int64_t c = 0; c < w / 4; ++c)
         words[e].push_back(extract(ws, c));
     }
@@ -171,8 +183,9 @@ SmallVector<SmallVector<Value>> Lowering::transposeBytes(ArrayRef<SmallVector<Va
       if (raw && n % 4 == 0) {
         for (int64_t e = 0; e < n; e += 4) {
           Value x = lo[e / 2][t / 2], y = lo[e / 2 + 1][t / 2];
-          Value v = split(t % 2 ? perm(x, y, {2, 3, 6, 7}) : perm(x, y, {0, 1, 4, 5}),
-                          b.getI8Type());
+          Value v =
+              split(t % 2 ? perm(x, y, {2, 3, 6, 7}) : perm(x, y, {0, 1, 4, 5}),
+                    b.getI8Type());
           for (int64_t i = 0; i < 4; ++i)
             dst.push_back(extract(v, i));
         }
@@ -180,7 +193,8 @@ SmallVector<SmallVector<Value>> Lowering::transposeBytes(ArrayRef<SmallVector<Va
       }
       for (int64_t e = 0; e < n; e += 2) {
         Value half = extract(split(lo[e / 2][t / 2], b.getI16Type()), t % 2);
-        Value pair = bitcastToVector(b, loc(), half, VectorType::get({2}, b.getI8Type()));
+        Value pair = bitcastToVector(b, loc(), half,
+                                     VectorType::get({2}, b.getI8Type()));
         if (raw)
           dst.append({extract(pair, 0), extract(pair, 1)});
         else
@@ -193,25 +207,27 @@ SmallVector<SmallVector<Value>> Lowering::transposeBytes(ArrayRef<SmallVector<Va
 
 SmallVector<Value> Lowering::readAByLdmatrix(const Tile &t, Value kk) {
   Value l8 = arith::AndIOp::create(b, loc(), lane, idx(7));
-  Value half = arith::AndIOp::create(b, loc(), arith::ShRUIOp::create(b, loc(), lane, idx(3)),
-                                     idx(1));
+  Value half = arith::AndIOp::create(
+      b, loc(), arith::ShRUIOp::create(b, loc(), lane, idx(3)), idx(1));
   Value row = add(l8, mul(half, 8));
   Value col = add(kk, mul(arith::ShRUIOp::create(b, loc(), lane, idx(4)), 8));
-  return target.ldmatrixX4(b, loc(), t.view, addc(row, t.rowOff), addc(col, t.colOff),
+  return target.ldmatrixX4(b, loc(), t.view, addc(row, t.rowOff),
+                           addc(col, t.colOff),
                            storageType(t.type.getElementType()));
 }
 
 SmallVector<SmallVector<Value>>
-Lowering::readAcrossTiles(const Tile &t, const LaneLayout &layout, int64_t tiles, bool raw, Type op,
-                function_ref<std::pair<Value, Value>(Coord)> at) {
+Lowering::readAcrossTiles(const Tile &t, const LaneLayout &layout,
+                          int64_t tiles, bool raw, Type op,
+                          function_ref<std::pair<Value, Value>(Coord)> at) {
   if (t.kind != Kind::Smem || tiles < 2)
     return {};
   Type elt = t.type.getElementType();
   Type st = storageType(elt);
   int64_t bytes = storedBytes(elt);
   int64_t w = 1;
-  while (tiles % (2 * w) == 0 && 2 * w * bytes <= 16 && t.colOff % (2 * w) == 0 &&
-         rowStrideBytes(t) % (2 * w * bytes) == 0)
+  while (tiles % (2 * w) == 0 && 2 * w * bytes <= 16 &&
+         t.colOff % (2 * w) == 0 && rowStrideBytes(t) % (2 * w * bytes) == 0)
     w *= 2;
   if (w == 1)
     return {};
@@ -233,14 +249,16 @@ Lowering::readAcrossTiles(const Tile &t, const LaneLayout &layout, int64_t tiles
   for (int64_t e = 0; e < n; ++e)
     for (Value v : loads[e])
       for (int64_t j = 0; j < w; ++j)
-        stored[e].push_back(vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{j}));
+        stored[e].push_back(
+            vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{j}));
   for (int64_t j = 0; j < tiles; ++j) {
     for (int64_t e = 0; e < n; ++e) {
       if (raw || elt == op) {
         out[j].push_back(stored[e][j]);
       } else if (isFp8(elt) && e + 1 < n) {
         Value pair = vector::FromElementsOp::create(
-            b, loc(), VectorType::get({2}, st), ValueRange{stored[e][j], stored[e + 1][j]});
+            b, loc(), VectorType::get({2}, st),
+            ValueRange{stored[e][j], stored[e + 1][j]});
         llvm::append_range(out[j], pairToOperand(pair, elt, op));
         ++e;
       } else {

@@ -18,15 +18,17 @@ namespace {
 
 class CdnaTargetInfo final : public TargetInfo {
 public:
-  CdnaTargetInfo(const ChipInfo &chip, const MatrixInstr *mma) : TargetInfo(chip, mma) {}
+  CdnaTargetInfo(const ChipInfo &chip, const MatrixInstr *mma)
+      : TargetInfo(chip, mma) {}
 
   Attribute moduleTarget(MLIRContext *ctx) const override {
-    return ROCDL::ROCDLTargetAttr::get(ctx, /*optLevel=*/3, "amdgcn-amd-amdhsa", chip.name);
+    return ROCDL::ROCDLTargetAttr::get(ctx, /*optLevel=*/3, "amdgcn-amd-amdhsa",
+                                       chip.name);
   }
 
   static Value intrinsic(OpBuilder &b, Location loc, StringRef name, Value x) {
-    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(), b.getStringAttr(name),
-                                         ValueRange{x})
+    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                         b.getStringAttr(name), ValueRange{x})
         .getResult(0);
   }
   Value exp2(OpBuilder &b, Location loc, Value x) const override {
@@ -41,64 +43,72 @@ public:
   Value bytePerm(OpBuilder &b, Location loc, Value lo, Value hi,
                  std::array<int64_t, 4> sel) const override {
     int64_t code = sel[0] | sel[1] << 8 | sel[2] << 16 | sel[3] << 24;
-    return LLVM::CallIntrinsicOp::create(b, loc, b.getI32Type(),
-                                         b.getStringAttr("llvm.amdgcn.perm"),
-                                         ValueRange{hi, lo, cstI32(b, loc, code)})
+    return LLVM::CallIntrinsicOp::create(
+               b, loc, b.getI32Type(), b.getStringAttr("llvm.amdgcn.perm"),
+               ValueRange{hi, lo, cstI32(b, loc, code)})
         .getResult(0);
   }
 
   /// MFMA takes the lane's operand elements as one vector, element i in
   /// position i.
-  SmallVector<Value> matrixOp(OpBuilder &b, Location loc, const MatrixInstr *mi, Type elt,
-                              ArrayRef<Value> a, ArrayRef<Value> bv,
+  SmallVector<Value> matrixOp(OpBuilder &b, Location loc, const MatrixInstr *mi,
+                              Type elt, ArrayRef<Value> a, ArrayRef<Value> bv,
                               ArrayRef<Value> c) const override {
     Type f32 = b.getF32Type();
     auto operand = [&](ArrayRef<Value> elems) -> Value {
       int64_t n = elems.size();
-      Value v = vector::FromElementsOp::create(b, loc, VectorType::get({n}, storageType(elt)),
-                                               elems);
+      Value v = vector::FromElementsOp::create(
+          b, loc, VectorType::get({n}, storageType(elt)), elems);
       return vector::BitCastOp::create(b, loc, VectorType::get({n}, elt), v);
     };
     auto accT = VectorType::get({static_cast<int64_t>(c.size())}, f32);
     Value acc = vector::FromElementsOp::create(b, loc, accT, c);
     auto i32 = [&](int64_t v) { return b.getI32IntegerAttr(v); };
-    Value d = amdgpu::MFMAOp::create(b, loc, accT, i32(mi->m), i32(mi->n), i32(mi->k), i32(1),
-                                     operand(a), operand(bv), acc);
+    Value d =
+        amdgpu::MFMAOp::create(b, loc, accT, i32(mi->m), i32(mi->n), i32(mi->k),
+                               i32(1), operand(a), operand(bv), acc);
     SmallVector<Value> out;
     for (size_t i = 0; i < c.size(); ++i)
-      out.push_back(vector::ExtractOp::create(b, loc, d, ArrayRef<int64_t>{(int64_t)i}));
+      out.push_back(
+          vector::ExtractOp::create(b, loc, d, ArrayRef<int64_t>{(int64_t)i}));
     return out;
   }
 
   /// v_cvt_f32_fp8, then the f32's operand bits.
-  std::optional<Value> fp8ToOperand(OpBuilder &b, Location loc, Value stored, Type elt,
-                                    Type op) const override {
+  std::optional<Value> fp8ToOperand(OpBuilder &b, Location loc, Value stored,
+                                    Type elt, Type op) const override {
     if (chip.facts.fp8Decode == Fp8Decode::Software)
       return std::nullopt;
     Value f8 = arith::BitcastOp::create(b, loc, elt, stored);
-    Value f = amdgpu::ExtPackedFp8Op::create(b, loc, b.getF32Type(), f8, /*index=*/0);
+    Value f =
+        amdgpu::ExtPackedFp8Op::create(b, loc, b.getF32Type(), f8, /*index=*/0);
     return f32ToOperand(b, loc, f, op);
   }
 
-  std::optional<std::pair<Value, Value>> fp8PairToOperand(OpBuilder &b, Location loc,
-                                                          Value pair, Type elt,
-                                                          Type op) const override {
+  std::optional<std::pair<Value, Value>>
+  fp8PairToOperand(OpBuilder &b, Location loc, Value pair, Type elt,
+                   Type op) const override {
     if (chip.facts.fp8Decode == Fp8Decode::Software)
       return std::nullopt;
-    Value f8 = vector::BitCastOp::create(b, loc, VectorType::get({2}, elt), pair);
+    Value f8 =
+        vector::BitCastOp::create(b, loc, VectorType::get({2}, elt), pair);
     auto extract = [&](Value v, int64_t i) {
-      return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i}).getResult();
+      return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i})
+          .getResult();
     };
     if (chip.facts.fp8Decode == Fp8Decode::PackedToBf16) {
       // v_cvt_scalef32_pk_{bf16,f16}_fp8 (scale 1).
-      Value h = amdgpu::ScaledExtPackedOp::create(b, loc, VectorType::get({2}, op), f8,
-                                                  cstF32(b, loc, 1.0f), /*index=*/0);
-      Value bits = vector::BitCastOp::create(b, loc, VectorType::get({2}, b.getI16Type()), h);
+      Value h = amdgpu::ScaledExtPackedOp::create(
+          b, loc, VectorType::get({2}, op), f8, cstF32(b, loc, 1.0f),
+          /*index=*/0);
+      Value bits = vector::BitCastOp::create(
+          b, loc, VectorType::get({2}, b.getI16Type()), h);
       return std::make_pair(extract(bits, 0), extract(bits, 1));
     }
     // v_cvt_pk_f32_fp8.
-    Value f = amdgpu::ExtPackedFp8Op::create(b, loc, VectorType::get({2}, b.getF32Type()), f8,
-                                             /*index=*/0);
+    Value f = amdgpu::ExtPackedFp8Op::create(
+        b, loc, VectorType::get({2}, b.getF32Type()), f8,
+        /*index=*/0);
     return std::make_pair(f32ToOperand(b, loc, extract(f, 0), op),
                           f32ToOperand(b, loc, extract(f, 1), op));
   }
@@ -106,8 +116,9 @@ public:
   /// v_cvt_pk_fp8_f32 through amdgpu.packed_trunc_2xfp8, after a clamp to
   /// the largest finite value (the software rounding saturates; the
   /// instruction would give NaN past it; NaN stays NaN through the clamp).
-  std::optional<std::array<Value, 2>> f32PairToFp8(OpBuilder &b, Location loc, Value x,
-                                                   Value y, Type elt) const override {
+  std::optional<std::array<Value, 2>> f32PairToFp8(OpBuilder &b, Location loc,
+                                                   Value x, Value y,
+                                                   Type elt) const override {
     if (!chip.facts.fp8PairEncode)
       return std::nullopt;
     float maxVal = isa<Float8E4M3FNUZType>(elt) ? 240.0f : 448.0f;
@@ -115,13 +126,16 @@ public:
       v = arith::MaximumFOp::create(b, loc, v, cstF32(b, loc, -maxVal));
       return arith::MinimumFOp::create(b, loc, v, cstF32(b, loc, maxVal));
     };
-    Value packed = amdgpu::PackedTrunc2xFp8Op::create(b, loc, VectorType::get({4}, elt),
-                                                      clamp(x), clamp(y), /*wordIndex=*/0,
-                                                      /*existing=*/Value());
-    Value bytes = vector::BitCastOp::create(b, loc, VectorType::get({4}, b.getI8Type()), packed);
+    Value packed = amdgpu::PackedTrunc2xFp8Op::create(
+        b, loc, VectorType::get({4}, elt), clamp(x), clamp(y), /*wordIndex=*/0,
+        /*existing=*/Value());
+    Value bytes = vector::BitCastOp::create(
+        b, loc, VectorType::get({4}, b.getI8Type()), packed);
     return std::array<Value, 2>{
-        vector::ExtractOp::create(b, loc, bytes, ArrayRef<int64_t>{0}).getResult(),
-        vector::ExtractOp::create(b, loc, bytes, ArrayRef<int64_t>{1}).getResult()};
+        vector::ExtractOp::create(b, loc, bytes, ArrayRef<int64_t>{0})
+            .getResult(),
+        vector::ExtractOp::create(b, loc, bytes, ArrayRef<int64_t>{1})
+            .getResult()};
   }
 
   /// Raw mode, stride 0, where the hardware checks every load's offset
@@ -134,25 +148,27 @@ public:
     auto rsrc = LLVM::LLVMPointerType::get(b.getContext(), 8);
     Value ptr = LLVM::IntToPtrOp::create(b, loc, global, base);
     Value stride = arith::ConstantOp::create(b, loc, b.getI16IntegerAttr(0));
-    Value flags =
-        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr((7 << 12) | (4 << 15)));
-    return ROCDL::MakeBufferRsrcOp::create(b, loc, rsrc, ptr, stride, numRecords, flags);
+    Value flags = arith::ConstantOp::create(
+        b, loc, b.getI32IntegerAttr((7 << 12) | (4 << 15)));
+    return ROCDL::MakeBufferRsrcOp::create(b, loc, rsrc, ptr, stride,
+                                           numRecords, flags);
   }
 
   /// buffer_load_dwordx4.
   Value boundedLoad16(OpBuilder &b, Location loc, Value rsrc, Value offset,
                       VectorType t) const override {
     Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
-    Value v = ROCDL::RawPtrBufferLoadOp::create(b, loc, VectorType::get({4}, b.getI32Type()),
-                                                rsrc, offset, zero, zero, nullptr, nullptr,
-                                                nullptr);
+    Value v = ROCDL::RawPtrBufferLoadOp::create(
+        b, loc, VectorType::get({4}, b.getI32Type()), rsrc, offset, zero, zero,
+        nullptr, nullptr, nullptr);
     return vector::BitCastOp::create(b, loc, t, v);
   }
 };
 
 } // namespace
 
-std::unique_ptr<TargetInfo> createCdnaTargetInfo(const ChipInfo &chip, const MatrixInstr *mma) {
+std::unique_ptr<TargetInfo> createCdnaTargetInfo(const ChipInfo &chip,
+                                                 const MatrixInstr *mma) {
   return std::make_unique<CdnaTargetInfo>(chip, mma);
 }
 

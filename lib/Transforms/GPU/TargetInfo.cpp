@@ -39,8 +39,8 @@ const MatrixInstr *TargetInfo::instrFor(Type lhs, Type rhs) const {
     for (const MatrixInstr *mi : chip.matrixInstrs())
       if (mi->abType == want && mi->m == mma->m && mi->n == mma->n &&
           mi->a.elemsPerLane() <= 8 && mi->b.elemsPerLane() <= 8 &&
-          mi->c.laneBases == mma->c.laneBases && mi->c.elemBases == mma->c.elemBases &&
-          (!best || mi->k > best->k))
+          mi->c.laneBases == mma->c.laneBases &&
+          mi->c.elemBases == mma->c.elemBases && (!best || mi->k > best->k))
         best = mi;
     return best ? best : mma;
   };
@@ -55,14 +55,16 @@ const MatrixInstr *TargetInfo::instrFor(Type lhs, Type rhs) const {
 }
 
 void TargetInfo::missing(StringRef what) const {
-  llvm::report_fatal_error(llvm::Twine("mla-lower-to-gpu: ") + what + " asked of " +
-                           chip.name + ", which has none (check ChipInfo's facts first)");
+  llvm::report_fatal_error(llvm::Twine("mla-lower-to-gpu: ") + what +
+                           " asked of " + chip.name +
+                           ", which has none (check ChipInfo's facts first)");
 }
 
 Value TargetInfo::boundedBuffer(OpBuilder &, Location, Value, Value) const {
   missing("a bounds-checked buffer");
 }
-Value TargetInfo::boundedLoad16(OpBuilder &, Location, Value, Value, VectorType) const {
+Value TargetInfo::boundedLoad16(OpBuilder &, Location, Value, Value,
+                                VectorType) const {
   missing("a bounds-checked load");
 }
 void TargetInfo::asyncCopy16(OpBuilder &, Location, Value, Value, Value) const {
@@ -74,8 +76,8 @@ void TargetInfo::asyncCommitGroup(OpBuilder &, Location) const {
 void TargetInfo::asyncWaitGroups(OpBuilder &, Location, int64_t) const {
   missing("an asynchronous copy wait");
 }
-SmallVector<Value> TargetInfo::ldmatrixX4(OpBuilder &, Location, Value, Value, Value,
-                                          Type) const {
+SmallVector<Value> TargetInfo::ldmatrixX4(OpBuilder &, Location, Value, Value,
+                                          Value, Type) const {
   missing("ldmatrix");
 }
 void TargetInfo::waitForPrerequisiteGrid(OpBuilder &, Location) const {
@@ -93,8 +95,9 @@ Value f32HighHalf(OpBuilder &b, Location loc, Value x) {
 
 Value f32ToOperand(OpBuilder &b, Location loc, Value x, Type op) {
   if (op.isF16())
-    return arith::BitcastOp::create(b, loc, b.getI16Type(),
-                                    arith::TruncFOp::create(b, loc, b.getF16Type(), x).getResult());
+    return arith::BitcastOp::create(
+        b, loc, b.getI16Type(),
+        arith::TruncFOp::create(b, loc, b.getF16Type(), x).getResult());
   return f32HighHalf(b, loc, x);
 }
 

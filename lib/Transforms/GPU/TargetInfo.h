@@ -1,4 +1,5 @@
-//===- TargetInfo.h - the GPU lowering's target interface --------*- C++ -*-===//
+//===- TargetInfo.h - the GPU lowering's target interface --------*- C++
+//-*-===//
 //
 // Part of mla-lower-to-gpu (lib/Transforms/MLALowerToGPU.cpp). `TargetInfo`
 // is the one way the lowering emits a target instruction: every op of the
@@ -56,9 +57,10 @@ constexpr int64_t kMaxStraightRounds = 16;
 constexpr int64_t kRowPadBytes = 16;
 
 /// The bits of scalar `x` as a vector of type `t` (same width).
-inline Value bitcastToVector(OpBuilder &b, Location loc, Value x, VectorType t) {
-  Value one = vector::FromElementsOp::create(b, loc, VectorType::get({1}, x.getType()),
-                                            ValueRange{x});
+inline Value bitcastToVector(OpBuilder &b, Location loc, Value x,
+                             VectorType t) {
+  Value one = vector::FromElementsOp::create(
+      b, loc, VectorType::get({1}, x.getType()), ValueRange{x});
   return vector::BitCastOp::create(b, loc, t, one);
 }
 
@@ -106,23 +108,27 @@ public:
   /// One instruction `mi`: `a`, `b` are the lane's operand elements as
   /// stored values of `elt` (bf16: i16, fp8: i8), `c` its f32 accumulator
   /// elements; returns D.
-  virtual SmallVector<Value> matrixOp(OpBuilder &b, Location loc, const MatrixInstr *mi,
-                                      Type elt, ArrayRef<Value> a, ArrayRef<Value> bv,
+  virtual SmallVector<Value> matrixOp(OpBuilder &b, Location loc,
+                                      const MatrixInstr *mi, Type elt,
+                                      ArrayRef<Value> a, ArrayRef<Value> bv,
                                       ArrayRef<Value> c) const = 0;
   /// A stored fp8 element (i8 of float type `elt`) as a stored operand of
   /// type `op` (bf16 or f16; i16) with the chip's conversion instruction;
   /// std::nullopt where the chip decodes in software (Fp8Decode::Software).
-  virtual std::optional<Value> fp8ToOperand(OpBuilder &b, Location loc, Value stored,
-                                            Type elt, Type op) const = 0;
+  virtual std::optional<Value> fp8ToOperand(OpBuilder &b, Location loc,
+                                            Value stored, Type elt,
+                                            Type op) const = 0;
   /// A pair of stored fp8 elements (vector<2 x i8> of float type `elt`) as
   /// two stored operands of type `op` with the chip's pair conversion;
   /// std::nullopt where the chip decodes in software.
   virtual std::optional<std::pair<Value, Value>>
-  fp8PairToOperand(OpBuilder &b, Location loc, Value pair, Type elt, Type op) const = 0;
+  fp8PairToOperand(OpBuilder &b, Location loc, Value pair, Type elt,
+                   Type op) const = 0;
   /// f32 values `x`, `y` rounded to fp8 type `elt` as stored codes (i8)
   /// with the chip's pair conversion (ChipInfo facts: fp8PairEncode);
   /// std::nullopt where the chip rounds in software.
-  virtual std::optional<std::array<Value, 2>> f32PairToFp8(OpBuilder &b, Location loc,
+  virtual std::optional<std::array<Value, 2>> f32PairToFp8(OpBuilder &b,
+                                                           Location loc,
                                                            Value x, Value y,
                                                            Type elt) const = 0;
   /// Attributes of a kernel function that ask the backend for an occupancy:
@@ -138,8 +144,8 @@ public:
                               Value numRecords) const;
   /// boundsCheckedLoads: 16 bytes at byte `offset` (i32) of buffer `rsrc`
   /// (boundedBuffer) as a vector of type `t`, zeros past the buffer's end.
-  virtual Value boundedLoad16(OpBuilder &b, Location loc, Value rsrc, Value offset,
-                              VectorType t) const;
+  virtual Value boundedLoad16(OpBuilder &b, Location loc, Value rsrc,
+                              Value offset, VectorType t) const;
   /// asyncTileCopy: a 16-byte global -> shared copy from global address
   /// `src` to shared address `dst` (both i64) that does not pass through
   /// registers; `srcBytes` (i32, may be null) of them are read, the rest
@@ -149,13 +155,15 @@ public:
   /// asyncTileCopy: closes the group of this thread's copies issued so far.
   virtual void asyncCommitGroup(OpBuilder &b, Location loc) const;
   /// asyncTileCopy: waits until at most `pending` groups are in flight.
-  virtual void asyncWaitGroups(OpBuilder &b, Location loc, int64_t pending) const;
+  virtual void asyncWaitGroups(OpBuilder &b, Location loc,
+                               int64_t pending) const;
   /// MatrixInstr::aByLdmatrix: the A fragment of rows row..row+15, columns
   /// col..col+15 of shared-memory view `view` (lane l addresses row
   /// l % 16 and column half l / 16) in one ldmatrix.x4, as 8 stored
   /// elements of type `storage`.
-  virtual SmallVector<Value> ldmatrixX4(OpBuilder &b, Location loc, Value view, Value row,
-                                        Value col, Type storage) const;
+  virtual SmallVector<Value> ldmatrixX4(OpBuilder &b, Location loc, Value view,
+                                        Value row, Value col,
+                                        Type storage) const;
   /// dependentLaunch: wait until the kernel this one was launched as the
   /// dependent of has finished and its stores are visible.
   virtual void waitForPrerequisiteGrid(OpBuilder &b, Location loc) const;
@@ -163,14 +171,17 @@ public:
   virtual void launchDependents(OpBuilder &b, Location loc) const;
 
 protected:
-  TargetInfo(const ChipInfo &chip, const MatrixInstr *mma) : chip(chip), mma(mma) {}
+  TargetInfo(const ChipInfo &chip, const MatrixInstr *mma)
+      : chip(chip), mma(mma) {}
   /// Aborts: the lowering asked for `what`, which this target lacks.
   [[noreturn]] void missing(StringRef what) const;
 };
 
 /// The vendor implementations (TargetCDNA.cpp, TargetSM90.cpp).
-std::unique_ptr<TargetInfo> createCdnaTargetInfo(const ChipInfo &chip, const MatrixInstr *mma);
-std::unique_ptr<TargetInfo> createSm90TargetInfo(const ChipInfo &chip, const MatrixInstr *mma);
+std::unique_ptr<TargetInfo> createCdnaTargetInfo(const ChipInfo &chip,
+                                                 const MatrixInstr *mma);
+std::unique_ptr<TargetInfo> createSm90TargetInfo(const ChipInfo &chip,
+                                                 const MatrixInstr *mma);
 
 } // namespace mlir::mla::gpulower
 

@@ -16,15 +16,17 @@ namespace {
 
 class Sm90TargetInfo final : public TargetInfo {
 public:
-  Sm90TargetInfo(const ChipInfo &chip, const MatrixInstr *mma) : TargetInfo(chip, mma) {}
+  Sm90TargetInfo(const ChipInfo &chip, const MatrixInstr *mma)
+      : TargetInfo(chip, mma) {}
 
   Attribute moduleTarget(MLIRContext *ctx) const override {
-    return NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda", chip.name);
+    return NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda",
+                                     chip.name);
   }
 
   static Value intrinsic(OpBuilder &b, Location loc, StringRef name, Value x) {
-    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(), b.getStringAttr(name),
-                                         ValueRange{x})
+    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                         b.getStringAttr(name), ValueRange{x})
         .getResult(0);
   }
   Value exp2(OpBuilder &b, Location loc, Value x) const override {
@@ -41,14 +43,15 @@ public:
     auto v4 = VectorType::get({4}, b.getI8Type());
     Value v = vector::ShuffleOp::create(b, loc, bitcastToVector(b, loc, lo, v4),
                                         bitcastToVector(b, loc, hi, v4), sel);
-    Value w = vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getI32Type()), v);
+    Value w = vector::BitCastOp::create(
+        b, loc, VectorType::get({1}, b.getI32Type()), v);
     return vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0});
   }
 
   /// mma.sync takes bf16 / f16 pairs packed in 32-bit registers, element
   /// 2r in the low half of register r.
-  SmallVector<Value> matrixOp(OpBuilder &b, Location loc, const MatrixInstr *mi, Type elt,
-                              ArrayRef<Value> a, ArrayRef<Value> bv,
+  SmallVector<Value> matrixOp(OpBuilder &b, Location loc, const MatrixInstr *mi,
+                              Type elt, ArrayRef<Value> a, ArrayRef<Value> bv,
                               ArrayRef<Value> c) const override {
     Type f32 = b.getF32Type();
     auto pack = [&](ArrayRef<Value> elems) {
@@ -56,9 +59,10 @@ public:
       if (elt.isF16()) { // NVVM spells f16 registers vector<2 x f16>
         for (size_t i = 0; i + 1 < elems.size(); i += 2) {
           Value v = vector::FromElementsOp::create(
-              b, loc, VectorType::get({2}, b.getI16Type()), ValueRange{elems[i], elems[i + 1]});
-          regs.push_back(
-              vector::BitCastOp::create(b, loc, VectorType::get({2}, b.getF16Type()), v));
+              b, loc, VectorType::get({2}, b.getI16Type()),
+              ValueRange{elems[i], elems[i + 1]});
+          regs.push_back(vector::BitCastOp::create(
+              b, loc, VectorType::get({2}, b.getF16Type()), v));
         }
         return regs;
       }
@@ -70,62 +74,72 @@ public:
       }
       return regs;
     };
-    auto resT =
-        LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(c.size(), f32));
-    assert((elt.isBF16() || elt.isF16()) && "mma.sync takes bf16 or f16 operands here");
-    NVVM::MMATypes ty = elt.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+    auto resT = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(c.size(), f32));
+    assert((elt.isBF16() || elt.isF16()) &&
+           "mma.sync takes bf16 or f16 operands here");
+    NVVM::MMATypes ty =
+        elt.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
     auto op = NVVM::MmaOp::create(
-        b, loc, resT, pack(a), pack(bv), c, {mi->m, mi->n, mi->k}, std::nullopt, std::nullopt,
-        std::array<NVVM::MMATypes, 2>{ty, ty},
-        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+        b, loc, resT, pack(a), pack(bv), c, {mi->m, mi->n, mi->k}, std::nullopt,
+        std::nullopt, std::array<NVVM::MMATypes, 2>{ty, ty},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
     SmallVector<Value> d;
     for (size_t i = 0; i < c.size(); ++i)
-      d.push_back(LLVM::ExtractValueOp::create(b, loc, op, ArrayRef<int64_t>{(int64_t)i}));
+      d.push_back(LLVM::ExtractValueOp::create(b, loc, op,
+                                               ArrayRef<int64_t>{(int64_t)i}));
     return d;
   }
 
   /// Two e4m3 codes packed in an i16 (low byte first) through
   /// cvt.rn.f16x2.e4m3x2: as is for an f16 operand, else widened and cut to
   /// bf16 (exact).
-  static std::pair<Value, Value> f16PairToOperand(OpBuilder &b, Location loc, Value packed,
-                                                  Type op) {
-    Value h2 = LLVM::CallIntrinsicOp::create(b, loc, VectorType::get({2}, b.getF16Type()),
-                                             b.getStringAttr("llvm.nvvm.e4m3x2.to.f16x2.rn"),
-                                             ValueRange{packed})
-                   .getResult(0);
+  static std::pair<Value, Value> f16PairToOperand(OpBuilder &b, Location loc,
+                                                  Value packed, Type op) {
+    Value h2 =
+        LLVM::CallIntrinsicOp::create(
+            b, loc, VectorType::get({2}, b.getF16Type()),
+            b.getStringAttr("llvm.nvvm.e4m3x2.to.f16x2.rn"), ValueRange{packed})
+            .getResult(0);
     if (op.isF16()) {
-      Value bits = vector::BitCastOp::create(b, loc, VectorType::get({2}, b.getI16Type()), h2);
+      Value bits = vector::BitCastOp::create(
+          b, loc, VectorType::get({2}, b.getI16Type()), h2);
       return {vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0}),
               vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{1})};
     }
     auto half = [&](int64_t i) {
       Value h = vector::ExtractOp::create(b, loc, h2, ArrayRef<int64_t>{i});
-      return f32HighHalf(b, loc, arith::ExtFOp::create(b, loc, b.getF32Type(), h));
+      return f32HighHalf(b, loc,
+                         arith::ExtFOp::create(b, loc, b.getF32Type(), h));
     };
     return {half(0), half(1)};
   }
 
-  std::optional<Value> fp8ToOperand(OpBuilder &b, Location loc, Value stored, Type,
-                                    Type op) const override {
+  std::optional<Value> fp8ToOperand(OpBuilder &b, Location loc, Value stored,
+                                    Type, Type op) const override {
     if (chip.facts.fp8Decode != Fp8Decode::PackedToF16)
       return std::nullopt;
-    return f16PairToOperand(b, loc, arith::ExtUIOp::create(b, loc, b.getI16Type(), stored), op)
+    return f16PairToOperand(
+               b, loc, arith::ExtUIOp::create(b, loc, b.getI16Type(), stored),
+               op)
         .first;
   }
 
-  std::optional<std::pair<Value, Value>> fp8PairToOperand(OpBuilder &b, Location loc,
-                                                          Value pair, Type,
-                                                          Type op) const override {
+  std::optional<std::pair<Value, Value>>
+  fp8PairToOperand(OpBuilder &b, Location loc, Value pair, Type,
+                   Type op) const override {
     if (chip.facts.fp8Decode != Fp8Decode::PackedToF16)
       return std::nullopt;
-    Value w = vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getI16Type()), pair);
-    return f16PairToOperand(b, loc, vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0}),
-                            op);
+    Value w = vector::BitCastOp::create(
+        b, loc, VectorType::get({1}, b.getI16Type()), pair);
+    return f16PairToOperand(
+        b, loc, vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0}), op);
   }
 
   /// sm_90 has no f32 pair -> e4m3 pair instruction the lowering uses.
-  std::optional<std::array<Value, 2>> f32PairToFp8(OpBuilder &, Location, Value, Value,
-                                                   Type) const override {
+  std::optional<std::array<Value, 2>> f32PairToFp8(OpBuilder &, Location, Value,
+                                                   Value, Type) const override {
     return std::nullopt;
   }
 
@@ -134,7 +148,8 @@ public:
   /// per SM (nvvm.minctasm). It leaves room for 2 programs of 8 warps on
   /// sm_90, which 134 registers per thread would halve (measured: the hint
   /// costs 24 B of spills in the masked variant, nothing else).
-  void kernelHints(gpu::GPUFuncOp func, int64_t smemBytes, bool asyncCopies) const override {
+  void kernelHints(gpu::GPUFuncOp func, int64_t smemBytes,
+                   bool asyncCopies) const override {
     if (!asyncCopies)
       return;
     int64_t programs = chip.facts.sharedMemBytes / (smemBytes + 1024);
@@ -151,26 +166,31 @@ public:
     auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
     NVVM::CpAsyncOp::create(
         b, loc, LLVM::IntToPtrOp::create(b, loc, sharedPtr, dst),
-        LLVM::IntToPtrOp::create(b, loc, globalPtr, src), b.getI32IntegerAttr(16),
-        NVVM::LoadCacheModifierKindAttr::get(b.getContext(), NVVM::LoadCacheModifierKind::CG),
+        LLVM::IntToPtrOp::create(b, loc, globalPtr, src),
+        b.getI32IntegerAttr(16),
+        NVVM::LoadCacheModifierKindAttr::get(b.getContext(),
+                                             NVVM::LoadCacheModifierKind::CG),
         srcBytes);
   }
   void asyncCommitGroup(OpBuilder &b, Location loc) const override {
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
   }
-  void asyncWaitGroups(OpBuilder &b, Location loc, int64_t pending) const override {
+  void asyncWaitGroups(OpBuilder &b, Location loc,
+                       int64_t pending) const override {
     NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
   }
 
-  SmallVector<Value> ldmatrixX4(OpBuilder &b, Location loc, Value view, Value row, Value col,
+  SmallVector<Value> ldmatrixX4(OpBuilder &b, Location loc, Value view,
+                                Value row, Value col,
                                 Type storage) const override {
-    Value m = nvgpu::LdMatrixOp::create(b, loc, VectorType::get({4, 2}, storage), view,
-                                        ValueRange{row, col},
-                                        /*transpose=*/false, /*numTiles=*/4);
+    Value m = nvgpu::LdMatrixOp::create(
+        b, loc, VectorType::get({4, 2}, storage), view, ValueRange{row, col},
+        /*transpose=*/false, /*numTiles=*/4);
     SmallVector<Value> out;
     for (int64_t j = 0; j < 4; ++j)
       for (int64_t h = 0; h < 2; ++h)
-        out.push_back(vector::ExtractOp::create(b, loc, m, ArrayRef<int64_t>{j, h}));
+        out.push_back(
+            vector::ExtractOp::create(b, loc, m, ArrayRef<int64_t>{j, h}));
     return out;
   }
 
@@ -178,13 +198,15 @@ public:
     NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
   }
   void launchDependents(OpBuilder &b, Location loc) const override {
-    NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::launch_dependents);
+    NVVM::GriddepcontrolOp::create(b, loc,
+                                   NVVM::GridDepActionKind::launch_dependents);
   }
 };
 
 } // namespace
 
-std::unique_ptr<TargetInfo> createSm90TargetInfo(const ChipInfo &chip, const MatrixInstr *mma) {
+std::unique_ptr<TargetInfo> createSm90TargetInfo(const ChipInfo &chip,
+                                                 const MatrixInstr *mma) {
   return std::make_unique<Sm90TargetInfo>(chip, mma);
 }
 

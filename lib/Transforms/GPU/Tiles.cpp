@@ -1,4 +1,5 @@
-//===- Tiles.cpp - shared memory, placements, elementwise ops, stores, control flow ---===//
+//===- Tiles.cpp - shared memory, placements, elementwise ops, stores, control
+//flow ---===//
 //
 // Part of mla-lower-to-gpu: methods of Lowering (Lowering.h).
 //
@@ -31,10 +32,11 @@ void Lowering::init(Location l) {
   bCol = laneOffset(lane, mi->b.laneBases, false);
   cRow = laneOffset(lane, mi->c.laneBases, true);
   cCol = laneOffset(lane, mi->c.laneBases, false);
-  auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
-                                       gpu::AddressSpace::Workgroup);
+  auto wg =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   smemBase = gpu::DynamicSharedMemoryOp::create(
-      b, l, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, wg));
+      b, l,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, wg));
 }
 
 Value Lowering::allocSmem(int64_t rows, int64_t cols, Type elt) {
@@ -45,11 +47,11 @@ Value Lowering::allocSmem(int64_t rows, int64_t cols, Type elt) {
   int64_t offset = (smemBytes + 15) / 16 * 16;
   smemBytes = offset + bytes;
   lastSmemOffset = offset;
-  auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
-                                       gpu::AddressSpace::Workgroup);
-  return memref::ViewOp::create(b, loc(),
-                                MemRefType::get({rows, padded}, st, nullptr, wg),
-                                smemBase, idx(offset), ValueRange{});
+  auto wg =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  return memref::ViewOp::create(
+      b, loc(), MemRefType::get({rows, padded}, st, nullptr, wg), smemBase,
+      idx(offset), ValueRange{});
 }
 
 FailureOr<AccLayout> Lowering::accLayout(RankedTensorType t) {
@@ -60,10 +62,11 @@ FailureOr<AccLayout> Lowering::accLayout(RankedTensorType t) {
                 Twine(t.getRank() == 2 ? t.getDimSize(0) : 0));
   int64_t cols = t.getDimSize(1);
   if (cols % (warps * mi->n) != 0)
-    return fail("a tile of " + Twine(cols) + " columns cannot be split across " +
-                Twine(warps) + " warps of " + Twine(mi->n) + "-column instructions");
-  AccLayout l{mi, cols, cols / warps, cols / warps / mi->n,
-              mi->c.elemsPerLane(), {}};
+    return fail("a tile of " + Twine(cols) +
+                " columns cannot be split across " + Twine(warps) +
+                " warps of " + Twine(mi->n) + "-column instructions");
+  AccLayout l{
+      mi, cols, cols / warps, cols / warps / mi->n, mi->c.elemsPerLane(), {}};
   for (int64_t i = 0; i < l.elems; ++i)
     if (!llvm::is_contained(l.rowGroups, l.elemRow(i)))
       l.rowGroups.push_back(l.elemRow(i));
@@ -85,7 +88,8 @@ std::shared_ptr<Tile> Lowering::soleRoot(Value v) {
   return root;
 }
 
-std::shared_ptr<Tile> Lowering::materialize(Value v, const std::shared_ptr<Tile> &t) {
+std::shared_ptr<Tile> Lowering::materialize(Value v,
+                                            const std::shared_ptr<Tile> &t) {
   int64_t rows = t->type.getDimSize(0), cols = t->type.getDimSize(1);
   Type elt = t->type.getElementType();
   auto out = std::make_shared<Tile>();
@@ -101,7 +105,8 @@ std::shared_ptr<Tile> Lowering::materialize(Value v, const std::shared_ptr<Tile>
   // type (bf16 Q rounded to f16 for qp_type = f16): the same i16 view.
   bool inPlace = root && root->type.getShape() == t->type.getShape() &&
                  storageType(root->type.getElementType()) == storageType(elt);
-  bool narrowing = root && !inPlace && root->view.getDefiningOp<memref::ViewOp>() &&
+  bool narrowing = root && !inPlace &&
+                   root->view.getDefiningOp<memref::ViewOp>() &&
                    root->type.getShape() == t->type.getShape() &&
                    bits(elt) < bits(root->type.getElementType()) &&
                    (rows * cols) % threads == 0;
@@ -112,15 +117,17 @@ std::shared_ptr<Tile> Lowering::materialize(Value v, const std::shared_ptr<Tile>
     auto def = root->view.getDefiningOp<memref::ViewOp>();
     auto memT = cast<MemRefType>(root->view.getType());
     out->view = memref::ViewOp::create(
-        b, loc(), MemRefType::get(memT.getShape(), storageType(elt), nullptr,
-                                  memT.getMemorySpace()),
+        b, loc(),
+        MemRefType::get(memT.getShape(), storageType(elt), nullptr,
+                        memT.getMemorySpace()),
         def.getSource(), def.getByteShift(), ValueRange{});
   } else {
     out->view = allocSmem(rows, cols, elt);
   }
   auto coord = [&](Value e) {
-    return std::pair(arith::DivUIOp::create(b, loc(), e, idx(cols)).getResult(),
-                     arith::RemUIOp::create(b, loc(), e, idx(cols)).getResult());
+    return std::pair(
+        arith::DivUIOp::create(b, loc(), e, idx(cols)).getResult(),
+        arith::RemUIOp::create(b, loc(), e, idx(cols)).getResult());
   };
   if (narrowing) {
     // Rounds of `group` elements per thread in increasing element order:
@@ -128,7 +135,8 @@ std::shared_ptr<Tile> Lowering::materialize(Value v, const std::shared_ptr<Tile>
     // or earlier rounds, which were read before the round's barrier.
     int64_t perThread = rows * cols / threads;
     int64_t group = perThread % 4 == 0 ? 4 : 1;
-    auto rounds = scf::ForOp::create(b, loc(), idx(0), idx(perThread / group), idx(1));
+    auto rounds =
+        scf::ForOp::create(b, loc(), idx(0), idx(perThread / group), idx(1));
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(rounds.getBody());
     Value first = mul(rounds.getInductionVar(), group * threads);
@@ -141,7 +149,8 @@ std::shared_ptr<Tile> Lowering::materialize(Value v, const std::shared_ptr<Tile>
     }
     barrier();
     for (auto [rc, val] : llvm::zip(at, vals))
-      memref::StoreOp::create(b, loc(), val, out->view, ValueRange{rc.first, rc.second});
+      memref::StoreOp::create(b, loc(), val, out->view,
+                              ValueRange{rc.first, rc.second});
     b.setInsertionPointAfter(rounds);
     barrier();
     return out;
@@ -158,7 +167,8 @@ std::shared_ptr<Tile> Lowering::materialize(Value v, const std::shared_ptr<Tile>
   return out;
 }
 
-FailureOr<std::shared_ptr<Tile>> Lowering::ensureShared(std::shared_ptr<Tile> t) {
+FailureOr<std::shared_ptr<Tile>>
+Lowering::ensureShared(std::shared_ptr<Tile> t) {
   if (t->kind == Kind::Smem || t->kind == Kind::Expr)
     return t;
   if (t->kind != Kind::Acc) {
@@ -176,7 +186,8 @@ FailureOr<std::shared_ptr<Tile>> Lowering::ensureShared(std::shared_ptr<Tile> t)
   barrierBeforeRewrite();
   for (int64_t r = 0; r < l->size(); ++r) {
     auto [row, col] = accCoord(*l, r);
-    Value v = t->stored.empty() ? fromF32(b, loc(), t->regs[r], elt) : t->stored[r];
+    Value v =
+        t->stored.empty() ? fromF32(b, loc(), t->regs[r], elt) : t->stored[r];
     memref::StoreOp::create(b, loc(), v, out->view, ValueRange{row, col});
   }
   barrier();
@@ -190,8 +201,8 @@ LogicalResult Lowering::lowerFill(FillOp op) {
     auto l = rowLayout(t.getDimSize(0));
     if (failed(l))
       return failure();
-    tiles[op] = regTile(Kind::RowSlice, t,
-                        SmallVector<Value>(l->rowGroups.size(), c));
+    tiles[op] =
+        regTile(Kind::RowSlice, t, SmallVector<Value>(l->rowGroups.size(), c));
     return success();
   }
   auto l = accLayout(t);
@@ -201,8 +212,9 @@ LogicalResult Lowering::lowerFill(FillOp op) {
   return success();
 }
 
-LogicalResult Lowering::lowerElementwise(Value result, Value source,
-                               std::function<Value(OpBuilder &, Location, Value)> fn) {
+LogicalResult Lowering::lowerElementwise(
+    Value result, Value source,
+    std::function<Value(OpBuilder &, Location, Value)> fn) {
   auto src = get(source);
   auto t = cast<RankedTensorType>(result.getType());
   if (src->kind == Kind::Smem || src->kind == Kind::Expr) {
@@ -232,7 +244,8 @@ LogicalResult Lowering::lowerCast(CastOp op) {
       // Pairs of registers through the chip's fp8 pair rounding where it
       // has one.
       if (isFp8(to) && i + 1 < src->regs.size())
-        if (auto hw = target.f32PairToFp8(b, loc(), src->regs[i], src->regs[i + 1], to)) {
+        if (auto hw = target.f32PairToFp8(b, loc(), src->regs[i],
+                                          src->regs[i + 1], to)) {
           stored.append(hw->begin(), hw->end());
           ++i;
           continue;
@@ -272,13 +285,15 @@ LogicalResult Lowering::lowerMask(MaskOp op) {
   auto l = accLayout(src->type);
   if (failed(l))
     return failure();
-  Value off = scalars.lookup(op.getOffset()), bound = scalars.lookup(op.getBound());
+  Value off = scalars.lookup(op.getOffset()),
+        bound = scalars.lookup(op.getBound());
   Value fill = arith::ConstantOp::create(b, loc(), op.getFillAttr());
   SmallVector<Value> regs;
   for (int64_t r = 0; r < l->size(); ++r) {
     auto [row, col] = accCoord(*l, r);
     Value pos = add(off, op.getDim() == 0 ? row : col);
-    Value out = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sge, pos, bound);
+    Value out =
+        arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sge, pos, bound);
     regs.push_back(arith::SelectOp::create(b, loc(), out, fill, src->regs[r]));
   }
   tiles[op] = regTile(Kind::Acc, op.getType(), std::move(regs));
@@ -304,7 +319,8 @@ LogicalResult Lowering::lowerStore(StoreOp op) {
     for (int64_t d = 0; d < rank; ++d)
       at[lead + d] = add(base[lead + d], coord[d]);
     if (bound) {
-      Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, at[lead], bound);
+      Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
+                                       at[lead], bound);
       pred = pred ? arith::AndIOp::create(b, loc(), pred, in).getResult() : in;
     }
     SmallVector<Value> stored;
@@ -342,7 +358,8 @@ LogicalResult Lowering::lowerStore(StoreOp op) {
     // column base allow it, so a warp writes whole sectors.
     auto dstT = cast<MemRefType>(op.getDest().getType());
     int64_t bytes = storedBytes(dstElt);
-    std::optional<int64_t> colBase = getConstantIntValue(op.getIndices()[lead + 1]);
+    std::optional<int64_t> colBase =
+        getConstantIntValue(op.getIndices()[lead + 1]);
     int64_t w = 1;
     while (l->tiles % (2 * w) == 0 && 2 * w * bytes <= 16 && colBase &&
            *colBase % (2 * w) == 0 && !dstT.isDynamicDim(dstT.getRank() - 1) &&
@@ -368,7 +385,8 @@ LogicalResult Lowering::lowerStore(StoreOp op) {
     Value first = arith::AndIOp::create(
         b, loc(),
         arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, warp, idx(0)),
-        arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, cCol, idx(0)));
+        arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, cCol,
+                              idx(0)));
     for (auto [g, v] : llvm::enumerate(t->regs))
       emit({addc(cRow, l->rowGroups[g])}, v, first);
     return success();
@@ -378,7 +396,8 @@ LogicalResult Lowering::lowerStore(StoreOp op) {
     int64_t numel = t->type.getNumElements();
     int64_t run = t->blockRun;
     for (auto [k, v] : llvm::enumerate(t->regs)) {
-      Value e = addc(mul(addc(tid, int64_t(k) / run * threads), run), int64_t(k) % run);
+      Value e = addc(mul(addc(tid, int64_t(k) / run * threads), run),
+                     int64_t(k) % run);
       Value pred;
       if (numel % (threads * run) != 0)
         pred = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, e,
@@ -403,7 +422,8 @@ LogicalResult Lowering::lowerKvLoop(KvLoopOp op) {
   op.getBody().walk([&](Operation *inner) {
     for (Value v : inner->getOperands()) {
       auto t = tiles.lookup(v);
-      if (t && t->kind == Kind::Expr && !op->isAncestor(v.getParentBlock()->getParentOp()))
+      if (t && t->kind == Kind::Expr &&
+          !op->isAncestor(v.getParentBlock()->getParentOp()))
         tiles[v] = materialize(v, t);
     }
   });
@@ -419,10 +439,13 @@ LogicalResult Lowering::lowerKvLoop(KvLoopOp op) {
     // zeros are a valid share for every lane.
     BlockArgument arg = bodyBlock.getArgument(i + 1);
     if (t->kind == Kind::RowSlice && !arg.use_empty() &&
-        llvm::all_of(t->regs, [](Value r) { return matchPattern(r, m_AnyZeroFloat()); }) &&
+        llvm::all_of(
+            t->regs,
+            [](Value r) { return matchPattern(r, m_AnyZeroFloat()); }) &&
         llvm::all_of(arg.getUses(), [](OpOperand &u) {
           auto sm = dyn_cast<OnlineSoftmaxOp>(u.getOwner());
-          return sm && u.getOperandNumber() == sm.getSumMutable().getOperandNumber();
+          return sm &&
+                 u.getOperandNumber() == sm.getSumMutable().getOperandNumber();
         }))
       t = regTile(Kind::RowPartial, t->type, t->regs);
     initTiles.push_back(t);
@@ -436,13 +459,15 @@ LogicalResult Lowering::lowerKvLoop(KvLoopOp op) {
     pf = it->second;
   else
     pf = startPrefetch(op, 0);
-  Value lowerV = scalars.lookup(op.getLower()), upperV = scalars.lookup(op.getUpper());
+  Value lowerV = scalars.lookup(op.getLower()),
+        upperV = scalars.lookup(op.getUpper());
   if (pf) {
     pf->lower = lowerV;
     pf->upper = upperV;
     pf->step = idx(op.getStep());
   }
-  auto loop = scf::ForOp::create(b, loc(), lowerV, upperV, idx(op.getStep()), inits);
+  auto loop =
+      scf::ForOp::create(b, loc(), lowerV, upperV, idx(op.getStep()), inits);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(loop.getBody());
   Block &body = op.getBody().front();
@@ -512,8 +537,8 @@ LogicalResult Lowering::lowerIf(scf::IfOp op) {
 }
 
 void Lowering::reportPlacement(Operation *op) {
-  static const char *const kinds[] = {"smem", "expr", "acc", "row-slice", "row-partial",
-                                      "blocked"};
+  static const char *const kinds[] = {"smem",      "expr",        "acc",
+                                      "row-slice", "row-partial", "blocked"};
   SmallVector<std::string> parts;
   for (Value r : op->getResults()) {
     auto it = tiles.find(r);
@@ -534,7 +559,8 @@ void Lowering::reportPlacement(Operation *op) {
   if (parts.empty())
     return;
   InFlightDiagnostic d = op->emitRemark("placement: ");
-  llvm::interleave(parts, [&](const std::string &p) { d << p; }, [&] { d << "; "; });
+  llvm::interleave(
+      parts, [&](const std::string &p) { d << p; }, [&] { d << "; "; });
 }
 
 LogicalResult Lowering::lowerOp(Operation *op) {
@@ -551,9 +577,10 @@ LogicalResult Lowering::lowerOp(Operation *op) {
 LogicalResult Lowering::lowerOpByKind(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](ProgramIdOp p) {
-        static const gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
-                                              gpu::Dimension::z};
-        scalars.map(p.getResult(), gpu::BlockIdOp::create(b, loc(), dims[p.getDim()]));
+        static const gpu::Dimension dims[] = {
+            gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z};
+        scalars.map(p.getResult(),
+                    gpu::BlockIdOp::create(b, loc(), dims[p.getDim()]));
         return success();
       })
       .Case([&](SplitRangeOp r) {
@@ -568,8 +595,12 @@ LogicalResult Lowering::lowerOpByKind(Operation *op) {
       .Case([&](FillOp o) { return lowerFill(o); })
       .Case([&](LoadOp o) { return lowerLoad(o); })
       .Case([&](StoreOp o) { return lowerStore(o); })
-      .Case([&](CastOp o) { return folded.contains(o) ? success() : lowerCast(o); })
-      .Case([&](ScaleOp o) { return folded.contains(o) ? success() : lowerScale(o); })
+      .Case([&](CastOp o) {
+        return folded.contains(o) ? success() : lowerCast(o);
+      })
+      .Case([&](ScaleOp o) {
+        return folded.contains(o) ? success() : lowerScale(o);
+      })
       .Case([&](SliceOp o) { return lowerSlice(o); })
       .Case([&](MaskOp o) { return lowerMask(o); })
       .Case([&](DotOp o) { return lowerDot(o); })
@@ -590,7 +621,8 @@ LogicalResult Lowering::lowerOpByKind(Operation *op) {
       })
       .Case([&](scf::IfOp o) { return lowerIf(o); })
       .Default([&](Operation *other) -> LogicalResult {
-        if (other->getDialect() == b.getContext()->getLoadedDialect<MLADialect>() ||
+        if (other->getDialect() ==
+                b.getContext()->getLoadedDialect<MLADialect>() ||
             other->getNumRegions() != 0)
           return fail("is not supported by the GPU lowering");
         b.clone(*other, scalars);

@@ -28,7 +28,7 @@ struct CompileOptions {
   std::string stem;   ///< their file name without extension
   Emit emit = Emit::All;
   std::string ptxas = "/usr/local/cuda/bin/ptxas";
-  std::string rocmToolkit; ///< empty: defaultRocmToolkit()
+  std::string rocmToolkit;             ///< empty: defaultRocmToolkit()
   llvm::raw_ostream *report = nullptr; ///< the resource report (nullptr: none)
 };
 
@@ -44,7 +44,8 @@ struct ChipOutput {
 /// Compiles the first mla.decode of `parsed` (left unchanged) for `chip`.
 /// Errors are printed to stderr.
 FailureOr<ChipOutput> compileForChip(MLIRContext &ctx, ModuleOp parsed,
-                                     const ChipInfo &chip, const CompileOptions &opts);
+                                     const ChipInfo &chip,
+                                     const CompileOptions &opts);
 
 class KernelOp;
 

@@ -1,4 +1,5 @@
-//===- mla/ManifestSpec.h - a manifest as the launcher's descriptor -*- C++ -*-===//
+//===- mla/ManifestSpec.h - a manifest as the launcher's descriptor -*- C++
+//-*-===//
 //
 // The C launcher takes an mla_spec_desc; generated headers spell it out as
 // C initialisers (mla-compile --emit=header). This builds the same
@@ -30,8 +31,8 @@ class ManifestSpec {
 public:
   /// Reads a manifest as mla-compile writes it (docs/Design.md) with the
   /// code object `code` for its chip.
-  static llvm::Expected<std::unique_ptr<ManifestSpec>> read(const llvm::json::Object &manifest,
-                                                            std::string code);
+  static llvm::Expected<std::unique_ptr<ManifestSpec>>
+  read(const llvm::json::Object &manifest, std::string code);
   const mla_spec_desc *desc() const { return &spec_; }
 
 private:

@@ -1,4 +1,5 @@
-//===- mla/ResourceReport.h - what the backends say about a kernel -*- C++ -*-===//
+//===- mla/ResourceReport.h - what the backends say about a kernel -*- C++
+//-*-===//
 //
 // The compile report's inputs, parsed: `ptxas -v` for sm_90, the AMDHSA
 // metadata (amdhsa.kernels) and the assembly for gfx950 / gfx942; and the
@@ -43,7 +44,8 @@ std::map<std::string, AmdhsaResources> parseAmdhsaMetadata(llvm::StringRef isa);
 /// Programs resident per SM on Hopper (64K registers, 228 KiB of shared
 /// memory of which each block also reserves 1 KiB, 2048 threads, 32
 /// blocks): the split rule's concurrency. `registers` < 1 counts as 255.
-int64_t sm90ProgramsPerSm(int64_t registers, int64_t threads, int64_t sharedBytes);
+int64_t sm90ProgramsPerSm(int64_t registers, int64_t threads,
+                          int64_t sharedBytes);
 
 /// Occupancy on CDNA3 / CDNA4: 512 registers per lane per SIMD, VGPRs and
 /// AGPRs sharing them, in granules of 8, at most 8 waves per SIMD; a
@@ -53,14 +55,16 @@ struct CdnaOccupancy {
   int64_t wavesPerSimd;
   int64_t programsPerCu;
 };
-CdnaOccupancy cdnaOccupancy(int64_t vgprs, int64_t agprs, int64_t threads, int64_t waveSize,
-                            int64_t sharedBytes, int64_t ldsBytesPerCu);
+CdnaOccupancy cdnaOccupancy(int64_t vgprs, int64_t agprs, int64_t threads,
+                            int64_t waveSize, int64_t sharedBytes,
+                            int64_t ldsBytesPerCu);
 
 /// The compile report's figure of merit for an AMDGPU stage-1 kernel:
 /// {instructions, MFMAs} of the innermost loop (a backward branch's range)
 /// of `kernel` in the assembly `isa` that holds every MFMA of the kernel;
 /// {0, 0} when there is none.
-std::pair<int64_t, int64_t> kvLoopInstructions(llvm::StringRef isa, llvm::StringRef kernel);
+std::pair<int64_t, int64_t> kvLoopInstructions(llvm::StringRef isa,
+                                               llvm::StringRef kernel);
 
 } // namespace mlir::mla
 

@@ -9,10 +9,10 @@
 // it is the check on them. docs/Emulator.md says what is modelled.
 //
 //   mla::emu::Device dev;
-//   dev.registerBuffer(q, qBytes, "q");          // every buffer a kernel may touch
-//   auto co = mla::emu::CodeObject::load(bytes);  // Expected<unique_ptr<...>>
-//   mla::emu::Counters c;
-//   llvm::Error e = dev.dispatch(**co, "kernel", {gx, gy, 1}, {256, 1, 1},
+//   dev.registerBuffer(q, qBytes, "q");          // every buffer a kernel may
+//   touch auto co = mla::emu::CodeObject::load(bytes);  //
+//   Expected<unique_ptr<...>> mla::emu::Counters c; llvm::Error e =
+//   dev.dispatch(**co, "kernel", {gx, gy, 1}, {256, 1, 1},
 //                                dynamicLds, kernarg, kernargBytes, &c);
 //
 //===----------------------------------------------------------------------===//
@@ -44,7 +44,7 @@ struct KernelArg {
 /// A kernel of a code object: its descriptor (`<name>.kd`) and metadata.
 struct Kernel {
   std::string name;
-  uint64_t entry = 0;          ///< address of the first instruction
+  uint64_t entry = 0; ///< address of the first instruction
   uint32_t groupSegmentBytes = 0, privateSegmentBytes = 0, kernargBytes = 0;
   uint32_t rsrc1 = 0, rsrc2 = 0, rsrc3 = 0;
   uint16_t codeProperties = 0;
@@ -57,10 +57,11 @@ struct Kernel {
 /// of their address, and kept.
 class CodeObject {
 public:
-  static llvm::Expected<std::unique_ptr<CodeObject>> load(llvm::ArrayRef<uint8_t> elf);
+  static llvm::Expected<std::unique_ptr<CodeObject>>
+  load(llvm::ArrayRef<uint8_t> elf);
   /// Bare instruction bytes at address 0 as one kernel "raw" (tests).
-  static llvm::Expected<std::unique_ptr<CodeObject>> fromCode(const std::string &chip,
-                                                              llvm::ArrayRef<uint8_t> code);
+  static llvm::Expected<std::unique_ptr<CodeObject>>
+  fromCode(const std::string &chip, llvm::ArrayRef<uint8_t> code);
   ~CodeObject();
 
   const std::string &chip() const { return chip_; }
@@ -89,8 +90,8 @@ private:
 /// memory traffic of one dispatch (or a sum of several).
 struct Counters {
   uint64_t salu = 0, valu = 0, mfma = 0, lds = 0, vmem = 0, smem = 0;
-  uint64_t branch = 0;       ///< s_branch / s_cbranch_*
-  uint64_t waitBarrier = 0;  ///< s_waitcnt, s_barrier, s_nop, s_endpgm, ...
+  uint64_t branch = 0;           ///< s_branch / s_cbranch_*
+  uint64_t waitBarrier = 0;      ///< s_waitcnt, s_barrier, s_nop, s_endpgm, ...
   uint64_t ldsBankConflicts = 0; ///< extra LDS cycles from bank conflicts
   uint64_t globalBytesRead = 0, globalBytesWritten = 0;
   uint64_t waves = 0, workgroups = 0;
@@ -123,9 +124,10 @@ public:
   /// kernarg segment is copied. Returns an error naming kernel, pc,
   /// instruction (and lane and address) on a fault, an unknown instruction,
   /// or a read of a register whose load was not waited for.
-  llvm::Error dispatch(const CodeObject &code, llvm::StringRef kernel, Dim3 grid,
-                       Dim3 block, uint32_t dynamicLdsBytes, const void *kernarg,
-                       size_t kernargBytes, Counters *counters = nullptr);
+  llvm::Error dispatch(const CodeObject &code, llvm::StringRef kernel,
+                       Dim3 grid, Dim3 block, uint32_t dynamicLdsBytes,
+                       const void *kernarg, size_t kernargBytes,
+                       Counters *counters = nullptr);
 
   /// Stop with an error after this many wave-instructions per dispatch
   /// (a kernel that never ends); 0 = no limit.
@@ -149,11 +151,12 @@ private:
 /// Runs raw instruction bytes as a one-workgroup kernel (the known-answer
 /// tests): `setup` may write registers before the first instruction.
 struct WaveState;
-llvm::Error runRaw(Device &dev, const std::string &chip, llvm::ArrayRef<uint8_t> code,
-                   uint32_t threads, uint32_t ldsBytes,
-                   const std::function<void(WaveState &, unsigned wave)> &setup,
-                   const std::function<void(const WaveState &, unsigned wave)> &inspect,
-                   Counters *counters = nullptr);
+llvm::Error
+runRaw(Device &dev, const std::string &chip, llvm::ArrayRef<uint8_t> code,
+       uint32_t threads, uint32_t ldsBytes,
+       const std::function<void(WaveState &, unsigned wave)> &setup,
+       const std::function<void(const WaveState &, unsigned wave)> &inspect,
+       Counters *counters = nullptr);
 
 } // namespace mla::emu
 

@@ -15,7 +15,8 @@
 namespace mla::emu {
 
 struct WaveState {
-  static constexpr unsigned kLanes = 64, kVgprs = 512, kAgprs = 256, kSregs = 128;
+  static constexpr unsigned kLanes = 64, kVgprs = 512, kAgprs = 256,
+                            kSregs = 128;
   static constexpr unsigned kVcc = 106, kFlatScr = 102, kXnack = 104, kM0 = 124,
                             kExec = 126;
   uint32_t s[kSregs] = {};
@@ -25,16 +26,22 @@ struct WaveState {
   std::vector<uint32_t> a = std::vector<uint32_t>(kAgprs * kLanes, 0);
 
   uint32_t &V(unsigned reg, unsigned lane) { return v[reg * kLanes + lane]; }
-  uint32_t V(unsigned reg, unsigned lane) const { return v[reg * kLanes + lane]; }
+  uint32_t V(unsigned reg, unsigned lane) const {
+    return v[reg * kLanes + lane];
+  }
   uint32_t &A(unsigned reg, unsigned lane) { return a[reg * kLanes + lane]; }
-  uint32_t A(unsigned reg, unsigned lane) const { return a[reg * kLanes + lane]; }
+  uint32_t A(unsigned reg, unsigned lane) const {
+    return a[reg * kLanes + lane];
+  }
   float Vf(unsigned reg, unsigned lane) const {
     float f;
     uint32_t b = V(reg, lane);
     std::memcpy(&f, &b, 4);
     return f;
   }
-  void setVf(unsigned reg, unsigned lane, float f) { std::memcpy(&V(reg, lane), &f, 4); }
+  void setVf(unsigned reg, unsigned lane, float f) {
+    std::memcpy(&V(reg, lane), &f, 4);
+  }
   uint64_t s64(unsigned i) const { return s[i] | uint64_t(s[i + 1]) << 32; }
   void setS64(unsigned i, uint64_t x) {
     s[i] = uint32_t(x);

@@ -43,15 +43,15 @@ extern "C" {
 
 typedef enum mla_status {
   MLA_SUCCESS = 0,
-  MLA_ERROR_INVALID_ARGUMENT = 1,   /* null pointer, zero/negative size */
-  MLA_ERROR_MISALIGNED = 2,         /* a pointer below its required alignment */
+  MLA_ERROR_INVALID_ARGUMENT = 1, /* null pointer, zero/negative size */
+  MLA_ERROR_MISALIGNED = 2,       /* a pointer below its required alignment */
   MLA_ERROR_WORKSPACE_TOO_SMALL = 3,
-  MLA_ERROR_NO_CODE_FOR_CHIP = 4,   /* the header holds no code for the chip */
-  MLA_ERROR_NO_BACKEND = 5,         /* HIP / CUDA backend not linked in */
-  MLA_ERROR_NO_DEVICE = 6,          /* no such device (or no driver) */
-  MLA_ERROR_CHIP_MISMATCH = 7,      /* the device is another chip */
-  MLA_ERROR_INVALID_SPEC = 8,       /* descriptor this launcher cannot run */
-  MLA_ERROR_DRIVER = 9              /* the HIP / CUDA driver refused */
+  MLA_ERROR_NO_CODE_FOR_CHIP = 4, /* the header holds no code for the chip */
+  MLA_ERROR_NO_BACKEND = 5,       /* HIP / CUDA backend not linked in */
+  MLA_ERROR_NO_DEVICE = 6,        /* no such device (or no driver) */
+  MLA_ERROR_CHIP_MISMATCH = 7,    /* the device is another chip */
+  MLA_ERROR_INVALID_SPEC = 8,     /* descriptor this launcher cannot run */
+  MLA_ERROR_DRIVER = 9            /* the HIP / CUDA driver refused */
 } mla_status;
 
 /* "MLA_SUCCESS", "MLA_ERROR_MISALIGNED", ... */
@@ -62,7 +62,8 @@ const char *mla_last_error(void);
 /* ---- Descriptors, written by mla-compile --emit=header ----------------- */
 
 typedef enum mla_arg_kind {
-  MLA_ARG_MEMREF = 0, /* memref descriptor: 2 pointers, offset, sizes, strides */
+  MLA_ARG_MEMREF =
+      0, /* memref descriptor: 2 pointers, offset, sizes, strides */
   MLA_ARG_I64 = 1,
   MLA_ARG_F32 = 2
 } mla_arg_kind;
@@ -78,9 +79,9 @@ typedef enum mla_grid_dim {
 #define MLA_MAX_RANK 4
 
 typedef struct mla_arg_desc {
-  const char *name;   /* q, kv, kv_scale, qo_indptr, kv_indptr, num_splits,
-                         partial, lse, out */
-  int kind;           /* mla_arg_kind */
+  const char *name; /* q, kv, kv_scale, qo_indptr, kv_indptr, num_splits,
+                       partial, lse, out */
+  int kind;         /* mla_arg_kind */
   int rank;
   int64_t shape[MLA_MAX_RANK]; /* -1: given at launch */
 } mla_arg_desc;
@@ -92,36 +93,37 @@ typedef struct mla_kernel_desc {
   int64_t dispatch_kv_multiple; /* mask-free: lengths % (splits * this) == 0 */
   int grid[2];                  /* mla_grid_dim of x and y */
   int block_threads;
-  int shared_bytes;             /* dynamic shared memory / LDS per block */
-  int programs_per_cu;          /* resident programs per CU / SM */
-  int dependent_launch;         /* may start while the kernel before it ends
-                                   (CUDA programmatic dependent launch); it
-                                   waits for that kernel's stores itself (ABI 4) */
+  int shared_bytes;     /* dynamic shared memory / LDS per block */
+  int programs_per_cu;  /* resident programs per CU / SM */
+  int dependent_launch; /* may start while the kernel before it ends
+                           (CUDA programmatic dependent launch); it
+                           waits for that kernel's stores itself (ABI 4) */
   int num_args;
   const mla_arg_desc *args;
 } mla_kernel_desc;
 
 typedef struct mla_target_desc {
-  const char *chip;                /* "gfx950", "gfx942", "sm_90" */
-  const unsigned char *code;       /* embedded code object, or NULL ... */
+  const char *chip;          /* "gfx950", "gfx942", "sm_90" */
+  const unsigned char *code; /* embedded code object, or NULL ... */
   size_t code_size;
-  const char *code_file;           /* ... its file name (--embed=no) */
-  const char *code_dir;            /* where mla-compile wrote it */
+  const char *code_file; /* ... its file name (--embed=no) */
+  const char *code_dir;  /* where mla-compile wrote it */
   int compute_units;
   int num_kernels;
   const mla_kernel_desc *kernels;
 } mla_target_desc;
 
 typedef struct mla_spec_desc {
-  int abi_version;                 /* MLA_LAUNCHER_ABI_VERSION */
+  int abi_version; /* MLA_LAUNCHER_ABI_VERSION */
   const char *name;
   int num_heads, qk_dim, v_dim, block_n, q_seq_len;
-  double softmax_scale;            /* applied to Q.K^T (before exp) */
+  double softmax_scale;                    /* applied to Q.K^T (before exp) */
   const char *q_type, *kv_type, *out_type; /* MLIR names: bf16, f8E4M3FN, ... */
-  int has_kv_scale;                /* one f32 per-tensor KV scale */
+  int has_kv_scale;                        /* one f32 per-tensor KV scale */
   int num_split_candidates;
   const int64_t *split_candidates;
-  double program_overhead, combine_launch, combine_per_partial, combine_per_split;
+  double program_overhead, combine_launch, combine_per_partial,
+      combine_per_split;
   int num_targets;
   const mla_target_desc *targets;
 } mla_spec_desc;
@@ -145,36 +147,36 @@ mla_status mla_context_create(const mla_spec_desc *spec, const char *chip,
 void mla_context_destroy(mla_context *ctx);
 
 typedef struct mla_decode_args {
-  const void *q;            /* [batch * q_seq_len, heads, qk_dim], 16-B aligned */
-  const void *kv;           /* [tokens, qk_dim]; sequence b is rows
-                               kv_indptr[b] .. kv_indptr[b+1]; 16-B aligned */
-  const float *kv_scale;    /* one float (specs with a KV scale), else NULL */
+  const void *q;         /* [batch * q_seq_len, heads, qk_dim], 16-B aligned */
+  const void *kv;        /* [tokens, qk_dim]; sequence b is rows
+                            kv_indptr[b] .. kv_indptr[b+1]; 16-B aligned */
+  const float *kv_scale; /* one float (specs with a KV scale), else NULL */
   const int32_t *qo_indptr; /* [batch + 1] */
   const int32_t *kv_indptr; /* [batch + 1] */
-  void *out;                /* [batch * q_seq_len, heads, v_dim], 16-B aligned */
-  void *workspace;          /* mla_workspace_size() bytes, 16-B aligned */
+  void *out;       /* [batch * q_seq_len, heads, v_dim], 16-B aligned */
+  void *workspace; /* mla_workspace_size() bytes, 16-B aligned */
   size_t workspace_bytes;
-  int64_t batch;            /* > 0 */
-  int64_t max_kv_len;       /* >= every sequence's length (0 allowed) */
+  int64_t batch;                 /* > 0 */
+  int64_t max_kv_len;            /* >= every sequence's length (0 allowed) */
   const int32_t *kv_indptr_host; /* optional host copy of kv_indptr */
-  int64_t num_splits;       /* 0: the split cost model chooses (the rule);
-                               else this count, for tuning and tests (ABI 4):
-                               1 to 65535, one of the split candidates when
-                               the spec has only a mask-free stage 1; the
-                               plan's workspace_bytes
-                               then says the workspace it needs.
-                               mla_decode_run uses its plan's count */
+  int64_t num_splits;            /* 0: the split cost model chooses (the rule);
+                                    else this count, for tuning and tests (ABI 4):
+                                    1 to 65535, one of the split candidates when
+                                    the spec has only a mask-free stage 1; the
+                                    plan's workspace_bytes
+                                    then says the workspace it needs.
+                                    mla_decode_run uses its plan's count */
 } mla_decode_args;
 
 /* What mla_decode will launch for these arguments. */
 typedef struct mla_decode_plan {
   int64_t splits;
-  const char *stage1;       /* kernel name */
-  const char *stage2;       /* NULL when splits == 1 */
-  size_t workspace_bytes;   /* needed */
+  const char *stage1;     /* kernel name */
+  const char *stage2;     /* NULL when splits == 1 */
+  size_t workspace_bytes; /* needed */
   /* What the plan was made for (since ABI 3); mla_decode_run checks them. */
   int64_t batch, max_kv_len;
-  int mask_free;            /* stage 1 is the mask-free kernel */
+  int mask_free; /* stage 1 is the mask-free kernel */
   const mla_context *context;
 } mla_decode_plan;
 

@@ -24,7 +24,8 @@ typedef void (*mla_emulator_observer)(void *user, const char *kernel,
 /// A new backend over `device` (not owned); destroy it with
 /// mla_backend_emulator_destroy once no context uses it.
 const mla_backend *mla_backend_emulator(mla::emu::Device *device,
-                                        mla_emulator_observer observer, void *user);
+                                        mla_emulator_observer observer,
+                                        void *user);
 void mla_backend_emulator_destroy(const mla_backend *backend);
 
 #endif /* MLA_LAUNCHER_EMULATOR_H */

@@ -20,8 +20,8 @@ void buildTileKernelPipeline(OpPassManager &pm);
 /// ExecutionEngine).
 void buildHostLoweringPipeline(OpPassManager &pm);
 
-/// Tile kernels -> a `gpu.module` in the LLVM + NVVM / ROCDL dialects for `chip`,
-/// ready for `gpu-module-to-binary`.
+/// Tile kernels -> a `gpu.module` in the LLVM + NVVM / ROCDL dialects for
+/// `chip`, ready for `gpu-module-to-binary`.
 void buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip);
 
 /// Registers `mla-to-tiles`, `mla-to-host` and `mla-to-gpu`.

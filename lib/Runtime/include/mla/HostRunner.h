@@ -29,7 +29,9 @@ struct HostArg {
   static HostArg buffer(void *data, std::vector<int64_t> sizes) {
     return {Kind::Buffer, data, std::move(sizes), 0, 0};
   }
-  static HostArg scalarIndex(int64_t v) { return {Kind::Index, nullptr, {}, v, 0}; }
+  static HostArg scalarIndex(int64_t v) {
+    return {Kind::Index, nullptr, {}, v, 0};
+  }
   static HostArg scalarF32(float v) { return {Kind::F32, nullptr, {}, 0, v}; }
 };
 

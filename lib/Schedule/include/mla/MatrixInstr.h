@@ -45,12 +45,12 @@ struct LaneLayout {
 };
 
 struct MatrixInstr {
-  llvm::StringRef name;   ///< the instruction, as the ISA spells it
-  int64_t m, n, k;        ///< D (m x n) = A (m x k) * B (k x n) + C
-  int64_t waveSize;       ///< lanes that execute one instruction
-  MatrixElem abType;      ///< A and B element type
-  MatrixElem accType;     ///< C and D element type
-  LaneLayout a, b, c;     ///< a: (m, k), b: (k, n), c: (m, n)
+  llvm::StringRef name; ///< the instruction, as the ISA spells it
+  int64_t m, n, k;      ///< D (m x n) = A (m x k) * B (k x n) + C
+  int64_t waveSize;     ///< lanes that execute one instruction
+  MatrixElem abType;    ///< A and B element type
+  MatrixElem accType;   ///< C and D element type
+  LaneLayout a, b, c;   ///< a: (m, k), b: (k, n), c: (m, n)
   /// A can be loaded from a row-major 16-bit tile in shared memory with one
   /// `ldmatrix.x4` (sm_90): its layout is that of four 8x8 matrices, the
   /// lane's register j holding row l / 4 + 8 (j mod 2), columns
@@ -91,7 +91,8 @@ struct GroupedOperands {
 };
 /// std::nullopt unless `steps` is a power of two and A and B carry K on the
 /// same element and lane bits, each basis along K or across it.
-std::optional<GroupedOperands> groupKSteps(const MatrixInstr &mi, int64_t steps);
+std::optional<GroupedOperands> groupKSteps(const MatrixInstr &mi,
+                                           int64_t steps);
 
 /// Every instruction the compiler knows, in a stable order.
 llvm::ArrayRef<const MatrixInstr *> knownMatrixInstrs();

@@ -38,7 +38,7 @@ struct SplitCostParams {
 
 struct SplitProblem {
   int64_t batch = 1;
-  int64_t kvLen = 0;          ///< the longest sequence
+  int64_t kvLen = 0; ///< the longest sequence
   int64_t blockN = 64;
   /// Programs that run at once: compute units x programs resident per unit.
   int64_t computeUnits = 256;
@@ -59,8 +59,7 @@ double estimateSplitCost(const SplitProblem &p, int64_t splits,
                          const SplitCostParams &params = {});
 
 /// The candidate with the least modelled time (ties: fewer splits).
-int64_t chooseSplits(const SplitProblem &p,
-                     const SplitCostParams &params = {});
+int64_t chooseSplits(const SplitProblem &p, const SplitCostParams &params = {});
 
 } // namespace mlir::mla
 

@@ -42,11 +42,11 @@ enum class Vendor { Host, AMD, NVIDIA };
 /// never tuned. A pass asks these before it emits an instruction through
 /// the target interface (lib/Transforms/GPU/TargetInfo.h).
 struct ChipFacts {
-  int64_t computeUnits = 1;     ///< CUs / SMs: programs resident at once
-  int64_t waveSize = 1;         ///< lanes per wave / warp
-  int64_t sharedMemBytes = 0;   ///< LDS / shared memory per workgroup
-  Fp8Flavor fp8 = Fp8Flavor::None;                 ///< the e4m3 encoding it reads
-  Fp8Decode fp8Decode = Fp8Decode::Software;       ///< fp8 -> bf16 operand conversion
+  int64_t computeUnits = 1;        ///< CUs / SMs: programs resident at once
+  int64_t waveSize = 1;            ///< lanes per wave / warp
+  int64_t sharedMemBytes = 0;      ///< LDS / shared memory per workgroup
+  Fp8Flavor fp8 = Fp8Flavor::None; ///< the e4m3 encoding it reads
+  Fp8Decode fp8Decode = Fp8Decode::Software; ///< fp8 -> bf16 operand conversion
   /// Two f32 values round to a pair of fp8 codes in one instruction
   /// (CDNA3/4: v_cvt_pk_fp8_f32, round to nearest even, after a clamp to the
   /// largest finite value, which the software rounding saturates to).
@@ -80,12 +80,13 @@ struct ChipTuning {
   /// A dot whose operands both run along K in shared memory (S = Q K^T)
   /// splits K across warp pairs that swap partial sums: each warp reads
   /// about half of A per tile. For chips whose KV loop is bound by
-  /// shared-memory traffic (sm_90 with 8 warps, measured: docs/PerformanceLog.md).
+  /// shared-memory traffic (sm_90 with 8 warps, measured:
+  /// docs/PerformanceLog.md).
   bool splitKAcrossWarps = false;
 };
 
 struct ChipInfo {
-  llvm::StringRef name;        ///< "gfx950", "gfx942", "sm_90", "host"
+  llvm::StringRef name; ///< "gfx950", "gfx942", "sm_90", "host"
   Vendor vendor = Vendor::Host;
   llvm::StringRef description; ///< the product, for reports
   ChipFacts facts;
