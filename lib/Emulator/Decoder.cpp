@@ -40,6 +40,7 @@ const OpTable &mla::emu::opTable() {
     OpTable t;
     addScalarOps(t);
     addVectorOps(t);
+    addVectorMiscOps(t);
     addPackedOps(t);
     addMemoryOps(t);
     addMatrixOps(t);

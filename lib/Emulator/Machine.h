@@ -83,6 +83,7 @@ struct OpInfo {
 using OpTable = llvm::StringMap<OpInfo>;
 void addScalarOps(OpTable &);
 void addVectorOps(OpTable &);
+void addVectorMiscOps(OpTable &);
 void addPackedOps(OpTable &);
 void addMemoryOps(OpTable &);
 void addMatrixOps(OpTable &);

@@ -355,19 +355,27 @@ void mla::emu::addMemoryOps(OpTable &t) {
   M("buffer_store_dwordx4_offset", bufferOp<16, true, false>);
 #define G(NAME, BYTES, SIGNED)                                                 \
   M("global_load_" NAME, globalOp<BYTES, false, false, SIGNED>);               \
-  M("global_load_" NAME "_saddr", globalOp<BYTES, false, true, SIGNED>);
-  G("ubyte", 1, false)
-  G("sbyte", 1, true) G("ushort", 2, false) G("sshort", 2, true)
-      G("dword", 4, false) G("dwordx2", 8, false) G("dwordx3", 12, false)
-          G("dwordx4", 16, false)
+  M("global_load_" NAME "_saddr", globalOp<BYTES, false, true, SIGNED>)
+  G("ubyte", 1, false);
+  G("sbyte", 1, true);
+  G("ushort", 2, false);
+  G("sshort", 2, true);
+  G("dword", 4, false);
+  G("dwordx2", 8, false);
+  G("dwordx3", 12, false);
+  G("dwordx4", 16, false);
 #undef G
 #define GS(NAME, BYTES)                                                        \
   M("global_store_" NAME, globalOp<BYTES, true, false>);                       \
-  M("global_store_" NAME "_saddr", globalOp<BYTES, true, true>);
-              GS("byte", 1) GS("short", 2) GS("dword", 4) GS("dwordx2", 8)
-                  GS("dwordx3", 12) GS("dwordx4", 16)
+  M("global_store_" NAME "_saddr", globalOp<BYTES, true, true>)
+  GS("byte", 1);
+  GS("short", 2);
+  GS("dword", 4);
+  GS("dwordx2", 8);
+  GS("dwordx3", 12);
+  GS("dwordx4", 16);
 #undef GS
-                      S("s_load_dword_imm", sLoad<1, false>);
+  S("s_load_dword_imm", sLoad<1, false>);
   S("s_load_dwordx2_imm", sLoad<2, false>);
   S("s_load_dwordx4_imm", sLoad<4, false>);
   S("s_load_dwordx8_imm", sLoad<8, false>);
