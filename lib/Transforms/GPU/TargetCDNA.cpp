@@ -26,16 +26,11 @@ public:
                                        chip.name);
   }
 
-  static Value intrinsic(OpBuilder &b, Location loc, StringRef name, Value x) {
-    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
-                                         b.getStringAttr(name), ValueRange{x})
-        .getResult(0);
-  }
   Value exp2(OpBuilder &b, Location loc, Value x) const override {
-    return intrinsic(b, loc, "llvm.amdgcn.exp2.f32", x);
+    return unaryF32Intrinsic(b, loc, "llvm.amdgcn.exp2.f32", x);
   }
   Value log2(OpBuilder &b, Location loc, Value x) const override {
-    return intrinsic(b, loc, "llvm.amdgcn.log.f32", x);
+    return unaryF32Intrinsic(b, loc, "llvm.amdgcn.log.f32", x);
   }
 
   /// One v_perm_b32 (llvm.amdgcn.perm: src0 holds bytes 4-7; the AMDGPU

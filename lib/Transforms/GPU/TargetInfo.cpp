@@ -54,6 +54,13 @@ const MatrixInstr *TargetInfo::instrFor(Type lhs, Type rhs) const {
                                               : MatrixElem::F8E4M3FN);
 }
 
+Value TargetInfo::unaryF32Intrinsic(OpBuilder &b, Location loc, StringRef name,
+                                    Value x) {
+  return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                       b.getStringAttr(name), ValueRange{x})
+      .getResult(0);
+}
+
 void TargetInfo::missing(StringRef what) const {
   llvm::report_fatal_error(llvm::Twine("mla-lower-to-gpu: ") + what +
                            " asked of " + chip.name +

@@ -173,6 +173,9 @@ public:
 protected:
   TargetInfo(const ChipInfo &chip, const MatrixInstr *mma)
       : chip(chip), mma(mma) {}
+  /// An f32 -> f32 LLVM intrinsic `name` of `x` (the targets' exp2 / log2).
+  static Value unaryF32Intrinsic(OpBuilder &b, Location loc, StringRef name,
+                                 Value x);
   /// Aborts: the lowering asked for `what`, which this target lacks.
   [[noreturn]] void missing(StringRef what) const;
 };

@@ -24,16 +24,11 @@ public:
                                      chip.name);
   }
 
-  static Value intrinsic(OpBuilder &b, Location loc, StringRef name, Value x) {
-    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
-                                         b.getStringAttr(name), ValueRange{x})
-        .getResult(0);
-  }
   Value exp2(OpBuilder &b, Location loc, Value x) const override {
-    return intrinsic(b, loc, "llvm.nvvm.ex2.approx.ftz.f", x);
+    return unaryF32Intrinsic(b, loc, "llvm.nvvm.ex2.approx.ftz.f", x);
   }
   Value log2(OpBuilder &b, Location loc, Value x) const override {
-    return intrinsic(b, loc, "llvm.nvvm.lg2.approx.ftz.f", x);
+    return unaryF32Intrinsic(b, loc, "llvm.nvvm.lg2.approx.ftz.f", x);
   }
 
   /// One prmt.b32, from a 4-byte vector shuffle (which NVPTX selects as
