@@ -26,6 +26,29 @@ def MLA_Dialect : Dialect {
     lowering, not by this dialect. See docs/Design.md.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
+
+  // What the passes leave on other ops for the next stage (the lowered
+  // kernel functions carry their launch facts to mla-compile's manifest
+  // writer and the host runner); verifyOperationAttribute checks each and
+  // refuses any other `mla.` attribute.
+  let discardableAttrs = (ins
+    // mla.kernel (mla-expand-decode): the launcher's name of each argument.
+    "::mlir::ArrayAttr":$arg_names,
+    // Lowered kernel functions: the grid in words (batch, splits, heads, one).
+    "::mlir::ArrayAttr":$grid,
+    // gpu.func: dynamic shared memory / LDS bytes per block, threads per block.
+    "::mlir::IntegerAttr":$shared_bytes,
+    "::mlir::IntegerAttr":$block_threads,
+    // gpu.func: may start while the kernel before it finishes (sm_90).
+    "::mlir::UnitAttr":$dependent_launch,
+    // gpu.func: the mla.kernel's attributes of the same names.
+    "::mlir::StringAttr":$variant,
+    "::mlir::IntegerAttr":$block_n,
+    "::mlir::IntegerAttr":$dispatch_kv_multiple,
+    "::mlir::DenseI64ArrayAttr":$split_candidates,
+    "::mlir::IntegerAttr":$kv_len_multiple_of
+  );
+  let hasOperationAttrVerify = 1;
 }
 
 class MLA_Op<string mnemonic, list<Trait> traits = []>

@@ -59,7 +59,10 @@ llvm::json::Object mlir::mla::describeKernel(mla::KernelOp k,
     o["variant"] = v->str();
   if (auto d = k.getDispatchKvMultiple())
     o["dispatch_kv_multiple"] = static_cast<int64_t>(*d);
-  auto names = k->getAttrOfType<ArrayAttr>("mla.arg_names");
+  auto names = k.getContext()
+                   ->getLoadedDialect<MLADialect>()
+                   ->getArgNamesAttrHelper()
+                   .getAttr(k);
   llvm::json::Array args;
   for (auto [i, t] : llvm::enumerate(k.getArgumentTypes())) {
     llvm::json::Object a;
@@ -172,7 +175,8 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx,
   std::map<std::string, int64_t> shared;
   std::set<std::string> dependent;
   module->walk([&](Operation *op) {
-    auto a = op->getAttrOfType<IntegerAttr>("mla.shared_bytes");
+    auto *mla = op->getContext()->getLoadedDialect<MLADialect>();
+    auto a = mla->getSharedBytesAttrHelper().getAttr(op);
     if (!a)
       return;
     std::string kname =
@@ -180,7 +184,7 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx,
             .getValue()
             .str();
     shared[kname] = a.getInt();
-    if (op->hasAttr("mla.dependent_launch"))
+    if (mla->getDependentLaunchAttrHelper().isAttrPresent(op))
       dependent.insert(kname);
   });
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir))

@@ -62,7 +62,10 @@ mlir::mla::findDecodeKernels(ModuleOp module, llvm::StringRef spec) {
   k.qkDim = qT.getDimSize(2);
   k.vDim = outT.getDimSize(2);
   k.kvType = kvT.getElementType();
-  auto names = stage1->getAttrOfType<ArrayAttr>("mla.arg_names");
+  auto names = module.getContext()
+                   ->getLoadedDialect<MLADialect>()
+                   ->getArgNamesAttrHelper()
+                   .getAttr(stage1);
   k.hasKVScale = names && llvm::any_of(names, [](Attribute a) {
                    return cast<StringAttr>(a).getValue() == "kv_scale";
                  });

@@ -107,7 +107,10 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
     names.push_back("kv_scale");
   names.append(
       {"qo_indptr", "kv_indptr", "num_splits", "partial", "lse", "out"});
-  kernel->setAttr("mla.arg_names", b.getStrArrayAttr(names));
+  b.getContext()
+      ->getLoadedDialect<MLADialect>()
+      ->getArgNamesAttrHelper()
+      .setAttr(kernel, b.getStrArrayAttr(names));
 
   Block *entry = b.createBlock(&kernel.getBody(), {}, args,
                                SmallVector<Location>(args.size(), loc));
@@ -235,9 +238,11 @@ void buildStage2(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
                                  b.getFunctionType(args, {}),
                                  ArrayRef<StringRef>{"batch", "heads"},
                                  /*numWarps=*/4);
-  kernel->setAttr(
-      "mla.arg_names",
-      b.getStrArrayAttr({"partial", "lse", "num_splits", "qo_indptr", "out"}));
+  b.getContext()
+      ->getLoadedDialect<MLADialect>()
+      ->getArgNamesAttrHelper()
+      .setAttr(kernel, b.getStrArrayAttr({"partial", "lse", "num_splits",
+                                          "qo_indptr", "out"}));
   Block *entry = b.createBlock(&kernel.getBody(), {}, args,
                                SmallVector<Location>(args.size(), loc));
   OpBuilder::InsertionGuard guard(b);

@@ -64,6 +64,7 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
     if (failed(created))
       return signalPassFailure();
     const TargetInfo &target = **created;
+    auto *mla = ctx->getLoadedDialect<MLADialect>();
     if (!module.getOps<DecodeOp>().empty()) {
       module.emitError("mla.decode specs must be expanded before "
                        "mla-lower-to-gpu (run mla-expand-decode)");
@@ -132,7 +133,7 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
       // (lowerSplitKReduce places the griddepcontrol.wait.)
       if (target.chip.facts.dependentLaunch &&
           !kernel.getBody().getOps<SplitKReduceOp>().empty())
-        func->setAttr("mla.dependent_launch", b.getUnitAttr());
+        mla->getDependentLaunchAttrHelper().setAttr(func, b.getUnitAttr());
       for (Operation &op : kernel.getBody().front().without_terminator())
         if (failed(low.lowerOp(&op)))
           return signalPassFailure();
@@ -146,13 +147,23 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
         return signalPassFailure();
       }
       target.kernelHints(func, low.smemBytes, low.asyncCopies);
-      func->setAttr("mla.shared_bytes", b.getI64IntegerAttr(low.smemBytes));
-      func->setAttr("mla.block_threads", b.getI64IntegerAttr(threads));
-      func->setAttr("mla.grid", kernel.getGrid());
-      for (StringRef name : {"variant", "block_n", "dispatch_kv_multiple",
-                             "split_candidates", "kv_len_multiple_of"})
-        if (Attribute a = kernel->getAttr(name))
-          func->setAttr(("mla." + name).str(), a);
+      // The launch facts mla-compile's manifest writer reads (registered
+      // discardable attributes of the mla dialect, MLADialect.td).
+      mla->getSharedBytesAttrHelper().setAttr(
+          func, b.getI64IntegerAttr(low.smemBytes));
+      mla->getBlockThreadsAttrHelper().setAttr(func,
+                                               b.getI64IntegerAttr(threads));
+      mla->getGridAttrHelper().setAttr(func, kernel.getGrid());
+      if (auto v = kernel.getVariantAttr())
+        mla->getVariantAttrHelper().setAttr(func, v);
+      if (auto n = kernel.getBlockNAttr())
+        mla->getBlockNAttrHelper().setAttr(func, n);
+      if (auto m = kernel.getDispatchKvMultipleAttr())
+        mla->getDispatchKvMultipleAttrHelper().setAttr(func, m);
+      if (auto c = kernel.getSplitCandidatesAttr())
+        mla->getSplitCandidatesAttrHelper().setAttr(func, c);
+      if (auto m = kernel.getKvLenMultipleOfAttr())
+        mla->getKvLenMultipleOfAttrHelper().setAttr(func, m);
       kernel.erase();
     }
   }

@@ -476,7 +476,10 @@ void kernelToFunc(KernelOp kernel) {
   auto func = func::FuncOp::create(b, loc, kernel.getSymName(),
                                    b.getFunctionType(inputs, {}));
   func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  func->setAttr("mla.grid", kernel.getGrid());
+  func->getContext()
+      ->getLoadedDialect<MLADialect>()
+      ->getGridAttrHelper()
+      .setAttr(func, kernel.getGrid());
   func.getBody().takeBody(kernel.getBody());
   Block &entry = func.getBody().front();
   for (unsigned i = 0; i < 3; ++i)

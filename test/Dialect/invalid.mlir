@@ -512,3 +512,61 @@ func.func @f(%i: index) {
   }) {step = 16 : i64} : (index, index) -> ()
   return
 }
+
+// -----
+
+// The dialect's discardable attributes (MLADialect.td) are checked wherever
+// they appear; any other `mla.` attribute is refused.
+// expected-error @+1 {{'mla.shared_bytes' must be a non-negative i64}}
+func.func @f() attributes {mla.shared_bytes = -1 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'mla.block_threads' must be a positive i64}}
+func.func @f() attributes {mla.block_threads = 0 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'mla.grid' must be an array of grid dimensions (batch, splits, heads, one)}}
+func.func @f() attributes {mla.grid = ["rows"]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'mla.arg_names' must be an array of strings}}
+func.func @f() attributes {mla.arg_names = [1]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'mla.dependent_launch' must be a unit attribute}}
+func.func @f() attributes {mla.dependent_launch = true} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'mla.variant' must be "masked" or "mask_free"}}
+func.func @f() attributes {mla.variant = "fast"} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'mla.split_candidates' must be an array<i64>}}
+func.func @f() attributes {mla.split_candidates = [1, 2]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'mla.shared_byte' is not an attribute of the mla dialect}}
+func.func @f() attributes {mla.shared_byte = 0 : i64} {
+  return
+}
