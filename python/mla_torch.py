@@ -60,6 +60,7 @@ class Spec:
         self.q_dtype, self.kv_dtype = _TORCH_TYPE[m["q_type"]], _TORCH_TYPE[m["kv_type"]]
         self.out_dtype = _TORCH_TYPE[m["out_type"]]
         self.has_kv_scale = bool(desc.desc.has_kv_scale)
+        self.softmax_scale = m["softmax_scale"]
         self.kv_dtypes = (self.kv_dtype,) if self.kv_dtype == torch.bfloat16 else (
             self.kv_dtype, torch.uint8)
         self.torch_device = torch.device("cuda", device)
@@ -72,6 +73,16 @@ class Spec:
         scale any shape of one element. Raises ValueError naming the
         argument."""
         heads, qk, dev = self.heads, self.qk_dim, self.device
+        named = [("q", q), ("kv", kv), ("qo_indptr", qo_indptr), ("kv_indptr", kv_indptr)]
+        if self.has_kv_scale:
+            named.append(("kv_scale", kv_scale))
+        for name, t in named:
+            if not isinstance(t, torch.Tensor):
+                self._refuse(name, t, None, "")
+        for name, t in (("qo_indptr", qo_indptr), ("kv_indptr", kv_indptr)):
+            if t.dim() != 1 or t.shape[0] != batch + 1:
+                raise ValueError(f"{name} has shape {list(t.shape)}; batch {batch} needs "
+                                 f"{batch + 1} entries (config['batch_size'] and {name} disagree?)")
         qs = q.shape
         if (q.dtype != self.q_dtype or qs != (batch * self.q_seq_len, heads, qk)
                 or not q.is_contiguous() or q.get_device() != dev):
@@ -95,7 +106,11 @@ class Spec:
     def _refuse(self, name, t, dtype, shape):
         if t is None:
             raise ValueError(f"{name} is missing")
-        raise ValueError(f"{name} must be a contiguous {dtype} tensor of shape {shape} on "
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a tensor; got {type(t).__name__}")
+        wrong_type = t.dtype != dtype and not (name == "kv" and t.dtype in self.kv_dtypes)
+        raise (TypeError if wrong_type else ValueError)(
+            f"{name} must be a contiguous {dtype} tensor of shape {shape} on "
                          f"cuda:{self.device}; got {t.dtype} {list(t.shape)} on {t.device}"
                          f"{'' if t.is_contiguous() else ' (not contiguous)'}")
 
@@ -243,18 +258,46 @@ def _as_kernel_inputs(s, q, kv, scale, qo_indptr, kv_indptr):
             conv(qo_indptr, torch.int32), conv(kv_indptr, torch.int32))
 
 
+def _config_check(s, config):
+    """config's shape keys against the compiled spec (ValueError naming the
+    key); the keys the task's config carries, each optional."""
+    want = {"num_heads": s.heads, "qk_head_dim": s.qk_dim, "v_head_dim": s.v_dim,
+            "kv_lora_rank": s.v_dim, "qk_rope_head_dim": s.qk_dim - s.v_dim,
+            "num_kv_heads": 1, "q_seq_len": s.q_seq_len}
+    for key, value in want.items():
+        if key in config and config[key] != value:
+            raise ValueError(f"config['{key}'] is {config[key]!r}; spec {s.name} was compiled "
+                             f"for {value}")
+    scale = config.get("sm_scale")
+    if scale is not None and abs(scale - s.softmax_scale) > 1e-6 * abs(s.softmax_scale):
+        raise ValueError(f"config['sm_scale'] is {scale!r}; spec {s.name} was compiled for "
+                         f"{s.softmax_scale!r}")
+    for key in ("batch_size", "kv_seq_len"):
+        if not isinstance(config.get(key), int):
+            raise ValueError(f"config['{key}'] must be an int; got {config.get(key)!r}")
+
+
 def custom_kernel(data):
     q, kv_data, qo_indptr, kv_indptr, config = data
     fmt = config.get("kv_format", "fp8")
-    src = kv_data[fmt]
-    kv, scale = src if fmt == "fp8" else (src, None)
-    s = spec_for(fmt, q.get_device())
-    args = (config["batch_size"], config["kv_seq_len"], config.get("kv_indptr_host"))
+    if fmt not in _SPECS:
+        raise ValueError(f"config['kv_format'] is {fmt!r}; the compiled specs take "
+                         f"{', '.join(sorted(_SPECS))}")
+    src = kv_data.get(fmt) if isinstance(kv_data, dict) else None
+    if src is None:
+        raise ValueError(f"kv_data has no {fmt!r} entry (config['kv_format'] is {fmt!r})")
+    if fmt == "fp8":
+        if not isinstance(src, (tuple, list)) or len(src) != 2:
+            raise TypeError("kv_data['fp8'] must be a (codes, scale) pair")
+        kv, scale = src
+    else:
+        kv, scale = src, None
+    device = q.get_device() if isinstance(q, torch.Tensor) and q.is_cuda else None
+    s = spec_for(fmt, device)
+    _config_check(s, config)
     # Spec.decode is what torch.ops.mla.decode runs; called directly here it
     # saves the dispatcher's ~5 us of host time per call (probe_host.py).
-    try:
-        return s.decode(q, kv, scale, qo_indptr, kv_indptr, *args)
-    except ValueError:
-        # Another dtype or layout than the kernels': converted copies (which
-        # raise the same way if they still do not fit).
-        return s.decode(*_as_kernel_inputs(s, q, kv, scale, qo_indptr, kv_indptr), *args)
+    # Inputs must already be in the kernels' dtypes (TypeError otherwise);
+    # _as_kernel_inputs converts for callers that want that.
+    return s.decode(q, kv, scale, qo_indptr, kv_indptr, config["batch_size"],
+                    config["kv_seq_len"], config.get("kv_indptr_host"))
