@@ -69,7 +69,7 @@ SOP2_32(s_sub_i32, {
 });
 SOP2_32(s_mul_i32, {
   (void)x;
-  return U32(int32_t(a) * int32_t(b));
+  return a * b; // the low 32 bits, the same for signed operands (no C++ UB)
 });
 SOP2_32(s_mul_hi_u32, {
   (void)x;

@@ -141,7 +141,8 @@ llvm::Expected<DecodeRun> mlir::mla::runDecode(HostModule &host,
   std::vector<uint16_t> q = in.q;
   // 16-byte aligned and never NULL, even with no KV tokens.
   std::vector<uint64_t> kv((in.kv.size() + 15) / 8 + 2);
-  std::memcpy(kv.data(), in.kv.data(), in.kv.size());
+  if (!in.kv.empty())
+    std::memcpy(kv.data(), in.kv.data(), in.kv.size());
   float scale = in.kvScale;
   mla_decode_args a{};
   a.q = q.data();
