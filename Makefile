@@ -10,7 +10,7 @@ JOBS  ?= $(shell nproc)
 ARTIFACTS ?= artifacts
 PTXAS ?= /usr/local/cuda/bin/ptxas
 
-.PHONY: all deps configure build run test artifacts clean
+.PHONY: all deps configure build run test test-sanitize artifacts clean
 
 all: build
 
@@ -50,6 +50,25 @@ artifacts: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure
+	$(MAKE) test-sanitize
+
+# The host tests (unit, numerics, compile report, launcher, emulator) built
+# with AddressSanitizer + UndefinedBehaviorSanitizer in $(BUILD)-san and run
+# there; any report fails them (issue #16). MLIR / LLVM themselves are not
+# instrumented (Debian's shared libraries).
+SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SAN_TESTS = mla-unit-tests mla-numerics-tests mla-compile-tests mla-launcher-tests mla-emulator-tests
+$(BUILD)-san/build.ninja:
+	cmake -G Ninja -S . -B $(BUILD)-san -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_C_FLAGS="$(SAN_FLAGS)" -DCMAKE_CXX_FLAGS="$(SAN_FLAGS)" \
+	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+	  -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
+
+test-sanitize: deps $(BUILD)-san/build.ninja
+	cmake --build $(BUILD)-san -j $(JOBS) --target $(SAN_TESTS)
+	cd $(BUILD)-san && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -R '^(unit|numerics|compile-report|launcher|emulator)$$'
 
 clean:
 	rm -rf $(BUILD)
