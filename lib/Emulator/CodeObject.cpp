@@ -87,7 +87,7 @@ Error readMetadata(ArrayRef<uint8_t> elf,
   amd_comgr_data_t data;
   if (amd_comgr_create_data(AMD_COMGR_DATA_KIND_EXECUTABLE, &data))
     return err("comgr: cannot create a data object");
-  auto release = make_scope_exit([&] { amd_comgr_release_data(data); });
+  llvm::scope_exit release([&] { amd_comgr_release_data(data); });
   if (amd_comgr_set_data(data, elf.size(),
                          reinterpret_cast<const char *>(elf.data())))
     return err("comgr: cannot take the code object");

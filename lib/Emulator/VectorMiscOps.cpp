@@ -19,8 +19,6 @@ using namespace mla::emu::valu;
 
 namespace {
 
-float F(U32 b) { return asF(b); }
-
 //===-- compares ----------------------------------------------------------===//
 
 template <typename T, bool Is64, bool Float>

@@ -50,11 +50,13 @@ KvLoopOp provenFullTileLoop(Value offset, Value bound, int64_t extent) {
     if (!arg || arg.getArgNumber() != 0)
       return {};
     auto loop = dyn_cast<KvLoopOp>(arg.getOwner()->getParentOp());
-    if (!loop || loop.getUpper() != upper || loop.getStep() != extent)
+    if (!loop || loop.getUpper() != upper ||
+        static_cast<int64_t>(loop.getStep()) != extent)
       return {};
     auto range = loop.getLower().getDefiningOp<SplitRangeOp>();
     if (!range || !range.getExact() || range.getLo() != loop.getLower() ||
-        range.getHi() != loop.getUpper() || range.getBlockN() != extent)
+        range.getHi() != loop.getUpper() ||
+        static_cast<int64_t>(range.getBlockN()) != extent)
       return {};
     return loop;
   };

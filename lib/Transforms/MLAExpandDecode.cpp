@@ -85,7 +85,7 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   // Facts for mla-elide-masks, and the split counts a launcher may choose.
   std::vector<int64_t> candidates;
   if (auto fixed = spec.getSplits()) {
-    candidates = {*fixed};
+    candidates = {static_cast<int64_t>(*fixed)};
   } else {
     candidates = defaultSplitCandidates();
   }
@@ -272,10 +272,10 @@ struct MLAExpandDecode
     for (DecodeOp spec :
          llvm::make_early_inc_range(module.getOps<DecodeOp>())) {
       DecodeShape shape{
-          spec.getNumHeads(),
-          spec.getQkDim(),
-          spec.getVDim(),
-          spec.getBlockN(),
+          static_cast<int64_t>(spec.getNumHeads()),
+          static_cast<int64_t>(spec.getQkDim()),
+          static_cast<int64_t>(spec.getVDim()),
+          static_cast<int64_t>(spec.getBlockN()),
           spec.getQType(),
           spec.getKvType(),
           spec.getOutType(),

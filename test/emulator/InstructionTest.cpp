@@ -22,17 +22,6 @@ using namespace mla::emu;
 
 namespace {
 
-float bitsToF(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-uint32_t fToBits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
-
 /// Assembles `text` for `chip` and runs it with `threads` work-items.
 llvm::Error run(const std::string &chip, const std::string &text,
                 unsigned threads,
@@ -198,13 +187,15 @@ TEST(EmulatorVector, DivisionSequenceSpecialCases) {
       [&](const WaveState &w, unsigned) {
         for (int l = 0; l < n; ++l) {
           float want = num[l] / den[l], got = w.Vf(8, l);
-          if (std::isnan(want))
+          if (std::isnan(want)) {
             EXPECT_TRUE(std::isnan(got)) << num[l] << " / " << den[l];
-          else
+          } else {
             EXPECT_EQ(want, got) << num[l] << " / " << den[l];
-          if (want == 0)
+          }
+          if (want == 0) {
             EXPECT_EQ(std::signbit(want), std::signbit(got))
                 << num[l] << " / " << den[l];
+          }
         }
       }));
 }
@@ -255,8 +246,9 @@ void checkAllFp8Codes(const std::string &chip, mla_ref::Fp8Format fmt) {
       },
       [&](const WaveState &w, unsigned) {
         for (unsigned l = 0; l < 64; ++l) {
-          if (!std::isnan(a[l]))
+          if (!std::isnan(a[l])) {
             EXPECT_EQ(w.V(3, l) & 0xff, mla_ref::encodeFp8(a[l], fmt)) << l;
+          }
           EXPECT_EQ((w.V(3, l) >> 8) & 0xff, mla_ref::encodeFp8(b[l], fmt))
               << b[l];
         }
