@@ -45,6 +45,14 @@ static std::string typeName(Type t) {
   return s;
 }
 
+llvm::json::Object mlir::mla::splitCostModelManifest() {
+  SplitCostParams params;
+  return llvm::json::Object{{"program_overhead", params.programOverhead},
+                            {"combine_launch", params.combineLaunch},
+                            {"combine_per_partial", params.combinePerPartial},
+                            {"combine_per_split", params.combinePerSplit}};
+}
+
 llvm::json::Object mlir::mla::describeKernel(mla::KernelOp k,
                                              int64_t waveSize) {
   llvm::json::Object o;
@@ -130,12 +138,7 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx,
   manifest["kv_scale"] = spec.getKvScale().str();
   manifest["softmax_scale"] = spec.getSoftmaxScale().convertToDouble();
   manifest["block_n"] = static_cast<int64_t>(spec.getBlockN());
-  mla::SplitCostParams params;
-  manifest["split_cost_model"] =
-      llvm::json::Object{{"program_overhead", params.programOverhead},
-                         {"combine_launch", params.combineLaunch},
-                         {"combine_per_partial", params.combinePerPartial},
-                         {"combine_per_split", params.combinePerSplit}};
+  manifest["split_cost_model"] = splitCostModelManifest();
   manifest["rules"] = llvm::json::Object{
       {"splits", "fixed by the spec when split_candidates has one entry; else "
                  "the candidate minimising split_cost_model (docs/Design.md) "

@@ -118,12 +118,7 @@ llvm::Expected<DecodeRun> mlir::mla::runDecode(HostModule &host,
   manifest["kv_scale"] = k.hasKVScale ? "per_tensor" : "none";
   manifest["split_candidates"] = llvm::json::Array(k.splitCandidates);
   manifest["kernels"] = llvm::json::Array(k.kernelManifest);
-  SplitCostParams params;
-  manifest["split_cost_model"] =
-      llvm::json::Object{{"program_overhead", params.programOverhead},
-                         {"combine_launch", params.combineLaunch},
-                         {"combine_per_partial", params.combinePerPartial},
-                         {"combine_per_split", params.combinePerSplit}};
+  manifest["split_cost_model"] = splitCostModelManifest();
   auto spec = ManifestSpec::read(manifest, "");
   if (!spec)
     return spec.takeError();

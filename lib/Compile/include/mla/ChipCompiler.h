@@ -49,6 +49,10 @@ FailureOr<ChipOutput> compileForChip(MLIRContext &ctx, ModuleOp parsed,
 
 class KernelOp;
 
+/// The manifest's "split_cost_model" entry: the parameters of
+/// lib/Schedule/SplitCostModel.cpp the launcher prices split counts with.
+llvm::json::Object splitCostModelManifest();
+
 /// The manifest entry of one tile kernel (docs/Manifest.md, "Kernels"),
 /// read before lowering: name, grid, block_threads (num_warps x
 /// `waveSize`), stage, variant, dispatch_kv_multiple, args. The lowering
