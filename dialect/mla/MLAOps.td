@@ -440,9 +440,12 @@ def MLA_SplitRangeOp : MLA_Op<"split_range", [Pure]> {
       num_splits), block_n)` tokens; `lo = min(split * per, length)`,
       `hi = min(lo + per, length)`. Only the split that holds the end of the
       sequence sees a partial tile; trailing splits may be empty.
-    * `exact`: the caller guarantees `length % (num_splits * block_n) == 0`;
+    * `exact`: for lengths with `length % (num_splits * block_n) == 0`
+      (the launcher's dispatch rule for mask-free kernels):
       `per = length / num_splits`, `lo = split * per`, `hi = lo + per`, and
-      every tile of the range is full.
+      every tile of the range is full. Any other length gives the empty
+      range `lo = hi = 0`, so that no length makes full tiles run past the
+      sequence's end.
 
     ```mlir
     %lo, %hi = mla.split_range %len, %s, %n block_n 64

@@ -144,6 +144,7 @@ inline mla_decode_args decodeArgs(const Problem &p, const DeviceBuffers &d,
   a.batch = p.batch;
   a.max_kv_len = p.kvLen;
   a.kv_indptr_host = hostIndptr ? p.kvIndptr.data() : nullptr;
+  a.kv_rows = p.kvIndptr.back(); // the rows of the KV buffer
   return a;
 }
 

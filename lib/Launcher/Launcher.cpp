@@ -336,6 +336,52 @@ static bool aligned(const void *p, size_t a) {
   return reinterpret_cast<uintptr_t>(p) % a == 0;
 }
 
+/// MLA_DECODE_VALIDATE: the host copies' contents, entry by entry, against
+/// what the kernels would otherwise guard (mla/launcher.h).
+static mla_status validateIndptrs(const mla_spec_desc &s,
+                                  const mla_decode_args *a) {
+  const int32_t *kv = a->kv_indptr_host, *qo = a->qo_indptr_host;
+  if (!kv || !qo)
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "flags has MLA_DECODE_VALIDATE but %s is NULL; validation "
+                "reads the host copies of both indptrs",
+                kv ? "qo_indptr_host" : "kv_indptr_host");
+  if (kv[0] < 0)
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "kv_indptr[0] is %d; it must be >= 0", kv[0]);
+  if (qo[0] < 0)
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "qo_indptr[0] is %d; it must be >= 0", qo[0]);
+  for (int64_t b = 0; b < a->batch; ++b) {
+    int64_t len = int64_t(kv[b + 1]) - kv[b];
+    if (len < 0)
+      return fail(MLA_ERROR_INVALID_ARGUMENT,
+                  "kv_indptr decreases at sequence %lld (%d then %d)",
+                  (long long)b, kv[b], kv[b + 1]);
+    if (len > a->max_kv_len)
+      return fail(MLA_ERROR_INVALID_ARGUMENT,
+                  "kv_indptr gives sequence %lld length %lld; max_kv_len is "
+                  "%lld",
+                  (long long)b, (long long)len, (long long)a->max_kv_len);
+    if (int64_t(qo[b + 1]) - qo[b] != s.q_seq_len)
+      return fail(MLA_ERROR_INVALID_ARGUMENT,
+                  "qo_indptr gives sequence %lld %lld query rows (%d to %d); "
+                  "spec '%s' has q_seq_len %d",
+                  (long long)b, (long long)(int64_t(qo[b + 1]) - qo[b]), qo[b],
+                  qo[b + 1], s.name, s.q_seq_len);
+  }
+  if (kv[a->batch] > a->kv_rows)
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "kv_indptr[%lld] is %d, past kv_rows = %lld",
+                (long long)a->batch, kv[a->batch], (long long)a->kv_rows);
+  if (int64_t(qo[a->batch]) > a->batch * s.q_seq_len)
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "qo_indptr[%lld] is %d, past q's %lld rows (batch x q_seq_len)",
+                (long long)a->batch, qo[a->batch],
+                (long long)(a->batch * s.q_seq_len));
+  return MLA_SUCCESS;
+}
+
 /// The checks on a call's buffers and sizes, shared by planning and running.
 static mla_status validateArgs(const mla_context *ctx,
                                const mla_decode_args *a) {
@@ -360,6 +406,16 @@ static mla_status validateArgs(const mla_context *ctx,
     if (!aligned(p.ptr, p.align))
       return fail(MLA_ERROR_MISALIGNED, "%s (%p) is not %zu-byte aligned",
                   p.name, p.ptr, p.align);
+  if (a->kv_rows < 0)
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "kv_rows is %lld; it must be the number of rows kv holds (>= 0)",
+                (long long)a->kv_rows);
+  if (a->flags & ~MLA_DECODE_VALIDATE)
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "flags is 0x%x; only MLA_DECODE_VALIDATE (0x1) is defined",
+                a->flags);
+  if (a->flags & MLA_DECODE_VALIDATE)
+    return validateIndptrs(s, a);
   return MLA_SUCCESS;
 }
 
@@ -527,8 +583,8 @@ static mla_status launchKernel(mla_context &ctx, const Kernel &k,
       p = a.q, dyn[0] = rows;
     else if (n == "out")
       p = a.out, dyn[0] = rows;
-    else if (n == "kv")
-      p = a.kv, dyn[0] = std::max<int64_t>(1, a.batch * a.max_kv_len);
+    else if (n == "kv") // the kernels read no row from kv_rows on
+      p = a.kv, dyn[0] = a.kv_rows;
     else if (n == "kv_scale")
       p = a.kv_scale;
     else if (n == "qo_indptr")

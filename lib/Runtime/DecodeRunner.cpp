@@ -149,6 +149,7 @@ llvm::Expected<DecodeRun> mlir::mla::runDecode(HostModule &host,
   a.batch = batch;
   a.max_kv_len = maxLen;
   a.kv_indptr_host = in.kvIndptr.data(); // the host has the lengths
+  a.kv_rows = totalKV;
   a.num_splits = splits;
   mla_decode_plan plan;
   if (mla_plan_decode(ctx, &a, &plan))

@@ -54,10 +54,62 @@ struct Buffers {
   }
 };
 
-/// `(index) memref.load %indptr[%i]`.
+/// `(index) memref.load %indptr[%i]` (sign-extended).
 Value loadIndex(OpBuilder &b, Location loc, Value indptr, Value i) {
   Value v = memref::LoadOp::create(b, loc, indptr, ValueRange{i});
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+}
+
+Value cmp(OpBuilder &b, Location loc, arith::CmpIPredicate p, Value x,
+          Value y) {
+  return arith::CmpIOp::create(b, loc, p, x, y);
+}
+
+// The indptrs are inputs, and no content of theirs may make a kernel touch
+// memory outside its buffers (docs/Reliability.md). Each program checks its
+// sequence's entries against the rows its buffers hold (their memref
+// descriptors' dim 0, which the launcher sets from the real buffer sizes)
+// before it addresses anything with them.
+
+/// Sequence `batch`'s Q / output row, `qo_indptr[batch]`, and whether it is
+/// a row of every buffer in `buffers` (`0 <= row < dim(buffer, 0)`). An
+/// invalid row reads row 0 and writes nothing.
+std::pair<Value, Value> guardedQRow(OpBuilder &b, Location loc, Value qoIndptr,
+                                    Value batch, ArrayRef<Value> buffers) {
+  using P = arith::CmpIPredicate;
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value row = loadIndex(b, loc, qoIndptr, batch);
+  Value ok = cmp(b, loc, P::sge, row, c0);
+  for (Value buf : buffers) {
+    Value rows = memref::DimOp::create(b, loc, buf, 0);
+    ok = arith::AndIOp::create(b, loc, ok, cmp(b, loc, P::slt, row, rows));
+  }
+  return {arith::SelectOp::create(b, loc, ok, row, c0), ok};
+}
+
+/// Sequence `batch`'s KV range as (first row, length). A range that is not
+/// `0 <= kv_indptr[b] <= kv_indptr[b+1] <= dim(kv, 0)` is empty: the
+/// sequence's output is that of a zero-length sequence (0, LSE -inf).
+std::pair<Value, Value> guardedKvRange(OpBuilder &b, Location loc,
+                                       Value kvIndptr, Value batch, Value kv) {
+  using P = arith::CmpIPredicate;
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value begin = loadIndex(b, loc, kvIndptr, batch);
+  Value next = arith::AddIOp::create(b, loc, batch, c1);
+  Value end = loadIndex(b, loc, kvIndptr, next);
+  Value rows = memref::DimOp::create(b, loc, kv, 0);
+  // (One statement per op: the IR's order must not depend on the C++
+  // compiler's argument evaluation order.)
+  Value ok = cmp(b, loc, P::sge, begin, c0);
+  Value rising = cmp(b, loc, P::sle, begin, end);
+  ok = arith::AndIOp::create(b, loc, ok, rising);
+  Value inside = cmp(b, loc, P::sle, end, rows);
+  ok = arith::AndIOp::create(b, loc, ok, inside);
+  Value len = arith::SubIOp::create(b, loc, end, begin);
+  Value first = arith::SelectOp::create(b, loc, ok, begin, c0);
+  Value length = arith::SelectOp::create(b, loc, ok, len, c0);
+  return {first, length};
 }
 
 RankedTensorType tile(ArrayRef<int64_t> shape, Type elt) {
@@ -128,11 +180,8 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
   Value batch = ProgramIdOp::create(b, loc, b.getIndexType(), 0);
   Value split = ProgramIdOp::create(b, loc, b.getIndexType(), 1);
-  Value qRow = loadIndex(b, loc, qoIndptr, batch);
-  Value kvBegin = loadIndex(b, loc, kvIndptr, batch);
-  Value batch1 = arith::AddIOp::create(b, loc, batch, c1);
-  Value kvEnd = loadIndex(b, loc, kvIndptr, batch1);
-  Value kvLen = arith::SubIOp::create(b, loc, kvEnd, kvBegin);
+  auto [qRow, qOk] = guardedQRow(b, loc, qoIndptr, batch, {q, out});
+  auto [kvBegin, kvLen] = guardedKvRange(b, loc, kvIndptr, batch, kv);
   auto range = SplitRangeOp::create(b, loc, idx, idx, kvLen, split, numSplits,
                                     static_cast<uint64_t>(s.blockN),
                                     /*exact=*/false);
@@ -216,6 +265,8 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
+    auto valid = scf::IfOp::create(b, loc, qOk, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(valid.thenBlock());
     StoreOp::create(b, loc, fin.getOut(), out, ValueRange{qRow, c0, c0},
                     Value());
     b.setInsertionPointToStart(ifOp.elseBlock());
@@ -255,11 +306,14 @@ void buildStage2(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   Value head = ProgramIdOp::create(b, loc, b.getIndexType(), 1);
   // The output row first: qo_indptr is an input, not stage 1's output,
   // so its load need not wait for stage 1 (programmatic dependent launch).
-  Value qRow = loadIndex(b, loc, qoIndptr, batch);
+  auto [qRow, qOk] = guardedQRow(b, loc, qoIndptr, batch, {out});
   Value combined =
       SplitKReduceOp::create(b, loc, tile({1, s.vDim}, b.getF32Type()), partial,
                              lse, batch, head, numSplits);
+  auto valid = scf::IfOp::create(b, loc, qOk, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(valid.thenBlock());
   StoreOp::create(b, loc, combined, out, ValueRange{qRow, head, c0}, Value());
+  b.setInsertionPointAfter(valid);
   ReturnOp::create(b, loc);
 }
 

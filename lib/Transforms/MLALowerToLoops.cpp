@@ -454,6 +454,18 @@ struct KvLoopLowering : TilePattern<KvLoopOp> {
   }
 };
 
+/// `memref.dim` of a kernel argument (the indptr guards' buffer rows): the
+/// same dim of the argument in its storage type.
+struct DimLowering : OpConversionPattern<memref::DimOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(memref::DimOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<memref::DimOp>(op, a.getSource(), a.getIndex());
+    return success();
+  }
+};
+
 struct YieldLowering : TilePattern<YieldOp> {
   using TilePattern::TilePattern;
   LogicalResult matchAndRewrite(YieldOp op, OpAdaptor a,
@@ -534,6 +546,9 @@ struct MLALowerToLoops
     target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp f) {
       return types.isSignatureLegal(f.getFunctionType());
     });
+    target.addDynamicallyLegalOp<memref::DimOp>(
+        [&](memref::DimOp d) { return types.isLegal(d.getSource().getType()); });
+    patterns.add<DimLowering>(types, ctx);
     patterns.add<FillLowering, LoadLowering, StoreLowering, CastLowering,
                  ScaleLowering, SliceLowering, MaskLowering, DotLowering,
                  OnlineSoftmaxLowering, SoftmaxFinalizeLowering,

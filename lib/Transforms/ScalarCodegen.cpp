@@ -173,7 +173,21 @@ std::pair<Value, Value> mlir::mla::emitSplitRange(OpBuilder &b, Location loc,
                                                   Value len, Value s, Value n,
                                                   int64_t blockN, bool exact) {
   if (exact) {
+    // A length the dispatch rule should have kept away (not a multiple of
+    // num_splits * block_n) gives an empty range: full tiles past the
+    // sequence's end would read the rows after it.
+    // (per * n == length and per % block_n == 0: no second division.)
+    // (Each operand built in its own statement: the IR's order must not
+    // depend on the C++ compiler's argument evaluation order.)
     Value per = arith::DivUIOp::create(b, loc, len, n);
+    Value back = arith::MulIOp::create(b, loc, per, n);
+    Value whole =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, back, len);
+    Value rem = arith::RemUIOp::create(b, loc, per, cstIndex(b, loc, blockN));
+    Value full = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem,
+                                       cstIndex(b, loc, 0));
+    Value divides = arith::AndIOp::create(b, loc, whole, full);
+    per = arith::SelectOp::create(b, loc, divides, per, cstIndex(b, loc, 0));
     Value lo = arith::MulIOp::create(b, loc, s, per);
     return {lo, arith::AddIOp::create(b, loc, lo, per)};
   }

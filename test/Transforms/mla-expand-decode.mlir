@@ -45,12 +45,33 @@
 // FP8-SAME: variant = "masked"
 // FP8: %[[B:.*]] = mla.program_id 0
 // FP8: %[[S:.*]] = mla.program_id 1
-// FP8: %[[LO:.*]], %[[HI:.*]] = mla.split_range %{{.*}}, %[[S]], %[[NS]] block_n 64{{$}}
+// The indptrs are checked against the buffers' rows before they address
+// anything (issue #16). The output row: 0 <= qo_indptr[b] < rows of q and
+// of out; an invalid one reads Q row 0 and stores nothing.
+// FP8: %[[QR:.*]] = arith.index_cast %{{.*}} : i32 to index
+// FP8: %[[QGE:.*]] = arith.cmpi sge, %[[QR]], %[[C0:.*]] : index
+// FP8: %[[QROWS:.*]] = memref.dim %[[Q]], %{{.*}} : memref<?x16x576xbf16>
+// FP8: arith.cmpi slt, %[[QR]], %[[QROWS]] : index
+// FP8: %[[OROWS:.*]] = memref.dim %[[OUT]], %{{.*}} : memref<?x16x512xbf16>
+// FP8: %[[QOK:.*]] = arith.andi
+// FP8: %[[QROW:.*]] = arith.select %[[QOK]], %[[QR]], %[[C0]] : index
+// The KV range: 0 <= begin <= end <= rows of kv, else empty.
+// FP8: %[[BEGIN:.*]] = arith.index_cast %{{.*}} : i32 to index
+// FP8: %[[END:.*]] = arith.index_cast %{{.*}} : i32 to index
+// FP8: %[[KVROWS:.*]] = memref.dim %[[KV]], %{{.*}} : memref<?x576xf8E4M3FN>
+// FP8: arith.cmpi sge, %[[BEGIN]], %{{.*}} : index
+// FP8: arith.cmpi sle, %[[BEGIN]], %[[END]] : index
+// FP8: arith.cmpi sle, %[[END]], %[[KVROWS]] : index
+// FP8: %[[KVOK:.*]] = arith.andi
+// FP8: %[[LEN:.*]] = arith.subi %[[END]], %[[BEGIN]] : index
+// FP8: %[[FIRST:.*]] = arith.select %[[KVOK]], %[[BEGIN]], %{{.*}} : index
+// FP8: %[[GLEN:.*]] = arith.select %[[KVOK]], %[[LEN]], %{{.*}} : index
+// FP8: %[[LO:.*]], %[[HI:.*]] = mla.split_range %[[GLEN]], %[[S]], %[[NS]] block_n 64{{$}}
 // The softmax scale times log2(e) (0.0417 * 1.4427), then the KV scale:
 // FP8: %[[C:.*]] = arith.constant 0.0601122938 : f32
 // FP8: %[[KS:.*]] = memref.load %[[SCALE]]
 // FP8: %[[QKS:.*]] = arith.mulf %[[C]], %[[KS]] : f32
-// FP8: %[[QT:.*]] = mla.load %[[Q]]
+// FP8: %[[QT:.*]] = mla.load %[[Q]][%[[QROW]],
 // FP8: %[[QF:.*]] = mla.cast %[[QT]] : tensor<16x576xbf16> -> tensor<16x576xf32>
 // FP8: %[[QS:.*]] = mla.scale %[[QF]], %[[QKS]]
 // FP8: %[[QB:.*]] = mla.cast %[[QS]] : tensor<16x576xf32> -> tensor<16x576xbf16>
@@ -66,7 +87,8 @@
 // The V scale is applied once, at the end:
 // FP8: mla.softmax_finalize %{{.*}} scale %[[KS]]
 // FP8: scf.if
-// FP8: mla.store %{{.*}}, %[[OUT]]
+// FP8-NEXT: scf.if %[[QOK]] {
+// FP8-NEXT: mla.store %{{.*}}, %[[OUT]][%[[QROW]],
 // FP8: } else {
 // FP8: mla.store %{{.*}}, %[[PART]][%[[B]], %[[S]]
 // FP8: mla.store %{{.*}}, %[[LSE]][%[[B]], %[[S]]
@@ -75,8 +97,11 @@
 // FP8-SAME: grid = ["batch", "heads"]
 // FP8: %[[B2:.*]] = mla.program_id 0
 // FP8: %[[H2:.*]] = mla.program_id 1
+// FP8: %[[QOK2:.*]] = arith.andi
+// FP8: %[[QROW2:.*]] = arith.select %[[QOK2]]
 // FP8: %[[R:.*]] = mla.split_k_reduce %{{.*}}, %{{.*}}[%[[B2]], %[[H2]]] splits %{{.*}} : memref<?x?x16x512xf32>, memref<?x?x16xf32> -> tensor<1x512xf32>
-// FP8: mla.store %[[R]], %{{.*}}[%{{.*}}, %[[H2]], %{{.*}}] : tensor<1x512xf32> -> memref<?x16x512xbf16>
+// FP8: scf.if %[[QOK2]] {
+// FP8-NEXT: mla.store %[[R]], %{{.*}}[%[[QROW2]], %[[H2]], %{{.*}}] : tensor<1x512xf32> -> memref<?x16x512xbf16>
 
 // bf16 KV: no scale argument, no scale load, finalize without scale.
 // BF16-LABEL: mla.kernel @deepseek_r1_decode_bf16_stage1_masked

@@ -113,6 +113,9 @@
 // CHECK: gpu.return
 
 // CHECK-LABEL: gpu.func @deepseek_r1_decode_fp8_stage1_mask_free
+// The indptr guards compare scalars (the Q row and the KV range's first row
+// against 0); after them no mask compares anything:
+// CHECK-COUNT-2: arith.cmpi sge, %{{.*}}, %c0{{.*}} : index
 // CHECK-NOT: vector.broadcast
 // CHECK-NOT: arith.cmpi sge
 // CHECK: gpu.return

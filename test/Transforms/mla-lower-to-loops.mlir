@@ -66,6 +66,35 @@ mla.kernel @loop(%n: index, %out: memref<?x16xbf16>) attributes {grid = ["batch"
 
 // -----
 
+// An exact split range: per = length / splits, and a length that is not a
+// multiple of splits * block_n (per * splits != length, or per % 64 != 0)
+// gives the empty range instead of full tiles past the sequence's end.
+// memref.dim of a kernel argument follows it into its storage type.
+// CHECK-LABEL: func.func @exact
+// CHECK-SAME: %[[LEN:[a-z0-9]+]]: index, %[[NS:[a-z0-9]+]]: index, %[[KV:[a-z0-9]+]]: memref<?x576xi8>
+// CHECK: memref.dim %[[KV]], %{{.*}} : memref<?x576xi8>
+// CHECK: %[[PER:.*]] = arith.divui %[[LEN]], %[[NS]] : index
+// CHECK: %[[BACK:.*]] = arith.muli %[[PER]], %[[NS]] : index
+// CHECK: %[[WHOLE:.*]] = arith.cmpi eq, %[[BACK]], %[[LEN]] : index
+// CHECK: %[[REM:.*]] = arith.remui %[[PER]], %{{.*}} : index
+// CHECK: %[[FULL:.*]] = arith.cmpi eq, %[[REM]], %{{.*}} : index
+// CHECK: %[[OK:.*]] = arith.andi %[[WHOLE]], %[[FULL]] : i1
+// CHECK: %[[P:.*]] = arith.select %[[OK]], %[[PER]], %{{.*}} : index
+// CHECK: %[[LO:.*]] = arith.muli %{{.*}}, %[[P]] : index
+// CHECK: arith.addi %[[LO]], %[[P]] : index
+mla.kernel @exact(%len: index, %ns: index, %kv: memref<?x576xf8E4M3FN>, %out: memref<?xi32>) attributes {grid = ["batch", "splits"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %rows = memref.dim %kv, %c0 : memref<?x576xf8E4M3FN>
+  %s = mla.program_id 1
+  %lo, %hi = mla.split_range %len, %s, %ns block_n 64 exact
+  %sum = arith.addi %hi, %rows : index
+  %v = arith.index_cast %sum : index to i32
+  memref.store %v, %out[%lo] : memref<?xi32>
+  mla.return
+}
+
+// -----
+
 // expected-error @+1 {{mla.decode specs must be expanded before mla-lower-to-loops (run mla-expand-decode)}}
 module {
   mla.decode @spec {

@@ -56,6 +56,10 @@ mla.decode @small {
 // PDL: griddepcontrol.launch_dependents;
 // PDL-NOT: griddepcontrol.wait
 // PDL-LABEL: .entry small_stage2(
+// qo_indptr is an input, not stage 1's output: its entry is read and
+// checked against out's rows before the wait; nothing stage 1 writes is.
+// PDL-NOT: st.global
+// PDL: ld.global.s32
 // PDL-NOT: {{ld.global|st.global}}
 // PDL: griddepcontrol.wait;
 // PDL-NOT: griddepcontrol.launch_dependents
@@ -172,13 +176,15 @@ mla.decode @small {
 // QP16-NOT: cvt.f32.f16
 // The split-K combine: 128 threads over 512 columns, each a run of 4
 // adjacent ones of its head. The output row (qo_indptr, an input) is read
-// before the wait for stage 1's stores; then one branch per width of the
+// and checked against out's rows before the wait for stage 1's stores, with
+// no other memory access; then one branch per width of the
 // split loop, with one 16-byte load per split of a round: up to 8 splits
 // (one straight-line round), up to 16, else a loop of 32 per round.
 // QP16-LABEL: .entry deepseek_r1_decode_fp8_qp16_stage2(
 // QP16-NOT: griddepcontrol.wait
 // QP16: ld.global.s32
-// QP16-NEXT: griddepcontrol.wait;
+// QP16-NOT: {{ld|st}}.global
+// QP16: griddepcontrol.wait;
 // QP16-NOT: ld.global
 // QP16: setp.gt.u64 %p{{[0-9]+}}, %rd[[SPLITS:[0-9]+]], 8;
 // QP16-COUNT-8: ld.global.v4.b32

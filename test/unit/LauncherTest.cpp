@@ -115,6 +115,7 @@ protected:
     a.workspace_bytes = ws.size() - 256;
     a.batch = batch;
     a.max_kv_len = maxKv;
+    a.kv_rows = batch * maxKv + 7; // a cache with rows no sequence uses
     return a;
   }
   /// Asserts `s` failed with `want`, said why, and launched nothing.
@@ -222,8 +223,9 @@ TEST_F(LauncherTest, LaunchesBothStagesWithPackedMemrefDescriptors) {
   EXPECT_EQ((std::vector<uint64_t>{ptr(q.bytes), ptr(q.bytes), 0, 4, 16, 576,
                                    9216, 576, 1}),
             std::vector<uint64_t>(w.begin(), w.begin() + 9));
-  // kv: [4 * 1024, 576], strides [576, 1]
-  EXPECT_EQ((std::vector<uint64_t>{ptr(kv.bytes), ptr(kv.bytes), 0, 4096, 576,
+  // kv: [kv_rows, 576], strides [576, 1]: the kernels bound their rows by
+  // the descriptor's size (MLAExpandDecode's guardedKvRange).
+  EXPECT_EQ((std::vector<uint64_t>{ptr(kv.bytes), ptr(kv.bytes), 0, 4103, 576,
                                    576, 1}),
             std::vector<uint64_t>(w.begin() + 9, w.begin() + 16));
   EXPECT_EQ(uint64_t(plan.splits), w[31]); // num_splits
@@ -388,6 +390,77 @@ TEST_F(LauncherTest, NullAndNonPositiveArgumentsAreRefused) {
   a.kv_indptr_host = hostIndptr;
   expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
                 "kv_indptr_host");
+}
+
+// kv_rows and flags are checked on every call; MLA_DECODE_VALIDATE checks
+// the host copies of both indptrs entry by entry (issue #16's table) and
+// names the entry.
+TEST_F(LauncherTest, ValidateFlagRefusesBadIndptrContents) {
+  mla_decode_args a = args(4, 4096);
+  a.kv_rows = -1;
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                "kv_rows is -1");
+  a = args(4, 4096);
+  a.flags = 2;
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                "flags is 0x2");
+  int32_t qoHost[5] = {0, 1, 2, 3, 4};
+  a = args(4, 4096);
+  a.flags = MLA_DECODE_VALIDATE;
+  a.kv_indptr_host = hostIndptr;
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                "qo_indptr_host is NULL");
+  a.kv_indptr_host = nullptr;
+  a.qo_indptr_host = qoHost;
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                "kv_indptr_host is NULL");
+  struct Case {
+    std::vector<int32_t> kv, qo;
+    int64_t kvRows;
+    const char *phrase;
+  } cases[] = {
+      {{0, 4096, 100, 8192, 12288}, {0, 1, 2, 3, 4}, 16384,
+       "kv_indptr decreases at sequence 1 (4096 then 100)"},
+      {{-5, 4096, 8192, 12288, 16384}, {0, 1, 2, 3, 4}, 16384,
+       "kv_indptr[0] is -5"},
+      {{0, 4096, 8192, 12288, 16384}, {0, 1, 2, 3, 4}, 16000,
+       "kv_indptr[4] is 16384, past kv_rows = 16000"},
+      {{0, 4096, 8192, 12288, 20000}, {0, 1, 2, 3, 4}, 1 << 20,
+       "sequence 3 length 7712; max_kv_len is 4096"},
+      {{0, 4096, 8192, 12288, 16384}, {0, 1, 1, 3, 4}, 16384,
+       "qo_indptr gives sequence 1 0 query rows"},
+      {{0, 4096, 8192, 12288, 16384}, {-1, 0, 1, 2, 3}, 16384,
+       "qo_indptr[0] is -1"},
+      {{0, 4096, 8192, 12288, 16384}, {1, 2, 3, 4, 5}, 16384,
+       "qo_indptr[4] is 5, past q's 4 rows"},
+  };
+  for (const Case &c : cases) {
+    a = args(4, 4096);
+    a.flags = MLA_DECODE_VALIDATE;
+    a.kv_indptr_host = c.kv.data();
+    a.qo_indptr_host = c.qo.data();
+    a.kv_rows = c.kvRows;
+    expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                  c.phrase);
+    mla_decode_plan plan;
+    expectRefused(mla_plan_decode(ctx, &a, &plan), MLA_ERROR_INVALID_ARGUMENT,
+                  c.phrase);
+  }
+  // Good contents pass, and a run after a plan validates again.
+  a = args(4, 4096);
+  a.flags = MLA_DECODE_VALIDATE;
+  a.kv_indptr_host = hostIndptr;
+  a.qo_indptr_host = qoHost;
+  a.kv_rows = 16384;
+  mla_decode_plan plan;
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan)) << mla_last_error();
+  qoHost[2] = 7;
+  expectRefused(mla_decode_run(ctx, &plan, &a, nullptr),
+                MLA_ERROR_INVALID_ARGUMENT, "qo_indptr gives sequence 1");
+  qoHost[2] = 2;
+  ASSERT_EQ(MLA_SUCCESS, mla_decode_run(ctx, &plan, &a, nullptr))
+      << mla_last_error();
+  EXPECT_EQ(2u, backend.launches.size());
 }
 
 TEST_F(LauncherTest, MisalignedPointersAreRefused) {

@@ -148,6 +148,7 @@ LogicalResult mlir::mla::runOnEmulator(MLIRContext &ctx, ModuleOp parsed,
   a.batch = batch;
   a.max_kv_len = maxLen;
   a.kv_indptr_host = in.kvIndptr.data();
+  a.kv_rows = in.kvIndptr[batch]; // the rows `kv` holds
   mla_decode_plan plan;
   if (mla_plan_decode(mctx, &a, &plan))
     return error(mla_last_error());

@@ -66,7 +66,11 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   // two rows: it is wholly in or wholly out), and a chunk's address is a
   // 32-bit offset from the per-tile base, not a 64-bit add. Sized per
   // tile, the buffer stays far below the resource's 32-bit size and
-  // offsets whatever the size of the KV cache.
+  // offsets whatever the size of the KV cache. It stays inside the cache
+  // because the rows it covers do: stage 1 clamps its KV range to the
+  // cache's rows before any tile is addressed (MLAExpandDecode's
+  // guardedKvRange), so a bound, or a mask-free tile of an exact range,
+  // never passes them.
   Value rsrc;
   auto srcMemT = cast<MemRefType>(src.getType());
   int64_t srcRowBytes = srcMemT.getRank() == 2 && !srcMemT.isDynamicDim(1)

@@ -8,7 +8,8 @@
  *   mla_status s = deepseek_r1_decode_fp8_create("gfx950", 0, &ctx);
  *   size_t ws;  mla_workspace_size(ctx, batch, max_kv_len, &ws);
  *   mla_decode_args a = {q, kv, kv_scale, qo_indptr, kv_indptr, out,
- *                        workspace, ws, batch, max_kv_len, NULL};
+ *                        workspace, ws, batch, max_kv_len, NULL, 0,
+ *                        kv_rows};
  *   s = mla_decode(ctx, &a, stream);        // hipStream_t or CUstream
  *   // or plan once per shape, run every step (new buffers, updated indptr):
  *   mla_decode_plan p;  mla_plan_decode(ctx, &a, &p);
@@ -39,7 +40,7 @@ extern "C" {
 
 /* Bumped whenever the descriptor structs below change layout; generated
  * headers record the version they were written for. */
-#define MLA_LAUNCHER_ABI_VERSION 4
+#define MLA_LAUNCHER_ABI_VERSION 5
 
 typedef enum mla_status {
   MLA_SUCCESS = 0,
@@ -148,7 +149,7 @@ void mla_context_destroy(mla_context *ctx);
 
 typedef struct mla_decode_args {
   const void *q;         /* [batch * q_seq_len, heads, qk_dim], 16-B aligned */
-  const void *kv;        /* [tokens, qk_dim]; sequence b is rows
+  const void *kv;        /* [kv_rows, qk_dim]; sequence b is rows
                             kv_indptr[b] .. kv_indptr[b+1]; 16-B aligned */
   const float *kv_scale; /* one float (specs with a KV scale), else NULL */
   const int32_t *qo_indptr; /* [batch + 1] */
@@ -166,7 +167,24 @@ typedef struct mla_decode_args {
                                     plan's workspace_bytes
                                     then says the workspace it needs.
                                     mla_decode_run uses its plan's count */
+  /* ABI 5. */
+  int64_t kv_rows; /* rows kv holds (>= 0). The kernels read no row past it
+                      whatever kv_indptr holds: a sequence whose range is not
+                      0 <= kv_indptr[b] <= kv_indptr[b+1] <= kv_rows gives
+                      the output of a zero-length one (zeros), and one whose
+                      qo_indptr[b] is not a row of q / out writes nothing */
+  const int32_t *qo_indptr_host; /* optional host copy of qo_indptr */
+  uint32_t flags;                /* MLA_DECODE_* bits below */
 } mla_decode_args;
+
+/* flags: check the indptr contents on the host before launching, and
+ * refuse (MLA_ERROR_INVALID_ARGUMENT, naming the entry) what the kernels
+ * would otherwise answer with zeros or no write: needs kv_indptr_host and
+ * qo_indptr_host, which must be copies of the device arrays. kv_indptr
+ * must rise from >= 0 to <= kv_rows with every length <= max_kv_len, and
+ * qo_indptr[b + 1] - qo_indptr[b] must be q_seq_len, from >= 0 to
+ * <= batch * q_seq_len. */
+#define MLA_DECODE_VALIDATE 1u
 
 /* What mla_decode will launch for these arguments. */
 typedef struct mla_decode_plan {

@@ -1,0 +1,179 @@
+//===- EmulatedDecode.h - one decode on the emulator, for the tests -------===//
+//
+// The gfx950 code object of deepseek_r1_decode_fp8 that this test binary's
+// CMake rule compiles, run through the C launcher's emulator backend on
+// random inputs (seed printed), with every buffer registered at its real
+// size: a kernel access outside them is an emulator fault, not a silent
+// read. The indptrs the kernels see are given as they are, valid or not.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLA_TEST_EMULATOR_EMULATEDDECODE_H
+#define MLA_TEST_EMULATOR_EMULATEDDECODE_H
+
+#include "mla/Emulator.h"
+#include "mla/ManifestSpec.h"
+#include "mla/Reference.h"
+#include "mla/launcher_emulator.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace emutest {
+
+struct Compiled {
+  llvm::json::Object manifest;
+  std::string code;
+};
+
+inline Compiled load() {
+  Compiled c;
+  std::string dir = MLA_TEST_CODE_DIR;
+  auto json = llvm::MemoryBuffer::getFile(dir + "/deepseek_r1_decode_fp8.json");
+  auto code = llvm::MemoryBuffer::getFile(dir + "/deepseek_r1_decode_fp8.hsaco",
+                                          false, false);
+  EXPECT_TRUE(json && code) << "run the build first (" << dir << ")";
+  if (!json || !code)
+    return c;
+  auto parsed = llvm::json::parse((*json)->getBuffer());
+  EXPECT_TRUE(bool(parsed));
+  if (parsed)
+    c.manifest = std::move(*parsed->getAsObject());
+  c.code = (*code)->getBuffer().str();
+  return c;
+}
+
+/// What the launcher and the kernels get.
+struct DecodeCall {
+  std::vector<int32_t> qo, kv; ///< the device indptrs (batch + 1 each)
+  int64_t kvRows = 0;          ///< rows of the KV buffer (and kv_rows)
+  int64_t maxKvLen = 0;
+  const int32_t *kvHost = nullptr; ///< kv_indptr_host, or none
+  int64_t numSplits = 0;
+  size_t kvRowsShort = 0; ///< register the KV buffer this many rows short
+};
+
+struct DecodeResult {
+  std::string err; ///< "" or the launcher's / emulator's error
+  std::vector<uint16_t> out;  ///< bf16, poisoned 0xFFFF before the run
+  std::vector<double> q, kv;  ///< the inputs, decoded
+  int64_t heads = 0, qkDim = 0, vDim = 0;
+  double softmaxScale = 0;
+  std::string stage1;
+  int64_t splits = 0;
+};
+
+inline DecodeResult decode(const Compiled &c, const std::string &code,
+                           const DecodeCall &call) {
+  DecodeResult r;
+  auto spec = mlir::mla::ManifestSpec::read(c.manifest, code);
+  if (!spec) {
+    r.err = llvm::toString(spec.takeError());
+    return r;
+  }
+  const mla_spec_desc *d = spec->get()->desc();
+  r.heads = d->num_heads, r.qkDim = d->qk_dim, r.vDim = d->v_dim;
+  r.softmaxScale = d->softmax_scale;
+  int64_t batch = int64_t(call.qo.size()) - 1, qk = r.qkDim;
+  unsigned seed = std::random_device{}();
+  std::printf("seed %u\n", seed);
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  std::vector<uint16_t> q(size_t(batch) * r.heads * qk);
+  r.q.resize(q.size());
+  for (size_t i = 0; i < q.size(); ++i) {
+    q[i] = mla_ref::floatToBf16(float(normal(rng)));
+    r.q[i] = mla_ref::bf16ToFloat(q[i]);
+  }
+  // At least one row's worth of storage, so that kv is never NULL.
+  std::vector<uint8_t> kv(size_t(std::max<int64_t>(call.kvRows, 1)) * qk);
+  r.kv.resize(size_t(call.kvRows) * qk);
+  float scale = 1.0f / 64;
+  for (size_t i = 0; i < r.kv.size(); ++i) {
+    kv[i] = mla_ref::encodeFp8(normal(rng) * 64, mla_ref::Fp8Format::E4M3FN);
+    r.kv[i] = mla_ref::decodeFp8(kv[i], mla_ref::Fp8Format::E4M3FN) * scale;
+  }
+  r.out.assign(size_t(batch) * r.heads * r.vDim, 0xFFFF);
+  std::vector<int32_t> qo = call.qo, kvp = call.kv;
+
+  mla::emu::Device dev;
+  const mla_backend *backend = mla_backend_emulator(&dev, nullptr, nullptr);
+  const mla_backend *backends[] = {backend, nullptr};
+  mla_context *ctx = nullptr;
+  if (mla_context_create(d, "gfx950", 0, backends, &ctx)) {
+    r.err = mla_last_error();
+    mla_backend_emulator_destroy(backend);
+    return r;
+  }
+  mla_decode_args a{};
+  a.q = q.data();
+  a.kv = kv.data();
+  a.kv_scale = &scale;
+  a.qo_indptr = qo.data();
+  a.kv_indptr = kvp.data();
+  a.out = r.out.data();
+  a.batch = batch;
+  a.max_kv_len = call.maxKvLen;
+  a.kv_indptr_host = call.kvHost;
+  a.num_splits = call.numSplits;
+  a.kv_rows = call.kvRows;
+  mla_decode_plan plan{};
+  std::vector<uint8_t> ws;
+  if (mla_plan_decode(ctx, &a, &plan)) {
+    r.err = mla_last_error();
+  } else {
+    ws.assign(plan.workspace_bytes + 16, 0xFF);
+    dev.registerBuffer(q.data(), q.size() * 2, "q", false);
+    if (call.kvRows)
+      dev.registerBuffer(kv.data(), r.kv.size() - call.kvRowsShort * qk, "kv",
+                         false);
+    dev.registerBuffer(&scale, 4, "kv_scale", false);
+    dev.registerBuffer(qo.data(), qo.size() * 4, "qo_indptr", false);
+    dev.registerBuffer(kvp.data(), kvp.size() * 4, "kv_indptr", false);
+    dev.registerBuffer(r.out.data(), r.out.size() * 2, "out");
+    if (plan.workspace_bytes)
+      dev.registerBuffer(ws.data(), plan.workspace_bytes, "workspace");
+    a.workspace = plan.workspace_bytes ? ws.data() : nullptr;
+    a.workspace_bytes = plan.workspace_bytes;
+    if (mla_decode_run(ctx, &plan, &a, nullptr))
+      r.err = mla_last_error();
+    r.stage1 = plan.stage1;
+    r.splits = plan.splits;
+  }
+  mla_context_destroy(ctx);
+  mla_backend_emulator_destroy(backend);
+  return r;
+}
+
+/// The float64 reference of one sequence (Q row `qRow`, KV rows
+/// [begin, end)) in `r`'s inputs: heads x vDim values.
+inline std::vector<double> referenceRow(const DecodeResult &r, int64_t qRow,
+                                        int32_t begin, int32_t end) {
+  mla_ref::DecodeProblem p;
+  p.batch = 1, p.heads = r.heads, p.qkDim = r.qkDim, p.vDim = r.vDim;
+  p.softmaxScale = r.softmaxScale;
+  p.qoIndptr = {0, 1};
+  p.kvIndptr = {begin, end};
+  size_t n = size_t(r.heads) * r.qkDim;
+  std::vector<double> q(r.q.begin() + qRow * n, r.q.begin() + (qRow + 1) * n);
+  return mla_ref::referenceDecode(p, q, r.kv);
+}
+
+/// Output row `row` of `r`, as floats.
+inline std::vector<double> outputRow(const DecodeResult &r, int64_t row) {
+  size_t n = size_t(r.heads) * r.vDim;
+  std::vector<double> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = mla_ref::bf16ToFloat(r.out[row * n + i]);
+  return v;
+}
+
+} // namespace emutest
+
+#endif // MLA_TEST_EMULATOR_EMULATEDDECODE_H
