@@ -12,7 +12,8 @@ import json
 import os
 
 MANIFEST_VERSION = 1
-ABI_VERSION = 4
+ABI_VERSION = 5
+DECODE_VALIDATE = 1  # mla_decode_args.flags: MLA_DECODE_VALIDATE
 
 _c64, _vp, _cs, _ci = ctypes.c_int64, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
 
@@ -49,7 +50,9 @@ class DecodeArgs(ctypes.Structure):  # mla_decode_args
     _fields_ = [("q", _vp), ("kv", _vp), ("kv_scale", _vp), ("qo_indptr", _vp),
                 ("kv_indptr", _vp), ("out", _vp), ("workspace", _vp),
                 ("workspace_bytes", ctypes.c_size_t), ("batch", _c64), ("max_kv_len", _c64),
-                ("kv_indptr_host", ctypes.POINTER(ctypes.c_int32)), ("num_splits", _c64)]
+                ("kv_indptr_host", ctypes.POINTER(ctypes.c_int32)), ("num_splits", _c64),
+                ("kv_rows", _c64), ("qo_indptr_host", ctypes.POINTER(ctypes.c_int32)),
+                ("flags", ctypes.c_uint32)]
 
 
 class DecodePlan(ctypes.Structure):  # mla_decode_plan
@@ -72,6 +75,14 @@ _REQUIRED_KERNEL = ("name", "stage", "grid", "block_threads", "shared_bytes", "a
 
 class LauncherError(RuntimeError):
     """A launcher call failed; the message is mla_last_error()'s sentence."""
+
+
+class LauncherArgumentError(LauncherError, ValueError):
+    """The launcher refused an argument (MLA_ERROR_INVALID_ARGUMENT,
+    _MISALIGNED, _WORKSPACE_TOO_SMALL): also a ValueError."""
+
+
+_ARGUMENT_STATUSES = (1, 2, 3)
 
 
 def read_manifest(path):
@@ -180,7 +191,8 @@ class Context:
 
     def _check(self, status):
         if status:
-            raise LauncherError(f"{self.name}: {self.lib.mla_last_error().decode()}")
+            cls = LauncherArgumentError if status in _ARGUMENT_STATUSES else LauncherError
+            raise cls(f"{self.name}: {self.lib.mla_last_error().decode()}")
 
     def __del__(self):
         if getattr(self, "ctx", None):

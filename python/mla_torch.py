@@ -115,11 +115,15 @@ class Spec:
                          f"{'' if t.is_contiguous() else ' (not contiguous)'}")
 
     def decode(self, q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len,
-               kv_indptr_host=None, num_splits=0):
+               kv_indptr_host=None, num_splits=0, validate=False):
         """One decode; returns the output (a new tensor). kv_indptr_host: a
         host copy of kv_indptr (a list or tuple), which lets the launcher
         pick the mask-free stage 1; num_splits: 0 (the launcher chooses) or
-        one of the spec's split candidates."""
+        one of the spec's split candidates. The kernels bound every read by
+        kv's rows whatever the indptrs hold (a bad range gives that row
+        zeros, docs/Reliability.md); validate=True copies both indptrs to
+        the host (a synchronisation) and has the launcher refuse bad
+        contents with a ValueError naming the entry instead."""
         self.check_inputs(q, kv, kv_scale, qo_indptr, kv_indptr, batch)
         out = torch.empty((q.shape[0], self.heads, self.v_dim), dtype=self.out_dtype,
                           device=self.torch_device)
@@ -132,6 +136,7 @@ class Spec:
         plan, args, workspaces, plan_ref, args_ref = entry
         args.q, args.kv, args.out = q.data_ptr(), kv.data_ptr(), out.data_ptr()
         args.qo_indptr, args.kv_indptr = qo_indptr.data_ptr(), kv_indptr.data_ptr()
+        args.kv_rows = kv.shape[0]
         if kv_scale is not None:
             args.kv_scale = kv_scale.data_ptr()
         if plan.workspace_bytes:
@@ -143,8 +148,26 @@ class Spec:
                 ws = workspaces[stream] = torch.empty(plan.workspace_bytes, dtype=torch.uint8,
                                                       device=self.torch_device)
             args.workspace = ws.data_ptr()
-        self.context.run_ref(plan_ref, args_ref, stream)
+        if validate:
+            self._run_validated(plan_ref, args, args_ref, stream, qo_indptr, kv_indptr)
+        else:
+            self.context.run_ref(plan_ref, args_ref, stream)
         return out
+
+    def _run_validated(self, plan_ref, args, args_ref, stream, qo_indptr, kv_indptr):
+        """mla_decode_run with MLA_DECODE_VALIDATE and host copies of the
+        device indptrs; the launcher's check is the one rule."""
+        n = qo_indptr.shape[0]
+        kv_host = (ctypes.c_int32 * n)(*kv_indptr.tolist())  # opt-in sync: validate
+        qo_host = (ctypes.c_int32 * n)(*qo_indptr.tolist())  # opt-in sync: validate
+        saved = args.kv_indptr_host
+        args.kv_indptr_host = ctypes.cast(kv_host, ctypes.POINTER(ctypes.c_int32))
+        args.qo_indptr_host = ctypes.cast(qo_host, ctypes.POINTER(ctypes.c_int32))
+        args.flags = L.DECODE_VALIDATE
+        try:
+            self.context.run_ref(plan_ref, args_ref, stream)
+        finally:
+            args.kv_indptr_host, args.qo_indptr_host, args.flags = saved, None, 0
 
     def _plan(self, key, q, kv, kv_scale, qo_indptr, kv_indptr, out):
         """mla_plan_decode for `key` = (batch, max_kv_len, num_splits, host
@@ -158,7 +181,8 @@ class Spec:
                             kv_scale.data_ptr() if kv_scale is not None else None,
                             qo_indptr.data_ptr(), kv_indptr.data_ptr(), out.data_ptr(), None, 0,
                             batch, max_kv_len,
-                            (ctypes.c_int32 * len(host))(*host) if host else None, num_splits)
+                            (ctypes.c_int32 * len(host))(*host) if host else None, num_splits,
+                            kv.shape[0])
         plan = self.context.plan(args, host)
         args.workspace_bytes = plan.workspace_bytes
         if len(self.entries) > 256:
@@ -214,14 +238,15 @@ def spec_for(kv_format, device=None):
 _op_library = torch.library.Library("mla", "DEF")
 _op_library.define(
     "decode(Tensor q, Tensor kv, Tensor? kv_scale, Tensor qo_indptr, Tensor kv_indptr, "
-    "int batch, int max_kv_len, str spec, int[]? kv_indptr_host=None, int num_splits=0) "
-    "-> Tensor")
+    "int batch, int max_kv_len, str spec, int[]? kv_indptr_host=None, int num_splits=0, "
+    "bool validate=False) -> Tensor")
 
 
 def _decode_gpu(q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len, spec,
-                kv_indptr_host=None, num_splits=0):
+                kv_indptr_host=None, num_splits=0, validate=False):
     return spec_named(spec, q.get_device()).decode(q, kv, kv_scale, qo_indptr, kv_indptr, batch,
-                                                   max_kv_len, kv_indptr_host, num_splits)
+                                                   max_kv_len, kv_indptr_host, num_splits,
+                                                   validate)
 
 
 _op_library.impl("decode", _decode_gpu, "CUDA")
@@ -229,18 +254,19 @@ _op_library.impl("decode", _decode_gpu, "CUDA")
 
 @torch.library.register_fake("mla::decode")
 def _decode_fake(q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len, spec,
-                 kv_indptr_host=None, num_splits=0):
+                 kv_indptr_host=None, num_splits=0, validate=False):
     m = L.read_manifest(os.path.join(os.environ.get("MLA_ARTIFACTS", "artifacts"),
                                      spec + ".json"))
     return q.new_empty((q.shape[0], m["num_heads"], m["v_dim"]), dtype=_TORCH_TYPE[m["out_type"]])
 
 
 def decode(q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len, kv_format="fp8",
-           kv_indptr_host=None):
+           kv_indptr_host=None, validate=False):
     """torch.ops.mla.decode with the spec chosen for kv_format."""
     return torch.ops.mla.decode(q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len,
                                 spec_for(kv_format, q.get_device()).name,
-                                None if kv_indptr_host is None else list(kv_indptr_host))
+                                None if kv_indptr_host is None else list(kv_indptr_host),
+                                0, validate)
 
 
 def _as_kernel_inputs(s, q, kv, scale, qo_indptr, kv_indptr):
@@ -299,5 +325,8 @@ def custom_kernel(data):
     # saves the dispatcher's ~5 us of host time per call (probe_host.py).
     # Inputs must already be in the kernels' dtypes (TypeError otherwise);
     # _as_kernel_inputs converts for callers that want that.
+    # config["validate"] = True checks the indptrs' contents on the host
+    # (one synchronisation) and raises ValueError on bad ones.
     return s.decode(q, kv, scale, qo_indptr, kv_indptr, config["batch_size"],
-                    config["kv_seq_len"], config.get("kv_indptr_host"))
+                    config["kv_seq_len"], config.get("kv_indptr_host"),
+                    validate=bool(config.get("validate", False)))
