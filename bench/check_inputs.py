@@ -2,8 +2,8 @@
 without touching the GPU's memory: each case must raise TypeError or
 ValueError (LauncherError for what the C launcher refuses) naming the
 argument, and launch nothing. Cases whose harm is in the indptr *contents*
-(decreasing, past the cache) need the kernel-side guards of #16 and are not
-run here.
+(decreasing, past the cache) are bench/indptr_battery.py's, under
+compute-sanitizer.
 
     MLA_ARTIFACTS=artifacts PYTHONPATH=python python3 bench/check_inputs.py
 """

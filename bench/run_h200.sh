@@ -36,6 +36,11 @@ step "default fp8 spec checks" env MLA_SPEC_FP8=deepseek_r1_decode_fp8 \
 # Bad inputs (issue #16's table, the rows Python answers): an error naming
 # the argument, nothing launched.
 step "bad inputs refused" python3 bench/check_inputs.py
+# Malformed indptr contents (decreasing, negative, past the cache, output
+# rows outside out, a lying host copy): no access outside the buffers, the
+# bad rows defined, the others correct; validate=True refuses each.
+step "memcheck (malformed indptrs)" compute-sanitizer --tool memcheck --error-exitcode 3 \
+  python3 bench/indptr_battery.py
 # Out-of-bounds accesses on a ragged batch with a zero-length sequence.
 step "memcheck (ragged)" compute-sanitizer --tool memcheck --error-exitcode 3 \
   python3 bench/bench_h200.py --memcheck-case
@@ -49,7 +54,7 @@ fi
 step "host time" python3 bench/probe_host.py
 # Every split count of every task shape beside the cost model's choice.
 step "split sweep" python3 bench/sweep_splits.py
-grep -E "^ +[0-9]+/[0-9]+|^[0-9]+x[0-9]+: call|geomean|memory bandwidth|failed|memcheck case|ERROR SUMMARY|relative error|chosen|bad inputs refused|^FAIL" "$OUT/log.txt" |
+grep -E "^ +[0-9]+/[0-9]+|^[0-9]+x[0-9]+: call|geomean|memory bandwidth|failed|memcheck case|ERROR SUMMARY|relative error|chosen|bad inputs refused|indptr battery|^FAIL" "$OUT/log.txt" |
   grep -v " ok$" | tail -40
 printf '%s\n' "${summary[@]}"
 exit $status

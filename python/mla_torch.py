@@ -115,7 +115,7 @@ class Spec:
                          f"{'' if t.is_contiguous() else ' (not contiguous)'}")
 
     def decode(self, q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len,
-               kv_indptr_host=None, num_splits=0, validate=False):
+               kv_indptr_host=None, num_splits=0, validate=False, out=None):
         """One decode; returns the output (a new tensor). kv_indptr_host: a
         host copy of kv_indptr (a list or tuple), which lets the launcher
         pick the mask-free stage 1; num_splits: 0 (the launcher chooses) or
@@ -123,10 +123,17 @@ class Spec:
         kv's rows whatever the indptrs hold (a bad range gives that row
         zeros, docs/Reliability.md); validate=True copies both indptrs to
         the host (a synchronisation) and has the launcher refuse bad
-        contents with a ValueError naming the entry instead."""
+        contents with a ValueError naming the entry instead. out: a
+        tensor to write into instead of a new one (rows no valid qo_indptr
+        entry names are left as they are)."""
         self.check_inputs(q, kv, kv_scale, qo_indptr, kv_indptr, batch)
-        out = torch.empty((q.shape[0], self.heads, self.v_dim), dtype=self.out_dtype,
-                          device=self.torch_device)
+        shape = (q.shape[0], self.heads, self.v_dim)
+        if out is None:
+            out = torch.empty(shape, dtype=self.out_dtype, device=self.torch_device)
+        elif (not isinstance(out, torch.Tensor) or out.dtype != self.out_dtype
+              or out.shape != shape or not out.is_contiguous()
+              or out.get_device() != self.device):
+            self._refuse("out", out, self.out_dtype, f"[{shape[0]}, {shape[1]}, {shape[2]}]")
         host = None if kv_indptr_host is None else tuple(int(x) for x in kv_indptr_host)
         key = (batch, max_kv_len, num_splits, host)
         entry = self.entries.get(key)
