@@ -407,8 +407,16 @@ static mla_status validateArgs(const mla_context *ctx,
       return fail(MLA_ERROR_MISALIGNED, "%s (%p) is not %zu-byte aligned",
                   p.name, p.ptr, p.align);
   if (a->kv_rows < 0)
+    return fail(
+        MLA_ERROR_INVALID_ARGUMENT,
+        "kv_rows is %lld; it must be the number of rows kv holds (>= 0)",
+        (long long)a->kv_rows);
+  // int32 indptrs address no row past INT32_MAX, and the descriptor's
+  // strides (kv_rows x qk_dim) must fit in 64 bits (found by
+  // mla-fuzz-launcher).
+  if (a->kv_rows > INT32_MAX)
     return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "kv_rows is %lld; it must be the number of rows kv holds (>= 0)",
+                "kv_rows %lld exceeds the int32 indptr range",
                 (long long)a->kv_rows);
   if (a->flags & ~MLA_DECODE_VALIDATE)
     return fail(MLA_ERROR_INVALID_ARGUMENT,

@@ -61,7 +61,11 @@ static const ChipInfo kChips[] = {
     {.name = "host",
      .vendor = Vendor::Host,
      .description = "host CPU (reference execution)",
-     .facts = {.computeUnits = 1, .waveSize = 1, .sharedMemBytes = 1 << 30}},
+     .facts = {.computeUnits = 1,
+               .waveSize = 1,
+               .sharedMemBytes = 1 << 30,
+               .matrixInstrNames = {}},
+     .tuning = {}},
 };
 
 std::vector<const MatrixInstr *> ChipInfo::matrixInstrs() const {

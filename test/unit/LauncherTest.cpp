@@ -7,7 +7,7 @@
 // message and launch nothing.
 //
 //===----------------------------------------------------------------------===//
-#include "../../lib/Launcher/Backend.h"
+#include "RecordingBackend.h"
 #include "deepseek_r1_decode_fp8.h"
 #include "mla/SplitCostModel.h"
 
@@ -21,63 +21,15 @@ extern "C" int mla_c_header_target_count(void); // GeneratedHeaderC.c
 
 namespace {
 
-struct Launch {
-  std::string kernel;
-  unsigned gx, gy, block, shared;
-  bool dependent;
-  void *stream;
-  std::vector<uint64_t> words;
-};
+using mlatest::Launch;
 
-struct FakeBackend final : mla_backend {
-  std::string prefix = "gfx";
-  mla_status loadStatus = MLA_SUCCESS;
-  mla_status launchStatus = MLA_SUCCESS;
-  mutable std::vector<Launch> launches;
-  mutable size_t loadedBytes = 0;
-  mutable std::vector<std::string> functions;
-  mutable int unloads = 0;
-
-  const char *name() const override { return "fake"; }
-  bool serves(const char *chip) const override {
-    return std::strncmp(chip, prefix.c_str(), prefix.size()) == 0;
+/// The recording backend, which must only ever be given ELF code objects
+/// and whole 8-byte argument words.
+struct FakeBackend : mlatest::RecordingBackend {
+  ~FakeBackend() {
+    EXPECT_TRUE(loadedElf || !loadedBytes);
+    EXPECT_FALSE(oddArgBytes);
   }
-  mla_status load(int, const char *, const void *code, size_t size,
-                  void **module, std::string &msg) const override {
-    if (loadStatus != MLA_SUCCESS) {
-      msg = "fake load refused";
-      return loadStatus;
-    }
-    // A code object is an ELF file.
-    EXPECT_EQ(0, std::memcmp(code,
-                             "\x7f"
-                             "ELF",
-                             4));
-    loadedBytes = size;
-    *module = const_cast<FakeBackend *>(this);
-    return MLA_SUCCESS;
-  }
-  mla_status function(void *, const char *kernel, int, void **fn,
-                      std::string &) const override {
-    functions.push_back(kernel);
-    *fn = reinterpret_cast<void *>(functions.size()); // 1-based index
-    return MLA_SUCCESS;
-  }
-  mla_status launch(void *, void *fn, unsigned gx, unsigned gy, unsigned block,
-                    unsigned shared, bool dependent, void *stream, void *args,
-                    size_t size, std::string &msg) const override {
-    if (launchStatus != MLA_SUCCESS) {
-      msg = "fake launch refused";
-      return launchStatus;
-    }
-    EXPECT_EQ(size % 8, 0u);
-    std::vector<uint64_t> words(size / 8);
-    std::memcpy(words.data(), args, size);
-    launches.push_back({functions[reinterpret_cast<uintptr_t>(fn) - 1], gx, gy,
-                        block, shared, dependent, stream, words});
-    return MLA_SUCCESS;
-  }
-  void unload(void *) const override { ++unloads; }
 };
 
 /// 16-byte aligned fake device pointers (never dereferenced).
@@ -400,6 +352,14 @@ TEST_F(LauncherTest, ValidateFlagRefusesBadIndptrContents) {
   a.kv_rows = -1;
   expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
                 "kv_rows is -1");
+  // Rows past int32 (mla-fuzz-launcher: the kv descriptor's size x 576
+  // overflowed int64 in the argument packing).
+  a.kv_rows = 7668547316942245422;
+  expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                "kv_rows 7668547316942245422 exceeds the int32 indptr range");
+  a.kv_rows = INT32_MAX;
+  EXPECT_EQ(MLA_SUCCESS, mla_decode(ctx, &a, nullptr)) << mla_last_error();
+  backend.launches.clear();
   a = args(4, 4096);
   a.flags = 2;
   expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
@@ -419,19 +379,33 @@ TEST_F(LauncherTest, ValidateFlagRefusesBadIndptrContents) {
     int64_t kvRows;
     const char *phrase;
   } cases[] = {
-      {{0, 4096, 100, 8192, 12288}, {0, 1, 2, 3, 4}, 16384,
+      {{0, 4096, 100, 8192, 12288},
+       {0, 1, 2, 3, 4},
+       16384,
        "kv_indptr decreases at sequence 1 (4096 then 100)"},
-      {{-5, 4096, 8192, 12288, 16384}, {0, 1, 2, 3, 4}, 16384,
+      {{-5, 4096, 8192, 12288, 16384},
+       {0, 1, 2, 3, 4},
+       16384,
        "kv_indptr[0] is -5"},
-      {{0, 4096, 8192, 12288, 16384}, {0, 1, 2, 3, 4}, 16000,
+      {{0, 4096, 8192, 12288, 16384},
+       {0, 1, 2, 3, 4},
+       16000,
        "kv_indptr[4] is 16384, past kv_rows = 16000"},
-      {{0, 4096, 8192, 12288, 20000}, {0, 1, 2, 3, 4}, 1 << 20,
+      {{0, 4096, 8192, 12288, 20000},
+       {0, 1, 2, 3, 4},
+       1 << 20,
        "sequence 3 length 7712; max_kv_len is 4096"},
-      {{0, 4096, 8192, 12288, 16384}, {0, 1, 1, 3, 4}, 16384,
+      {{0, 4096, 8192, 12288, 16384},
+       {0, 1, 1, 3, 4},
+       16384,
        "qo_indptr gives sequence 1 0 query rows"},
-      {{0, 4096, 8192, 12288, 16384}, {-1, 0, 1, 2, 3}, 16384,
+      {{0, 4096, 8192, 12288, 16384},
+       {-1, 0, 1, 2, 3},
+       16384,
        "qo_indptr[0] is -1"},
-      {{0, 4096, 8192, 12288, 16384}, {1, 2, 3, 4, 5}, 16384,
+      {{0, 4096, 8192, 12288, 16384},
+       {1, 2, 3, 4, 5},
+       16384,
        "qo_indptr[4] is 5, past q's 4 rows"},
   };
   for (const Case &c : cases) {
@@ -541,7 +515,7 @@ TEST(LauncherCreate, UnknownChipMissingBackendAbsentDeviceAreRefused) {
   EXPECT_EQ(MLA_ERROR_NO_DEVICE,
             mla_context_create(&deepseek_r1_decode_fp8_spec, "gfx950", 0,
                                backends, &ctx));
-  EXPECT_NE(std::string(mla_last_error()).find("fake load refused"),
+  EXPECT_NE(std::string(mla_last_error()).find("load refused"),
             std::string::npos);
   EXPECT_EQ(nullptr, ctx);
   EXPECT_EQ(MLA_ERROR_INVALID_ARGUMENT,

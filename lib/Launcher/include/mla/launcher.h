@@ -42,7 +42,13 @@ extern "C" {
  * headers record the version they were written for. */
 #define MLA_LAUNCHER_ABI_VERSION 5
 
+/* C++ sees a fixed underlying type, so that any int a C caller passes
+ * (mla_status_name(42)) is a value of the type, not undefined behaviour. */
+#ifdef __cplusplus
+typedef enum mla_status : int {
+#else
 typedef enum mla_status {
+#endif
   MLA_SUCCESS = 0,
   MLA_ERROR_INVALID_ARGUMENT = 1, /* null pointer, zero/negative size */
   MLA_ERROR_MISALIGNED = 2,       /* a pointer below its required alignment */

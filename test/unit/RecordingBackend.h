@@ -1,0 +1,83 @@
+//===- RecordingBackend.h - a launcher backend that records launches -----===//
+//
+// What the launcher unit tests and the launcher fuzzer launch on: it
+// "loads" any ELF code object, resolves every kernel, and records each
+// launch (kernel, grid, block, shared bytes, stream, packed argument words)
+// instead of running it. No GPU.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLA_TEST_RECORDINGBACKEND_H
+#define MLA_TEST_RECORDINGBACKEND_H
+
+#include "../../lib/Launcher/Backend.h"
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace mlatest {
+
+struct Launch {
+  std::string kernel;
+  unsigned gx, gy, block, shared;
+  bool dependent;
+  void *stream;
+  std::vector<uint64_t> words;
+};
+
+struct RecordingBackend : mla_backend {
+  std::string prefix = "gfx";
+  mla_status loadStatus = MLA_SUCCESS;
+  mla_status launchStatus = MLA_SUCCESS;
+  mutable std::vector<Launch> launches;
+  mutable size_t loadedBytes = 0;
+  mutable bool loadedElf = false;   ///< the code object started with \x7fELF
+  mutable bool oddArgBytes = false; ///< a launch's argument bytes % 8 != 0
+  mutable std::vector<std::string> functions;
+  mutable int unloads = 0;
+
+  const char *name() const override { return "recording"; }
+  bool serves(const char *chip) const override {
+    return std::strncmp(chip, prefix.c_str(), prefix.size()) == 0;
+  }
+  mla_status load(int, const char *, const void *code, size_t size,
+                  void **module, std::string &msg) const override {
+    if (loadStatus != MLA_SUCCESS) {
+      msg = "recording backend: load refused";
+      return loadStatus;
+    }
+    loadedElf = size >= 4 && std::memcmp(code,
+                                         "\x7f"
+                                         "ELF",
+                                         4) == 0;
+    loadedBytes = size;
+    *module = const_cast<RecordingBackend *>(this);
+    return MLA_SUCCESS;
+  }
+  mla_status function(void *, const char *kernel, int, void **fn,
+                      std::string &) const override {
+    functions.push_back(kernel);
+    *fn = reinterpret_cast<void *>(functions.size()); // 1-based index
+    return MLA_SUCCESS;
+  }
+  mla_status launch(void *, void *fn, unsigned gx, unsigned gy, unsigned block,
+                    unsigned shared, bool dependent, void *stream, void *args,
+                    size_t size, std::string &msg) const override {
+    if (launchStatus != MLA_SUCCESS) {
+      msg = "recording backend: launch refused";
+      return launchStatus;
+    }
+    oddArgBytes = oddArgBytes || size % 8 != 0;
+    std::vector<uint64_t> words(size / 8);
+    std::memcpy(words.data(), args, words.size() * 8);
+    launches.push_back({functions[reinterpret_cast<uintptr_t>(fn) - 1], gx, gy,
+                        block, shared, dependent, stream, words});
+    return MLA_SUCCESS;
+  }
+  void unload(void *) const override { ++unloads; }
+};
+
+} // namespace mlatest
+
+#endif // MLA_TEST_RECORDINGBACKEND_H
