@@ -10,7 +10,7 @@ JOBS  ?= $(shell nproc)
 ARTIFACTS ?= artifacts
 PTXAS ?= /usr/local/cuda/bin/ptxas
 
-.PHONY: all deps configure build run test test-sanitize artifacts clean
+.PHONY: all deps configure build run test test-sanitize fuzz artifacts clean
 
 all: build
 
@@ -53,22 +53,35 @@ test: build
 	$(MAKE) test-sanitize
 
 # The host tests (unit, numerics, compile report, launcher, emulator) built
-# with AddressSanitizer + UndefinedBehaviorSanitizer in $(BUILD)-san and run
-# there; any report fails them (issue #16). MLIR / LLVM themselves are not
-# instrumented (Debian's shared libraries).
-SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-SAN_TESTS = mla-unit-tests mla-numerics-tests mla-compile-tests mla-launcher-tests mla-emulator-tests
+# with clang-22, AddressSanitizer + UndefinedBehaviorSanitizer in
+# $(BUILD)-san and run there; any report fails them (issue #16). The same
+# build carries libFuzzer's coverage instrumentation and the two fuzzers
+# (test/fuzz): test-sanitize runs each for its CI budget, `make fuzz` for
+# FUZZ_SECONDS each. MLIR / LLVM themselves are not instrumented (Debian's
+# shared libraries).
+SAN_FLAGS = -fsanitize=address,undefined,fuzzer-no-link -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SAN_TESTS = mla-unit-tests mla-numerics-tests mla-compile-tests mla-launcher-tests mla-emulator-tests \
+            mla-fuzz-spec mla-fuzz-launcher
+FUZZ_SECONDS ?= 600
 $(BUILD)-san/build.ninja:
 	cmake -G Ninja -S . -B $(BUILD)-san -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 -DMLA_BUILD_FUZZERS=ON \
 	  -DCMAKE_C_FLAGS="$(SAN_FLAGS)" -DCMAKE_CXX_FLAGS="$(SAN_FLAGS)" \
 	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
 	  -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
 
+SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
 test-sanitize: deps $(BUILD)-san/build.ninja
 	cmake --build $(BUILD)-san -j $(JOBS) --target $(SAN_TESTS)
-	cd $(BUILD)-san && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-	  UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --output-on-failure -R '^(unit|numerics|compile-report|launcher|emulator)$$'
+	cd $(BUILD)-san && $(SAN_ENV) \
+	  ctest --output-on-failure -R '^(unit|numerics|compile-report|launcher|emulator|fuzz-spec|fuzz-launcher)$$'
+
+# The fuzzers for longer (FUZZ_SECONDS each), growing the corpora in
+# $(BUILD)-san/fuzz; crashes are written there as crash-* files.
+fuzz: deps $(BUILD)-san/build.ninja
+	cmake --build $(BUILD)-san -j $(JOBS) --target mla-fuzz-spec mla-fuzz-launcher
+	cd $(BUILD)-san && $(SAN_ENV) MLA_FUZZ_SECONDS=$(FUZZ_SECONDS) \
+	  ctest --output-on-failure -R '^fuzz-' --timeout $$(( $(FUZZ_SECONDS) * 2 + 300 ))
 
 clean:
 	rm -rf $(BUILD)

@@ -458,9 +458,8 @@ struct KvLoopLowering : TilePattern<KvLoopOp> {
 /// same dim of the argument in its storage type.
 struct DimLowering : OpConversionPattern<memref::DimOp> {
   using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(memref::DimOp op, OpAdaptor a,
-                  ConversionPatternRewriter &rw) const override {
+  LogicalResult matchAndRewrite(memref::DimOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
     rw.replaceOpWithNewOp<memref::DimOp>(op, a.getSource(), a.getIndex());
     return success();
   }
@@ -546,8 +545,9 @@ struct MLALowerToLoops
     target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp f) {
       return types.isSignatureLegal(f.getFunctionType());
     });
-    target.addDynamicallyLegalOp<memref::DimOp>(
-        [&](memref::DimOp d) { return types.isLegal(d.getSource().getType()); });
+    target.addDynamicallyLegalOp<memref::DimOp>([&](memref::DimOp d) {
+      return types.isLegal(d.getSource().getType());
+    });
     patterns.add<DimLowering>(types, ctx);
     patterns.add<FillLowering, LoadLowering, StoreLowering, CastLowering,
                  ScaleLowering, SliceLowering, MaskLowering, DotLowering,

@@ -60,9 +60,9 @@ struct DecodeCall {
 };
 
 struct DecodeResult {
-  std::string err; ///< "" or the launcher's / emulator's error
-  std::vector<uint16_t> out;  ///< bf16, poisoned 0xFFFF before the run
-  std::vector<double> q, kv;  ///< the inputs, decoded
+  std::string err;           ///< "" or the launcher's / emulator's error
+  std::vector<uint16_t> out; ///< bf16, poisoned 0xFFFF before the run
+  std::vector<double> q, kv; ///< the inputs, decoded
   int64_t heads = 0, qkDim = 0, vDim = 0;
   double softmaxScale = 0;
   std::string stage1;

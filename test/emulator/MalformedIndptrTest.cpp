@@ -40,14 +40,17 @@ void expectGuarded(const DecodeResult &r, const DecodeCall &call) {
     }
     std::vector<double> want = emutest::referenceRow(r, row, begin, end);
     EXPECT_LT(mla_ref::relativeFrobeniusError(got, want), 2e-2)
-        << "sequence " << b << " [" << begin << ", " << end << "), "
-        << r.stage1 << ", " << r.splits << " splits";
+        << "sequence " << b << " [" << begin << ", " << end << "), " << r.stage1
+        << ", " << r.splits << " splits";
   }
   // Rows no valid qo_indptr entry names keep their poison.
-  for (int64_t row = 0; row < batch; ++row)
-    if (!written[row])
-      for (double v : emutest::outputRow(r, row))
-        ASSERT_TRUE(std::isnan(v)) << "row " << row << " was written";
+  for (int64_t row = 0; row < batch; ++row) {
+    if (written[row])
+      continue;
+    for (double v : emutest::outputRow(r, row)) {
+      ASSERT_TRUE(std::isnan(v)) << "row " << row << " was written";
+    }
+  }
 }
 
 // The masked stage 1, one split (stage 1 writes out) and several (stage 2
