@@ -1,7 +1,8 @@
 //===- EmulatedDecode.h - one decode on the emulator, for the tests -------===//
 //
-// The gfx950 code object of deepseek_r1_decode_fp8 that this test binary's
-// CMake rule compiles, run through the C launcher's emulator backend on
+// The code objects this test binary's CMake rule compiles (gfx950:
+// deepseek_r1_decode_fp8, gfx942: deepseek_r1_decode_fp8_mi300x), run
+// through the C launcher's emulator backend on
 // random inputs (seed printed), with every buffer registered at its real
 // size: a kernel access outside them is an emulator fault, not a silent
 // read. The indptrs the kernels see are given as they are, valid or not.
@@ -28,16 +29,24 @@
 namespace emutest {
 
 struct Compiled {
+  std::string spec, chip;
+  mla_ref::Fp8Format fp8 = mla_ref::Fp8Format::E4M3FN;
   llvm::json::Object manifest;
   std::string code;
 };
 
-inline Compiled load() {
+/// The fp8 spec's code object for `chip` ("gfx950" or "gfx942").
+inline Compiled load(const std::string &chip = "gfx950") {
   Compiled c;
-  std::string dir = MLA_TEST_CODE_DIR;
-  auto json = llvm::MemoryBuffer::getFile(dir + "/deepseek_r1_decode_fp8.json");
-  auto code = llvm::MemoryBuffer::getFile(dir + "/deepseek_r1_decode_fp8.hsaco",
-                                          false, false);
+  c.chip = chip;
+  c.spec = chip == "gfx942" ? "deepseek_r1_decode_fp8_mi300x"
+                            : "deepseek_r1_decode_fp8";
+  c.fp8 = chip == "gfx942" ? mla_ref::Fp8Format::E4M3FNUZ
+                           : mla_ref::Fp8Format::E4M3FN;
+  std::string dir = std::string(MLA_TEST_CODE_DIR) + "/" + chip;
+  auto json = llvm::MemoryBuffer::getFile(dir + "/" + c.spec + ".json");
+  auto code =
+      llvm::MemoryBuffer::getFile(dir + "/" + c.spec + ".hsaco", false, false);
   EXPECT_TRUE(json && code) << "run the build first (" << dir << ")";
   if (!json || !code)
     return c;
@@ -96,8 +105,8 @@ inline DecodeResult decode(const Compiled &c, const std::string &code,
   r.kv.resize(size_t(call.kvRows) * qk);
   float scale = 1.0f / 64;
   for (size_t i = 0; i < r.kv.size(); ++i) {
-    kv[i] = mla_ref::encodeFp8(normal(rng) * 64, mla_ref::Fp8Format::E4M3FN);
-    r.kv[i] = mla_ref::decodeFp8(kv[i], mla_ref::Fp8Format::E4M3FN) * scale;
+    kv[i] = mla_ref::encodeFp8(normal(rng) * 64, c.fp8);
+    r.kv[i] = mla_ref::decodeFp8(kv[i], c.fp8) * scale;
   }
   r.out.assign(size_t(batch) * r.heads * r.vDim, 0xFFFF);
   std::vector<int32_t> qo = call.qo, kvp = call.kv;
@@ -106,7 +115,7 @@ inline DecodeResult decode(const Compiled &c, const std::string &code,
   const mla_backend *backend = mla_backend_emulator(&dev, nullptr, nullptr);
   const mla_backend *backends[] = {backend, nullptr};
   mla_context *ctx = nullptr;
-  if (mla_context_create(d, "gfx950", 0, backends, &ctx)) {
+  if (mla_context_create(d, c.chip.c_str(), 0, backends, &ctx)) {
     r.err = mla_last_error();
     mla_backend_emulator_destroy(backend);
     return r;

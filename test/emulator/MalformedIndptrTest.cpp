@@ -1,7 +1,7 @@
 //===- MalformedIndptrTest.cpp - no indptr content leaves the buffers -----===//
 //
-// Issue #16's memory-safety rule on the gfx950 code object, run on the
-// emulator with every buffer registered at its real size: whatever
+// Issue #16's memory-safety rule on the gfx950 and gfx942 code objects, run
+// on the emulator with every buffer registered at its real size: whatever
 // kv_indptr and qo_indptr hold (decreasing, negative, past the cache, past
 // q's rows, lengths a lying host copy says divide), no kernel touches
 // memory outside its buffers, a sequence with an invalid KV range gets
@@ -56,8 +56,10 @@ void expectGuarded(const DecodeResult &r, const DecodeCall &call) {
 // The masked stage 1, one split (stage 1 writes out) and several (stage 2
 // combines): decreasing, negative and past-the-cache ranges next to valid
 // ones, and output rows outside out.
-TEST(MalformedIndptr, MaskedKernelsStayInsideTheirBuffers) {
-  emutest::Compiled c = emutest::load();
+class MalformedIndptr : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(MalformedIndptr, MaskedKernelsStayInsideTheirBuffers) {
+  emutest::Compiled c = emutest::load(GetParam());
   for (int64_t splits : {1, 4}) {
     DecodeCall call;
     //          ok   ok    decr. ok    ok     past  ok
@@ -70,7 +72,7 @@ TEST(MalformedIndptr, MaskedKernelsStayInsideTheirBuffers) {
     call.numSplits = splits;
     DecodeResult r = emutest::decode(c, c.code, call);
     expectGuarded(r, call);
-    EXPECT_EQ(r.stage1, "deepseek_r1_decode_fp8_stage1_masked");
+    EXPECT_EQ(r.stage1, c.spec + "_stage1_masked");
 
     call.kv = {-64, 10, 300, -5, 900, 900, 1400, 1401};
     call.qo = {0, 7, -1, 3, 1 << 30, 5, 6, 2};
@@ -83,8 +85,8 @@ TEST(MalformedIndptr, MaskedKernelsStayInsideTheirBuffers) {
 // a device copy that disagrees (lengths 36 and 100, a range past the cache)
 // must still stay inside the buffers: its exact split ranges are empty for
 // lengths that do not divide.
-TEST(MalformedIndptr, MaskFreeKernelTrustsNoLength) {
-  emutest::Compiled c = emutest::load();
+TEST_P(MalformedIndptr, MaskFreeKernelTrustsNoLength) {
+  emutest::Compiled c = emutest::load(GetParam());
   std::vector<int32_t> host = {0, 128, 256, 384, 512};
   for (int64_t splits : {1, 2}) {
     DecodeCall call;
@@ -95,7 +97,7 @@ TEST(MalformedIndptr, MaskFreeKernelTrustsNoLength) {
     call.kvHost = host.data();
     call.numSplits = splits;
     DecodeResult r = emutest::decode(c, c.code, call);
-    ASSERT_EQ(r.stage1, "deepseek_r1_decode_fp8_stage1_mask_free") << r.err;
+    ASSERT_EQ(r.stage1, c.spec + "_stage1_mask_free") << r.err;
     ASSERT_EQ(r.err, "");
     // Sequence 0 is whole tiles and correct; 1 and 2 do not divide and
     // give zeros like the invalid range of 3.
@@ -107,5 +109,8 @@ TEST(MalformedIndptr, MaskFreeKernelTrustsNoLength) {
         ASSERT_EQ(v, 0.0) << "sequence " << b;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Chips, MalformedIndptr,
+                         ::testing::Values("gfx950", "gfx942"));
 
 } // namespace
