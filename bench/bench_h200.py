@@ -336,7 +336,7 @@ def main():
             of_all.append(tf)
             oi_all.append(ti)
             # The launcher's choice, from the plan the calls above cached.
-            splits = mla_torch.spec_for("fp8").context.plans[(bs, kv, 0, None)].splits
+            splits = mla_torch.spec_for("fp8").plan(bs, kv).splits
             row = dict(bs=bs, kv=kv, ours_us=t, ours_queued_us=tq, ours_fresh_us=tf,
                        ours_inplace_us=ti, ours_host_cold_us=host, splits=splits,
                        fp8_tb_s=bs * kv * QK / (t * 1e-6) / 1e12)

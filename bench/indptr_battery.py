@@ -70,7 +70,7 @@ def run_case(fmt, name, kvp_list, qo_list, splits, seed, host=None):
     B.poison()  # the workspace
     s.decode(*ins, bs, max(LENGTHS), host, splits, out=out)
     torch.cuda.synchronize()
-    plan = s.entries[(bs, max(LENGTHS), splits, None if host is None else tuple(host))][0]
+    plan = s.plan(bs, max(LENGTHS), splits, host)
     # The mask-free stage 1 runs lengths that are not a multiple of
     # splits x block_n as empty ones (an exact split range).
     multiple = plan.splits * 64 if plan.mask_free else 1

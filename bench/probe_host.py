@@ -47,10 +47,10 @@ for bs, kv in [(4, 1024), (256, 1024)]:
     q, kvd, qo, kvp, cfg = data
     inputs = M._as_kernel_inputs(s, q, kvd["fp8"][0], kvd["fp8"][1], qo, kvp)
     out = s.decode(*inputs, bs, kv)
-    plan = s.context.plans[(bs, kv, 0, None)]
+    plan = s.plan(bs, kv)
     ws = torch.empty(max(plan.workspace_bytes, 1), dtype=torch.uint8, device="cuda")
     args = L.DecodeArgs(*(t.data_ptr() for t in inputs[:5]), out.data_ptr(), ws.data_ptr(),
-                        plan.workspace_bytes, bs, kv, None, 0)
+                        plan.workspace_bytes, bs, kv, None, 0, inputs[1].shape[0])
     stream = M._current_stream(0)
     r = {
         "custom_kernel": host(lambda: M.custom_kernel(fresh())),
@@ -59,7 +59,7 @@ for bs, kv in [(4, 1024), (256, 1024)]:
         "mla_decode_run": host(lambda: s.context.run(plan, args, stream)),
         "DecodeArgs(...)": host(lambda: L.DecodeArgs(*(t.data_ptr() for t in inputs[:5]),
                                                      out.data_ptr(), ws.data_ptr(),
-                                                     plan.workspace_bytes, bs, kv, None, 0)),
+                                                     plan.workspace_bytes, bs, kv, None, 0, inputs[1].shape[0])),
         "torch.empty (out)": host(lambda: torch.empty((bs, 16, 512), dtype=torch.bfloat16,
                                                       device="cuda")),
     }

@@ -23,7 +23,7 @@ for bs, kv in B.TASK_SHAPES:
     q, kvd, qo, kvp, cfg = data
     inputs = M._as_kernel_inputs(s, q, kvd["fp8"][0], kvd["fp8"][1], qo, kvp)
     s.decode(*inputs, bs, kv)
-    chosen = s.context.plans[(bs, kv, 0, None)].splits
+    chosen = s.plan(bs, kv).splits
     row = []
     for n in m["split_candidates"]:
         def fn():

@@ -176,8 +176,8 @@ class SpecDescriptor:
 
 
 class Context:
-    """mla_context_create for a SpecDescriptor on `device`; plans cached per
-    batch, max_kv_len, forced split count and host lengths."""
+    """mla_context_create for a SpecDescriptor on `device`: plan and run
+    through the launcher."""
 
     def __init__(self, lib, spec, device):
         self.lib, self.spec = lib, spec
@@ -187,7 +187,6 @@ class Context:
                                            spec.manifest["chip"].encode(), device,
                                            lib.backends, ctypes.byref(ctx)))
         self.ctx = ctx
-        self.plans = {}
 
     def _check(self, status):
         if status:
@@ -198,17 +197,11 @@ class Context:
         if getattr(self, "ctx", None):
             self.lib.mla_context_destroy(self.ctx)
 
-    def plan(self, args, host):
-        """The cached plan for `args` (a DecodeArgs whose kv_indptr_host holds
-        `host`, a tuple or None)."""
-        key = (args.batch, args.max_kv_len, args.num_splits, host)
-        p = self.plans.get(key)
-        if p is None:
-            p = DecodePlan()
-            self._check(self.lib.mla_plan_decode(self.ctx, ctypes.byref(args), ctypes.byref(p)))
-            if len(self.plans) > 256:
-                self.plans.clear()
-            self.plans[key] = p
+    def plan(self, args):
+        """mla_plan_decode for `args` (a DecodeArgs): a new DecodePlan.
+        Callers keep the plans they reuse (mla_torch.Spec, one per shape)."""
+        p = DecodePlan()
+        self._check(self.lib.mla_plan_decode(self.ctx, ctypes.byref(args), ctypes.byref(p)))
         return p
 
     def run(self, plan, args, stream):

@@ -176,6 +176,13 @@ class Spec:
         finally:
             args.kv_indptr_host, args.qo_indptr_host, args.flags = saved, None, 0
 
+    def plan(self, batch, max_kv_len, num_splits=0, kv_indptr_host=None):
+        """The plan decode() made and keeps for these arguments (None before
+        the first such call): its split count, kernels and workspace."""
+        host = None if kv_indptr_host is None else tuple(int(x) for x in kv_indptr_host)
+        entry = self.entries.get((batch, max_kv_len, num_splits, host))
+        return entry[0] if entry else None
+
     def _plan(self, key, q, kv, kv_scale, qo_indptr, kv_indptr, out):
         """mla_plan_decode for `key` = (batch, max_kv_len, num_splits, host
         lengths): the plan, the argument struct calls fill in, and the
@@ -190,7 +197,7 @@ class Spec:
                             batch, max_kv_len,
                             (ctypes.c_int32 * len(host))(*host) if host else None, num_splits,
                             kv.shape[0])
-        plan = self.context.plan(args, host)
+        plan = self.context.plan(args)
         args.workspace_bytes = plan.workspace_bytes
         if len(self.entries) > 256:
             self.entries.clear()
