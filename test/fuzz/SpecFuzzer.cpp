@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 
 using namespace mlir;
 
@@ -88,6 +89,9 @@ struct Fuzzer {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static Fuzzer *fuzzer = new Fuzzer();
-  fuzzer->one(llvm::StringRef(reinterpret_cast<const char *>(data), size));
+  // MLIR's lexer expects a NUL after the text, as every file buffer has
+  // (mla-opt's input included); libFuzzer's bytes have none.
+  std::string text(reinterpret_cast<const char *>(data), size);
+  fuzzer->one(text);
   return 0;
 }

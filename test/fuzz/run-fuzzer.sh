@@ -5,9 +5,10 @@
 #   run-fuzzer.sh FUZZER NAME SECONDS SOURCE_DIR WORK_DIR
 #
 # MLA_FUZZ_SECONDS overrides SECONDS. The corpus grows in
-# WORK_DIR/NAME-corpus across runs; the spec fuzzer is also seeded with
-# kernels/*.mlir and every lit input (split at `// -----`) and given the
-# dialect's dictionary. A crash, leak, sanitizer report or timeout fails the
+# WORK_DIR/NAME-corpus across runs; the seeds are every input that once
+# crashed (test/fuzz/regressions/NAME-*, run first on every run), and for
+# the spec fuzzer kernels/*.mlir and every lit input (split at `// -----`);
+# the spec fuzzer gets the dialect's dictionary. A crash, leak, sanitizer report or timeout fails the
 # run and leaves WORK_DIR/NAME-crash-* (reproduce: FUZZER that-file). The
 # executions and the corpus size are appended to WORK_DIR/fuzz-totals.txt.
 set -euo pipefail
@@ -15,6 +16,7 @@ fuzzer=$1 name=$2 seconds=${MLA_FUZZ_SECONDS:-$3} src=$4 work=$5
 corpus=$work/$name-corpus seeds=$work/$name-seeds
 mkdir -p "$corpus"
 rm -rf "$seeds" && mkdir -p "$seeds"
+cp "$src"/test/fuzz/regressions/"$name"-* "$seeds"/ 2>/dev/null || true
 extra=()
 if [ "$name" = spec ]; then
   python3 "$src/test/fuzz/split-seeds.py" "$seeds" "$src"/kernels/*.mlir \
