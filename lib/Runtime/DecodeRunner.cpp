@@ -7,12 +7,15 @@
 #include "mla/SplitCostModel.h"
 
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
+
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::mla;
@@ -178,6 +181,29 @@ mlir::mla::makeRandomDecode(const DecodeKernels &k,
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0.0, 1.0);
 
+  // Lengths the int32 indptrs can hold, and a problem the host's memory
+  // can: the inputs, their float64 copies and the reference take about
+  // 20 bytes per KV element and 12 per Q element (mla-run with a huge
+  // --batch x --kv-len must get a sentence, not an out-of-memory abort).
+  int64_t total = 0;
+  for (int64_t len : lengths) {
+    if (len < 0)
+      return makeError("kv lengths must be non-negative");
+    total += std::min<int64_t>(len, int64_t(1) << 40);
+    if (total > std::numeric_limits<int32_t>::max())
+      return makeError("the KV lengths add up to more than 2^31 - 1 tokens, "
+                       "past the int32 kv_indptr range");
+  }
+  double need =
+      20.0 * double(total) * k.qkDim + 12.0 * double(batch) * k.heads * k.qkDim;
+  double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+  if (have > 0 && need > have / 2)
+    return makeError(llvm::formatv(
+        "batch {0} with {1} KV tokens needs about {2:F1} GiB of host memory "
+        "for the inputs and the float64 reference; this host has {3:F1} GiB "
+        "(use smaller --batch / --kv-len / --kv-lens)",
+        batch, total, need / double(1ull << 30), have / double(1ull << 30)));
+
   mla_ref::DecodeProblem &p = r.problem;
   p.batch = batch;
   p.heads = k.heads;
@@ -187,8 +213,6 @@ mlir::mla::makeRandomDecode(const DecodeKernels &k,
   p.qoIndptr.push_back(0);
   p.kvIndptr.push_back(0);
   for (int64_t len : lengths) {
-    if (len < 0)
-      return makeError("kv lengths must be non-negative");
     p.qoIndptr.push_back(p.qoIndptr.back() + 1);
     p.kvIndptr.push_back(p.kvIndptr.back() + static_cast<int32_t>(len));
   }

@@ -3,6 +3,9 @@
 // RUN: mla-run %s --batch=2 --kv-len=256 --splits=auto --chip=sm_90 | FileCheck %s --check-prefix=AUTO
 // RUN: not mla-run %s --chip=gfx90a 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not mla-run %s --splits=zero 2>&1 | FileCheck %s --check-prefix=SPLITS
+// Problems the host cannot hold get a sentence, not an out-of-memory abort:
+// RUN: not mla-run %s --batch=100000000 --kv-len=100000000 2>&1 | FileCheck %s --check-prefix=INT32
+// RUN: not mla-run %s --batch=2000 --kv-len=200000 2>&1 | FileCheck %s --check-prefix=MEMORY
 
 // A small spec (64 latent + 32 rope dims) keeps the run short.
 mla.decode @small {
@@ -27,3 +30,5 @@ mla.decode @small {
 
 // CHIP: mla-run: error: unknown chip 'gfx90a' (known: gfx950, gfx942, sm_90, host)
 // SPLITS: mla-run: error: --splits must be 'auto' or a positive count, got 'zero'
+// INT32: mla-run: error: the KV lengths add up to more than 2^31 - 1 tokens, past the int32 kv_indptr range
+// MEMORY: mla-run: error: batch 2000 with 400000000 KV tokens needs about {{[0-9.]+}} GiB of host memory
