@@ -64,6 +64,72 @@ uint8_t mla_ref::encodeFp8(double value, Fp8Format format) {
   return static_cast<uint8_t>(neg ? (best | 0x80) : best);
 }
 
+double mla_ref::decodeFp4E2M1(uint8_t code) {
+  static const double magnitude[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+  double v = magnitude[code & 7];
+  return (code & 8) ? -v : v;
+}
+
+uint8_t mla_ref::encodeFp4E2M1(double value) {
+  if (std::isnan(value))
+    return 0;
+  double a = std::min(std::fabs(value), 6.0);
+  // The magnitudes of codes 0..7 increase: nearest, ties to the even code.
+  int best = 0;
+  for (int c = 1; c < 8; ++c) {
+    double d = std::fabs(decodeFp4E2M1(uint8_t(c)) - a);
+    double bestD = std::fabs(decodeFp4E2M1(uint8_t(best)) - a);
+    if (d < bestD || (d == bestD && (c & 1) == 0))
+      best = c;
+  }
+  return uint8_t(std::signbit(value) ? (best | 8) : best);
+}
+
+double mla_ref::decodeE8M0(uint8_t code) {
+  if (code == 0xFF)
+    return std::numeric_limits<double>::quiet_NaN();
+  return std::ldexp(1.0, int(code) - 127);
+}
+
+std::vector<double> mla_ref::dequantizeMxfp4(const uint8_t *data,
+                                             const uint8_t *scales,
+                                             int64_t rows, int64_t cols,
+                                             int64_t scaleStride) {
+  std::vector<double> out(size_t(rows) * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      uint8_t byte = data[r * (cols / 2) + c / 2];
+      uint8_t nibble = (c % 2 == 0) ? (byte & 0xF) : (byte >> 4);
+      out[r * cols + c] =
+          decodeFp4E2M1(nibble) * decodeE8M0(scales[r * scaleStride + c / 32]);
+    }
+  return out;
+}
+
+void mla_ref::quantizeMxfp4(const std::vector<double> &values, int64_t rows,
+                            int64_t cols, int64_t scaleStride,
+                            std::vector<uint8_t> &data,
+                            std::vector<uint8_t> &scales) {
+  data.assign(size_t(rows) * (cols / 2), 0);
+  scales.assign(size_t(rows) * scaleStride, 0x7F);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < cols / 32; ++b) {
+      double amax = 0;
+      for (int64_t c = b * 32; c < b * 32 + 32; ++c)
+        amax = std::max(amax, std::fabs(values[r * cols + c]));
+      int e = -127;
+      if (amax > 0)
+        e = std::clamp(int(std::floor(std::log2(amax))) - 2, -127, 127);
+      scales[r * scaleStride + b] = uint8_t(e + 127);
+      double scale = std::ldexp(1.0, e);
+      for (int64_t c = b * 32; c < b * 32 + 32; ++c) {
+        uint8_t nibble = encodeFp4E2M1(values[r * cols + c] / scale);
+        uint8_t &byte = data[r * (cols / 2) + c / 2];
+        byte |= (c % 2 == 0) ? nibble : uint8_t(nibble << 4);
+      }
+    }
+}
+
 float mla_ref::bf16ToFloat(uint16_t bits) {
   uint32_t u = static_cast<uint32_t>(bits) << 16;
   float f;

@@ -32,6 +32,36 @@ float f16ToFloat(uint16_t bits);
 /// subnormals kept.
 uint16_t floatToF16(float value);
 
+/// OCP MX fp4 e2m1 (MXFP4's element type): sign, 2 exponent bits (bias 1),
+/// 1 mantissa bit; 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives; no NaN,
+/// no infinity. `code`'s low 4 bits are the value.
+double decodeFp4E2M1(uint8_t code);
+/// Round to nearest even, saturating to +-6; NaN gives +0 (e2m1 has none).
+uint8_t encodeFp4E2M1(double value);
+
+/// OCP MX e8m0 scale: 2^(code - 127) for codes 0..254, NaN for 0xFF.
+double decodeE8M0(uint8_t code);
+
+/// The task's mxfp4 KV cache (../shared/task/amd-mixed-mla.md): `rows` rows
+/// of `cols` values; `data` holds cols / 2 bytes per row (the low nibble is
+/// the even element), `scales` one e8m0 per block of 32 values of a row at
+/// `scaleStride` bytes per row (the quantiser may pad: the stride is the
+/// tensor's, never assumed). Returns rows x cols dequantised values,
+/// value = fp4 x scale.
+std::vector<double> dequantizeMxfp4(const uint8_t *data, const uint8_t *scales,
+                                    int64_t rows, int64_t cols,
+                                    int64_t scaleStride);
+
+/// Quantises rows x cols values to that layout (scale stride `scaleStride`
+/// >= cols / 32; padding bytes 0x7F, 1.0) with the OCP MX rule: per block
+/// of 32, scale = 2^(floor(log2(amax)) - 2) (e2m1's largest exponent),
+/// elements rounded to nearest even and saturated to +-6 (an all-zero block
+/// gets 2^-127). For tests: the task's own quantiser may choose scales
+/// differently; the decoder takes any.
+void quantizeMxfp4(const std::vector<double> &values, int64_t rows,
+                   int64_t cols, int64_t scaleStride,
+                   std::vector<uint8_t> &data, std::vector<uint8_t> &scales);
+
 /// One decode problem with q_seq_len 1, page size 1, one KV head.
 struct DecodeProblem {
   int64_t batch = 1;
