@@ -1,11 +1,13 @@
-//===- Launcher.cpp - validation, planning and argument packing -----------===//
+//===- Launcher.cpp - contexts, planning and argument packing -------------===//
 //
 // The backend-independent half of the C API in mla/launcher.h. Nothing here
 // touches a device: a call either fails with a status and a message before
-// any backend call, or hands the backend finished launches.
+// any backend call (the argument checks are Validate.cpp's), or hands the
+// backend finished launches.
 //
 //===----------------------------------------------------------------------===//
 #include "Backend.h"
+#include "Internal.h"
 #include "mla/SplitCostModel.h"
 
 #include <algorithm>
@@ -18,24 +20,9 @@
 #include <memory>
 #include <vector>
 
+using namespace mla_launcher;
+
 namespace {
-
-thread_local std::string lastError;
-
-mla_status fail(mla_status s, const char *fmt, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  lastError = std::string(mla_status_name(s)) + ": " + buf;
-  return s;
-}
-
-mla_status failWith(mla_status s, const std::string &msg) {
-  lastError = std::string(mla_status_name(s)) + ": " + msg;
-  return s;
-}
 
 constexpr size_t kWorkspaceAlign = 256;
 size_t alignUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
@@ -81,34 +68,6 @@ struct mla_context {
   std::vector<Kernel> stage1Masked, stage1MaskFree, stage2;
   int64_t concurrent = 1; // programs resident at once (split model)
 };
-
-extern "C" const char *mla_status_name(mla_status s) {
-  switch (s) {
-  case MLA_SUCCESS:
-    return "MLA_SUCCESS";
-  case MLA_ERROR_INVALID_ARGUMENT:
-    return "MLA_ERROR_INVALID_ARGUMENT";
-  case MLA_ERROR_MISALIGNED:
-    return "MLA_ERROR_MISALIGNED";
-  case MLA_ERROR_WORKSPACE_TOO_SMALL:
-    return "MLA_ERROR_WORKSPACE_TOO_SMALL";
-  case MLA_ERROR_NO_CODE_FOR_CHIP:
-    return "MLA_ERROR_NO_CODE_FOR_CHIP";
-  case MLA_ERROR_NO_BACKEND:
-    return "MLA_ERROR_NO_BACKEND";
-  case MLA_ERROR_NO_DEVICE:
-    return "MLA_ERROR_NO_DEVICE";
-  case MLA_ERROR_CHIP_MISMATCH:
-    return "MLA_ERROR_CHIP_MISMATCH";
-  case MLA_ERROR_INVALID_SPEC:
-    return "MLA_ERROR_INVALID_SPEC";
-  case MLA_ERROR_DRIVER:
-    return "MLA_ERROR_DRIVER";
-  }
-  return "MLA_ERROR_UNKNOWN";
-}
-
-extern "C" const char *mla_last_error(void) { return lastError.c_str(); }
 
 /// Checks that the launcher knows how to bind every argument of `k`.
 static mla_status checkKernel(const mla_kernel_desc &k) {
@@ -302,24 +261,6 @@ static size_t workspaceBytes(const mla_spec_desc &s, int64_t batch,
          alignUp(rows * sizeof(float), kWorkspaceAlign);
 }
 
-static mla_status checkSizes(int64_t batch, int64_t maxKvLen) {
-  if (batch <= 0)
-    return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "batch is %lld; it must be positive", (long long)batch);
-  if (batch > (int64_t(1) << 31) - 1)
-    return fail(MLA_ERROR_INVALID_ARGUMENT, "batch %lld exceeds the grid limit",
-                (long long)batch);
-  if (maxKvLen < 0)
-    return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "max_kv_len is %lld; it must not be negative",
-                (long long)maxKvLen);
-  if (maxKvLen > (int64_t(1) << 31) - 1)
-    return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "max_kv_len %lld exceeds int32 indptr range",
-                (long long)maxKvLen);
-  return MLA_SUCCESS;
-}
-
 extern "C" mla_status mla_workspace_size(const mla_context *ctx, int64_t batch,
                                          int64_t maxKvLen, size_t *bytes) {
   if (!ctx || !bytes)
@@ -332,141 +273,6 @@ extern "C" mla_status mla_workspace_size(const mla_context *ctx, int64_t batch,
   return MLA_SUCCESS;
 }
 
-static bool aligned(const void *p, size_t a) {
-  return reinterpret_cast<uintptr_t>(p) % a == 0;
-}
-
-/// MLA_DECODE_VALIDATE: the host copies' contents, entry by entry, against
-/// what the kernels would otherwise guard (mla/launcher.h).
-static mla_status validateIndptrs(const mla_spec_desc &s,
-                                  const mla_decode_args *a) {
-  const int32_t *kv = a->kv_indptr_host, *qo = a->qo_indptr_host;
-  if (!kv || !qo)
-    return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "flags has MLA_DECODE_VALIDATE but %s is NULL; validation "
-                "reads the host copies of both indptrs",
-                kv ? "qo_indptr_host" : "kv_indptr_host");
-  if (kv[0] < 0)
-    return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "kv_indptr[0] is %d; it must be >= 0", kv[0]);
-  if (qo[0] < 0)
-    return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "qo_indptr[0] is %d; it must be >= 0", qo[0]);
-  for (int64_t b = 0; b < a->batch; ++b) {
-    int64_t len = int64_t(kv[b + 1]) - kv[b];
-    if (len < 0)
-      return fail(MLA_ERROR_INVALID_ARGUMENT,
-                  "kv_indptr decreases at sequence %lld (%d then %d)",
-                  (long long)b, kv[b], kv[b + 1]);
-    if (len > a->max_kv_len)
-      return fail(MLA_ERROR_INVALID_ARGUMENT,
-                  "kv_indptr gives sequence %lld length %lld; max_kv_len is "
-                  "%lld",
-                  (long long)b, (long long)len, (long long)a->max_kv_len);
-    if (int64_t(qo[b + 1]) - qo[b] != s.q_seq_len)
-      return fail(MLA_ERROR_INVALID_ARGUMENT,
-                  "qo_indptr gives sequence %lld %lld query rows (%d to %d); "
-                  "spec '%s' has q_seq_len %d",
-                  (long long)b, (long long)(int64_t(qo[b + 1]) - qo[b]), qo[b],
-                  qo[b + 1], s.name, s.q_seq_len);
-  }
-  if (kv[a->batch] > a->kv_rows)
-    return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "kv_indptr[%lld] is %d, past kv_rows = %lld",
-                (long long)a->batch, kv[a->batch], (long long)a->kv_rows);
-  if (int64_t(qo[a->batch]) > a->batch * s.q_seq_len)
-    return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "qo_indptr[%lld] is %d, past q's %lld rows (batch x q_seq_len)",
-                (long long)a->batch, qo[a->batch],
-                (long long)(a->batch * s.q_seq_len));
-  return MLA_SUCCESS;
-}
-
-/// The checks on a call's buffers and sizes, shared by planning and running.
-static mla_status validateArgs(const mla_context *ctx,
-                               const mla_decode_args *a) {
-  const mla_spec_desc &s = *ctx->spec;
-  struct {
-    const char *name;
-    const void *ptr;
-    size_t align;
-  } ptrs[] = {{"q", a->q, 16},
-              {"kv", a->kv, 16},
-              {"kv_scale",
-               s.has_kv_scale ? static_cast<const void *>(a->kv_scale) : &s, 4},
-              {"qo_indptr", a->qo_indptr, 4},
-              {"kv_indptr", a->kv_indptr, 4},
-              {"out", a->out, 16}};
-  for (auto &p : ptrs)
-    if (!p.ptr)
-      return fail(MLA_ERROR_INVALID_ARGUMENT, "%s is NULL", p.name);
-  if (mla_status st = checkSizes(a->batch, a->max_kv_len))
-    return st;
-  for (auto &p : ptrs)
-    if (!aligned(p.ptr, p.align))
-      return fail(MLA_ERROR_MISALIGNED, "%s (%p) is not %zu-byte aligned",
-                  p.name, p.ptr, p.align);
-  if (a->kv_rows < 0)
-    return fail(
-        MLA_ERROR_INVALID_ARGUMENT,
-        "kv_rows is %lld; it must be the number of rows kv holds (>= 0)",
-        (long long)a->kv_rows);
-  // int32 indptrs address no row past INT32_MAX, and the descriptor's
-  // strides (kv_rows x qk_dim) must fit in 64 bits (found by
-  // mla-fuzz-launcher).
-  if (a->kv_rows > INT32_MAX)
-    return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "kv_rows %lld exceeds the int32 indptr range",
-                (long long)a->kv_rows);
-  if (a->flags & ~MLA_DECODE_VALIDATE)
-    return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "flags is 0x%x; only MLA_DECODE_VALIDATE (0x1) is defined",
-                a->flags);
-  if (a->flags & MLA_DECODE_VALIDATE)
-    return validateIndptrs(s, a);
-  return MLA_SUCCESS;
-}
-
-/// The workspace check for `need` bytes.
-static mla_status checkWorkspace(const mla_decode_args *a, int64_t splits,
-                                 size_t need) {
-  if (need) {
-    if (!a->workspace)
-      return fail(MLA_ERROR_INVALID_ARGUMENT,
-                  "workspace is NULL; %zu bytes are needed", need);
-    if (!aligned(a->workspace, 16))
-      return fail(MLA_ERROR_MISALIGNED, "workspace (%p) is not 16-byte aligned",
-                  a->workspace);
-    if (a->workspace_bytes < need)
-      return fail(
-          MLA_ERROR_WORKSPACE_TOO_SMALL,
-          "workspace has %zu bytes; batch %lld with %lld splits needs %zu",
-          a->workspace_bytes, (long long)a->batch, (long long)splits, need);
-  }
-  return MLA_SUCCESS;
-}
-
-/// Whether every length in the host copy divides `multiple` (false without
-/// one); an inconsistent host copy is an error.
-static mla_status hostLengthsDivide(const mla_decode_args *a, int64_t multiple,
-                                    bool *divides) {
-  *divides = false;
-  const int32_t *h = a->kv_indptr_host;
-  if (!h)
-    return MLA_SUCCESS;
-  *divides = true;
-  for (int64_t b = 0; b < a->batch; ++b) {
-    int64_t len = int64_t(h[b + 1]) - int64_t(h[b]);
-    if (len < 0 || len > a->max_kv_len)
-      return fail(MLA_ERROR_INVALID_ARGUMENT,
-                  "kv_indptr_host gives sequence %lld length %lld, outside [0, "
-                  "max_kv_len = %lld]",
-                  (long long)b, (long long)len, (long long)a->max_kv_len);
-    *divides = *divides && len % multiple == 0;
-  }
-  return MLA_SUCCESS;
-}
-
 /// mla_plan_decode, also handing back the kernels it chose.
 static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
                              mla_decode_plan *plan, const Kernel **stage1Out,
@@ -474,7 +280,7 @@ static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
   if (!ctx || !a || !plan)
     return fail(MLA_ERROR_INVALID_ARGUMENT,
                 "context, arguments and plan must not be NULL");
-  if (mla_status st = validateArgs(ctx, a))
+  if (mla_status st = validateArgs(*ctx->spec, a))
     return st;
   const mla_spec_desc &s = *ctx->spec;
   int64_t splits = a->num_splits;
@@ -532,7 +338,7 @@ static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
   plan->max_kv_len = a->max_kv_len;
   plan->mask_free = stage1->desc->mask_free;
   plan->context = ctx;
-  lastError.clear();
+  clearError();
   return MLA_SUCCESS;
 }
 
@@ -679,7 +485,7 @@ extern "C" mla_status mla_decode_run(mla_context *ctx,
   if (plan->context != ctx)
     return fail(MLA_ERROR_INVALID_ARGUMENT,
                 "the plan was made for another context");
-  if (mla_status st = validateArgs(ctx, a))
+  if (mla_status st = validateArgs(*ctx->spec, a))
     return st;
   if (a->batch != plan->batch || a->max_kv_len != plan->max_kv_len)
     return fail(MLA_ERROR_INVALID_ARGUMENT,
@@ -710,6 +516,6 @@ extern "C" mla_status mla_decode_run(mla_context *ctx,
                   "kv_indptr_host has one that is not (plan again)",
                   (long long)multiple);
   }
-  lastError.clear();
+  clearError();
   return launchPlan(*ctx, *stage1, stage2, *a, plan->splits, stream);
 }
