@@ -55,13 +55,19 @@ def reference_row(q, deq, b, begin, end):
     return torch.softmax(s, dim=-1) @ k[:, :B.V]
 
 
-def run_case(fmt, name, kvp_list, qo_list, splits, seed, host=None):
-    data, deq = B.make_inputs(LENGTHS, fmt, seed)
-    q, kvd, qo, kvp, config = data
+def case_inputs(fmt, kvp_list, qo_list, seed):
+    """Fresh inputs for LENGTHS with the case's indptrs (None: well-formed):
+    (q, kv_data, qo_indptr, kv_indptr, config), dequantised KV."""
+    (q, kvd, qo, kvp, config), deq = B.make_inputs(LENGTHS, fmt, seed)
     if kvp_list is not None:
         kvp = torch.tensor(kvp_list, dtype=torch.int32, device="cuda")
     if qo_list is not None:
         qo = torch.tensor(qo_list, dtype=torch.int32, device="cuda")
+    return (q, kvd, qo, kvp, config), deq
+
+
+def run_case(fmt, name, kvp_list, qo_list, splits, seed, host=None):
+    (q, kvd, qo, kvp, config), deq = case_inputs(fmt, kvp_list, qo_list, seed)
     kv, scale = kvd[fmt] if fmt == "fp8" else (kvd[fmt], None)
     s = M.spec_for(fmt)
     ins = M._as_kernel_inputs(s, q, kv, scale, qo, kvp)
@@ -103,12 +109,7 @@ def run_case(fmt, name, kvp_list, qo_list, splits, seed, host=None):
 
 
 def validate_case(fmt, name, kvp_list, qo_list, seed):
-    data, _ = B.make_inputs(LENGTHS, fmt, seed)
-    q, kvd, qo, kvp, config = data
-    if kvp_list is not None:
-        kvp = torch.tensor(kvp_list, dtype=torch.int32, device="cuda")
-    if qo_list is not None:
-        qo = torch.tensor(qo_list, dtype=torch.int32, device="cuda")
+    (q, kvd, qo, kvp, config), _ = case_inputs(fmt, kvp_list, qo_list, seed)
     config = dict(config, validate=True)
     try:
         M.custom_kernel((q, kvd, qo, kvp, config))
