@@ -156,25 +156,24 @@ class Spec:
                                                       device=self.torch_device)
             args.workspace = ws.data_ptr()
         if validate:
-            self._run_validated(plan_ref, args, args_ref, stream, qo_indptr, kv_indptr)
+            self._run_validated(plan_ref, args, stream, qo_indptr, kv_indptr)
         else:
             self.context.run_ref(plan_ref, args_ref, stream)
         return out
 
-    def _run_validated(self, plan_ref, args, args_ref, stream, qo_indptr, kv_indptr):
+    def _run_validated(self, plan_ref, args, stream, qo_indptr, kv_indptr):
         """mla_decode_run with MLA_DECODE_VALIDATE and host copies of the
-        device indptrs; the launcher's check is the one rule."""
+        device indptrs (the launcher's check is the one rule), on a copy of
+        the cached arguments: the cache keeps its own host copy, and the
+        arrays made here live only as long as this call."""
         n = qo_indptr.shape[0]
         kv_host = (ctypes.c_int32 * n)(*kv_indptr.tolist())  # opt-in sync: validate
         qo_host = (ctypes.c_int32 * n)(*qo_indptr.tolist())  # opt-in sync: validate
-        saved = args.kv_indptr_host
-        args.kv_indptr_host = ctypes.cast(kv_host, ctypes.POINTER(ctypes.c_int32))
-        args.qo_indptr_host = ctypes.cast(qo_host, ctypes.POINTER(ctypes.c_int32))
-        args.flags = L.DECODE_VALIDATE
-        try:
-            self.context.run_ref(plan_ref, args_ref, stream)
-        finally:
-            args.kv_indptr_host, args.qo_indptr_host, args.flags = saved, None, 0
+        checked = L.DecodeArgs.from_buffer_copy(args)
+        checked.kv_indptr_host = kv_host
+        checked.qo_indptr_host = qo_host
+        checked.flags = L.DECODE_VALIDATE
+        self.context.run_ref(plan_ref, ctypes.byref(checked), stream)
 
     def plan(self, batch, max_kv_len, num_splits=0, kv_indptr_host=None):
         """The plan decode() made and keeps for these arguments (None before
