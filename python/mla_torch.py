@@ -134,8 +134,7 @@ class Spec:
               or out.shape != shape or not out.is_contiguous()
               or out.get_device() != self.device):
             self._refuse("out", out, self.out_dtype, f"[{shape[0]}, {shape[1]}, {shape[2]}]")
-        host = None if kv_indptr_host is None else tuple(int(x) for x in kv_indptr_host)
-        key = (batch, max_kv_len, num_splits, host)
+        key = _plan_key(batch, max_kv_len, num_splits, kv_indptr_host)
         entry = self.entries.get(key)
         stream = _current_stream(self.device)
         if entry is None:
@@ -178,8 +177,7 @@ class Spec:
     def plan(self, batch, max_kv_len, num_splits=0, kv_indptr_host=None):
         """The plan decode() made and keeps for these arguments (None before
         the first such call): its split count, kernels and workspace."""
-        host = None if kv_indptr_host is None else tuple(int(x) for x in kv_indptr_host)
-        entry = self.entries.get((batch, max_kv_len, num_splits, host))
+        entry = self.entries.get(_plan_key(batch, max_kv_len, num_splits, kv_indptr_host))
         return entry[0] if entry else None
 
     def _plan(self, key, q, kv, kv_scale, qo_indptr, kv_indptr, out):
@@ -202,6 +200,12 @@ class Spec:
             self.entries.clear()
         entry = self.entries[key] = (plan, args, {}, ctypes.byref(plan), ctypes.byref(args))
         return entry
+
+
+def _plan_key(batch, max_kv_len, num_splits, kv_indptr_host):
+    """What a plan depends on: Spec.entries' key."""
+    host = None if kv_indptr_host is None else tuple(int(x) for x in kv_indptr_host)
+    return (batch, max_kv_len, num_splits, host)
 
 
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
