@@ -11,8 +11,8 @@ import ctypes
 import json
 import os
 
-MANIFEST_VERSION = 1
-ABI_VERSION = 5
+MANIFEST_VERSION = 2
+ABI_VERSION = 6
 DECODE_VALIDATE = 1  # mla_decode_args.flags: MLA_DECODE_VALIDATE
 
 _c64, _vp, _cs, _ci = ctypes.c_int64, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
@@ -38,7 +38,7 @@ class TargetDesc(ctypes.Structure):  # mla_target_desc
 class SpecDesc(ctypes.Structure):  # mla_spec_desc
     _fields_ = [("abi_version", _ci), ("name", _cs),
                 ("num_heads", _ci), ("qk_dim", _ci), ("v_dim", _ci), ("block_n", _ci),
-                ("q_seq_len", _ci), ("softmax_scale", ctypes.c_double),
+                ("q_seq_len", _ci), ("block_m", _ci), ("softmax_scale", ctypes.c_double),
                 ("q_type", _cs), ("kv_type", _cs), ("out_type", _cs), ("has_kv_scale", _ci),
                 ("num_split_candidates", _ci), ("split_candidates", ctypes.POINTER(_c64)),
                 ("program_overhead", ctypes.c_double), ("combine_launch", ctypes.c_double),
@@ -64,11 +64,11 @@ class DecodePlan(ctypes.Structure):  # mla_decode_plan
 STRUCTS = (ArgDesc, KernelDesc, TargetDesc, SpecDesc, DecodeArgs, DecodePlan)
 
 _ARG_KIND = {"memref": 0, "i64": 1, "f32": 2}
-_GRID = {"one": 0, "batch": 1, "splits": 2, "heads": 3}
+_GRID = {"one": 0, "batch": 1, "splits": 2, "heads": 3, "rows": 4, "batch_row_groups": 5}
 
 # Keys every manifest has (docs/Manifest.md); kernels' keys below.
 _REQUIRED = ("manifest_version", "spec", "chip", "binary", "compute_units", "num_heads",
-             "qk_dim", "v_dim", "block_n", "q_seq_len", "q_type", "kv_type", "out_type",
+             "qk_dim", "v_dim", "block_n", "q_seq_len", "block_m", "q_type", "kv_type", "out_type",
              "kv_scale", "softmax_scale", "split_candidates", "split_cost_model", "kernels")
 _REQUIRED_KERNEL = ("name", "stage", "grid", "block_threads", "shared_bytes", "args")
 
@@ -160,7 +160,7 @@ class SpecDescriptor:
                                  m["compute_units"], len(kernels), kernels)
         model = m["split_cost_model"]
         self.desc = SpecDesc(ABI_VERSION, s(m["spec"]), m["num_heads"], m["qk_dim"], m["v_dim"],
-                             m["block_n"], m["q_seq_len"], m["softmax_scale"],
+                             m["block_n"], m["q_seq_len"], m["block_m"], m["softmax_scale"],
                              s(m["q_type"]), s(m["kv_type"]), s(m["out_type"]),
                              int(m["kv_scale"] not in ("", "none")), len(cands), cands,
                              model["program_overhead"], model["combine_launch"],

@@ -34,7 +34,8 @@ def MLA_Dialect : Dialect {
   let discardableAttrs = (ins
     // mla.kernel (mla-expand-decode): the launcher's name of each argument.
     "::mlir::ArrayAttr":$arg_names,
-    // Lowered kernel functions: the grid in words (batch, splits, heads, one).
+    // Lowered kernel functions: the grid in words (batch, splits, heads, rows,
+    // batch_row_groups, one).
     "::mlir::ArrayAttr":$grid,
     // gpu.func: dynamic shared memory / LDS bytes per block, threads per block.
     "::mlir::IntegerAttr":$shared_bytes,

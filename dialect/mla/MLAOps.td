@@ -46,9 +46,21 @@ def MLA_DecodeOp : MLA_Op<"decode", [Symbol]> {
     mantissa bits than bf16. Q entries beyond f16's range (|q| > 65504)
     become infinite: a numerics contract of this knob.
 
-    Schedule attributes: `block_n` (KV tokens per tile), `num_warps`
-    (warps / waves per workgroup), `splits` (KV splits per sequence; absent
-    means *auto*: chosen at launch time by the split cost model).
+    `q_seq_len` query tokens per sequence (multi-token prediction: the
+    verified draft tokens) attend causally, as FlashMLA's `causal=True`:
+    in a sequence of length L, token i (0-based among `q_seq_len`) sees keys
+    `[0, L - q_seq_len + i]`; a token that sees no key (L < q_seq_len) gets
+    output 0 and LSE -inf, like a zero-length sequence. Query rows are
+    numbered token-major, row = i * num_heads + head, the order of
+    `q[qo_indptr[b] + i][head]` in memory.
+
+    Schedule attributes: `block_n` (KV tokens per tile), `block_m` (query
+    rows per stage-1 program, default 16 = one head tile; it divides
+    `num_heads`, so that a program's rows belong to one token: programs of
+    the same (sequence, split) walk the same KV tiles, which the launch order
+    keeps adjacent so that they share them through L2), `num_warps` (warps
+    / waves per workgroup), `splits` (KV splits per sequence; absent means
+    *auto*: chosen at launch time by the split cost model).
 
     Facts the compiler may rely on: `kv_len` (every sequence has exactly this
     length) and `kv_len_multiple_of` (every sequence length is a multiple of
@@ -84,6 +96,7 @@ def MLA_DecodeOp : MLA_Op<"decode", [Symbol]> {
     F32Attr:$softmax_scale,
     I64Attr:$block_n,
     I64Attr:$num_warps,
+    OptionalAttr<I64Attr>:$block_m,
     OptionalAttr<I64Attr>:$splits,
     OptionalAttr<I64Attr>:$kv_len,
     OptionalAttr<I64Attr>:$kv_len_multiple_of,
@@ -97,6 +110,10 @@ def MLA_DecodeOp : MLA_Op<"decode", [Symbol]> {
     /// The strongest divisor of every sequence length that the spec states
     /// (from `kv_len` or `kv_len_multiple_of`); 1 when it states none.
     int64_t getKnownKVLenDivisor();
+    /// Query rows per stage-1 program (`block_m`, default one head tile).
+    int64_t getRowsPerProgram() {
+      return static_cast<int64_t>(getBlockM().value_or(16));
+    }
   }];
 }
 
@@ -110,17 +127,24 @@ def MLA_KernelOp : MLA_Op<"kernel", [
   let description = [{
     A kernel function. Arguments are global buffers (`memref`) and scalars
     (`index`, `f32`); a kernel returns nothing and ends in `mla.return`.
-    `grid` names the launch dimensions (from `"batch"`, `"splits"`,
-    `"heads"`); `mla.program_id` reads the position of the running program
-    (workgroup / CTA) in it. `num_warps` is the number of warps (waves) per
+    `grid` names the launch dimensions: `"batch"` (sequences), `"splits"`,
+    `"heads"`, `"rows"` (query rows of a sequence: `q_seq_len * heads`),
+    `"batch_row_groups"` (sequences times the stage-1 programs of one
+    sequence's rows, `q_seq_len * heads / block_m`, the program's row group
+    varying fastest); `mla.program_id` reads the position of the running
+    program (workgroup / CTA) in it. `num_warps` is the number of warps (waves) per
     program.
 
-    Stage-1 kernels also carry `block_n`, `variant` (`"masked"` or
+    Stage-1 kernels also carry `block_n`, `block_m` (query rows per
+    program), `variant` (`"masked"` or
     `"mask_free"`), the facts copied from the spec (`kv_len_multiple_of`,
     `split_candidates`: the split counts a launcher may choose) and, on a
     mask-free variant next to a masked one, `dispatch_kv_multiple`: the
     launcher may take the mask-free variant when every sequence length is a
-    multiple of `num_splits * dispatch_kv_multiple`.
+    multiple of `num_splits * dispatch_kv_multiple`. `causal` marks a
+    stage-1 kernel whose programs end their KV range at their query token's
+    causal edge (`q_seq_len > 1`): the edge falls inside a tile for any
+    length, so `mla-elide-masks` leaves such a kernel masked.
 
     Example:
 
@@ -144,7 +168,9 @@ def MLA_KernelOp : MLA_Op<"kernel", [
     OptionalAttr<StrAttr>:$variant,
     OptionalAttr<I64Attr>:$kv_len_multiple_of,
     OptionalAttr<DenseI64ArrayAttr>:$split_candidates,
-    OptionalAttr<I64Attr>:$dispatch_kv_multiple
+    OptionalAttr<I64Attr>:$dispatch_kv_multiple,
+    OptionalAttr<I64Attr>:$block_m,
+    UnitAttr:$causal
   );
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;

@@ -41,6 +41,10 @@ def MLAElideMasks : Pass<"mla-elide-masks", "::mlir::ModuleOp"> {
     n + block_n)` with bound `base + hi`, and an `mla.mask` of offset `n` and
     bound `hi`, are removed when `n` is the induction variable of an
     `mla.kv_loop` from an exact split range to `hi` with step `block_n`.
+
+    Kernels marked `causal` (several query tokens per sequence) are left
+    masked: each token's KV range ends at its causal edge, which lies inside
+    a tile for any length.
   }];
 }
 

@@ -138,6 +138,7 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx,
   manifest["kv_scale"] = spec.getKvScale().str();
   manifest["softmax_scale"] = spec.getSoftmaxScale().convertToDouble();
   manifest["block_n"] = static_cast<int64_t>(spec.getBlockN());
+  manifest["block_m"] = spec.getRowsPerProgram();
   manifest["split_cost_model"] = splitCostModelManifest();
   manifest["rules"] = llvm::json::Object{
       {"splits", "fixed by the spec when split_candidates has one entry; else "

@@ -20,6 +20,10 @@ static int gridDim(StringRef g) {
     return MLA_GRID_SPLITS;
   if (g == "heads")
     return MLA_GRID_HEADS;
+  if (g == "rows")
+    return MLA_GRID_ROWS;
+  if (g == "batch_row_groups")
+    return MLA_GRID_BATCH_ROW_GROUPS;
   return MLA_GRID_ONE;
 }
 
@@ -96,6 +100,7 @@ ManifestSpec::read(const json::Object &m, std::string code) {
   d.v_dim = num(m, "v_dim");
   d.block_n = num(m, "block_n");
   d.q_seq_len = num(m, "q_seq_len");
+  d.block_m = num(m, "block_m");
   d.softmax_scale = m.getNumber("softmax_scale").value_or(0);
   d.q_type = s->keep(str(m, "q_type"));
   d.kv_type = s->keep(str(m, "kv_type"));

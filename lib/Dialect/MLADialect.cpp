@@ -24,7 +24,8 @@ LogicalResult MLADialect::verifyOperationAttribute(Operation *op,
       return fail(
           allowed.empty()
               ? "an array of strings"
-              : "an array of grid dimensions (batch, splits, heads, one)");
+              : "an array of grid dimensions (batch, splits, heads, rows, "
+                "batch_row_groups, one)");
     return success();
   };
   auto count = [&](int64_t least) -> LogicalResult {
@@ -36,7 +37,8 @@ LogicalResult MLADialect::verifyOperationAttribute(Operation *op,
   if (name == getArgNamesAttrHelper().getName())
     return strings({});
   if (name == getGridAttrHelper().getName())
-    return strings({"batch", "splits", "heads", "one"});
+    return strings(
+        {"batch", "splits", "heads", "rows", "batch_row_groups", "one"});
   if (name == getSharedBytesAttrHelper().getName())
     return count(0);
   if (name == getBlockThreadsAttrHelper().getName() ||

@@ -99,8 +99,17 @@ LogicalResult DecodeOp::verify() {
     return emitOpError("only page_size = 1 (token-contiguous KV) is "
                        "supported, got ")
            << getPageSize();
-  if (getQSeqLen() != 1)
-    return emitOpError("only q_seq_len = 1 is supported, got ") << getQSeqLen();
+  if (getQSeqLen() > 64)
+    return emitOpError("q_seq_len must be at most 64, got ") << getQSeqLen();
+  if (auto bm = getBlockM()) {
+    int64_t m = static_cast<int64_t>(*bm);
+    if (m < 16 || m % 16 != 0 || getNumHeads() % m != 0)
+      return emitOpError() << "block_m (" << m
+                           << ") must be a multiple of 16 that divides "
+                              "num_heads ("
+                           << getNumHeads()
+                           << "): a program's query rows belong to one token";
+  }
 
   Type q = getQType(), kv = getKvType(), out = getOutType();
   if (!q.isBF16() && !q.isF32())
@@ -203,9 +212,12 @@ LogicalResult KernelOp::verify() {
     return emitOpError("grid must have 1 to 3 dimensions, got ") << grid.size();
   for (Attribute a : grid) {
     StringRef dim = cast<StringAttr>(a).getValue();
-    if (dim != "batch" && dim != "splits" && dim != "heads")
+    if (dim != "batch" && dim != "splits" && dim != "heads" && dim != "rows" &&
+        dim != "batch_row_groups")
       return emitOpError("unknown grid dimension '")
-             << dim << "' (expected \"batch\", \"splits\" or \"heads\")";
+             << dim
+             << "' (expected \"batch\", \"splits\", \"heads\", \"rows\" "
+                "or \"batch_row_groups\")";
   }
   if (failed(verifyNumWarps(*this, getNumWarps())))
     return failure();
@@ -214,6 +226,8 @@ LogicalResult KernelOp::verify() {
   if (auto v = getVariant(); v && *v != "masked" && *v != "mask_free")
     return emitOpError("variant must be \"masked\" or \"mask_free\", got \"")
            << *v << "\"";
+  if (getCausal() && getVariant() != StringRef("masked"))
+    return emitOpError("'causal' is only meaningful on a masked variant");
   if (getDispatchKvMultiple() && !isMaskFree())
     return emitOpError(
         "'dispatch_kv_multiple' is only meaningful on a mask_free variant");

@@ -26,6 +26,10 @@ namespace {
 
 constexpr size_t kWorkspaceAlign = 256;
 size_t alignUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
+/// Query rows of `batch` sequences: batch x q_seq_len x heads.
+size_t queryRows(const mla_spec_desc &s, int64_t batch) {
+  return size_t(batch) * size_t(s.q_seq_len) * size_t(s.num_heads);
+}
 
 bool isKnownArg(const char *name) {
   static const char *const known[] = {"q",         "kv",        "kv_scale",
@@ -96,7 +100,7 @@ static mla_status checkKernel(const mla_kernel_desc &k) {
                   k.name, a.name);
   }
   for (int g : k.grid)
-    if (g < MLA_GRID_ONE || g > MLA_GRID_HEADS)
+    if (g < MLA_GRID_ONE || g > MLA_GRID_BATCH_ROW_GROUPS)
       return fail(MLA_ERROR_INVALID_SPEC,
                   "kernel '%s' has an unknown grid dimension", k.name);
   return MLA_SUCCESS;
@@ -131,7 +135,8 @@ extern "C" mla_status mla_context_create(const mla_spec_desc *spec,
     return fail(MLA_ERROR_INVALID_ARGUMENT, "device index %d is negative",
                 device);
   if (spec->num_heads <= 0 || spec->v_dim <= 0 || spec->block_n <= 0 ||
-      spec->q_seq_len <= 0 || spec->num_split_candidates <= 0 ||
+      spec->q_seq_len <= 0 || spec->q_seq_len > 64 || spec->block_m <= 0 ||
+      spec->num_heads % spec->block_m != 0 || spec->num_split_candidates <= 0 ||
       !spec->split_candidates)
     return fail(MLA_ERROR_INVALID_SPEC, "spec '%s' is malformed", spec->name);
   for (int i = 0; i < spec->num_split_candidates; ++i)
@@ -239,6 +244,7 @@ static int64_t chooseSplits(const mla_context &ctx, int64_t batch,
   const mla_spec_desc &s = *ctx.spec;
   mlir::mla::SplitProblem p;
   p.batch = batch;
+  p.groups = int64_t(s.q_seq_len) * (s.num_heads / s.block_m);
   p.kvLen = maxKvLen;
   p.blockN = s.block_n;
   p.computeUnits = ctx.concurrent;
@@ -252,13 +258,21 @@ static int64_t chooseSplits(const mla_context &ctx, int64_t batch,
   return mlir::mla::chooseSplits(p, params);
 }
 
+/// Bytes of the partial outputs in the workspace (the LSEs follow them).
+static size_t partialBytes(const mla_spec_desc &s, int64_t batch,
+                           int64_t splits) {
+  return alignUp(queryRows(s, batch) * size_t(splits) * size_t(s.v_dim) *
+                     sizeof(float),
+                 kWorkspaceAlign);
+}
+
 static size_t workspaceBytes(const mla_spec_desc &s, int64_t batch,
                              int64_t splits) {
   if (splits <= 1)
     return 0; // one split: stage 1 writes the output directly
-  size_t rows = size_t(batch) * size_t(splits) * size_t(s.num_heads);
-  return alignUp(rows * size_t(s.v_dim) * sizeof(float), kWorkspaceAlign) +
-         alignUp(rows * sizeof(float), kWorkspaceAlign);
+  return partialBytes(s, batch, splits) +
+         alignUp(queryRows(s, batch) * size_t(splits) * sizeof(float),
+                 kWorkspaceAlign);
 }
 
 extern "C" mla_status mla_workspace_size(const mla_context *ctx, int64_t batch,
@@ -376,11 +390,10 @@ static mla_status launchKernel(mla_context &ctx, const Kernel &k,
                                const mla_decode_args &a, int64_t splits,
                                void *stream) {
   const mla_spec_desc &s = *ctx.spec;
-  size_t partialBytes = alignUp(
-      size_t(a.batch) * splits * s.num_heads * s.v_dim * 4, kWorkspaceAlign);
   void *partial = splits > 1 ? a.workspace : a.out; // unused with one split
-  void *lse =
-      splits > 1 ? static_cast<char *>(a.workspace) + partialBytes : a.out;
+  void *lse = splits > 1 ? static_cast<char *>(a.workspace) +
+                               partialBytes(s, a.batch, splits)
+                         : a.out;
   int64_t rows = a.batch * s.q_seq_len;
   ArgPacker pack;
   for (int i = 0; i < k.desc->num_args; ++i) {
@@ -423,6 +436,10 @@ static mla_status launchKernel(mla_context &ctx, const Kernel &k,
       return splits;
     case MLA_GRID_HEADS:
       return s.num_heads;
+    case MLA_GRID_ROWS:
+      return int64_t(s.q_seq_len) * s.num_heads;
+    case MLA_GRID_BATCH_ROW_GROUPS:
+      return a.batch * s.q_seq_len * (s.num_heads / s.block_m);
     default:
       return 1;
     }

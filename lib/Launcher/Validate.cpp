@@ -148,6 +148,13 @@ mla_status mla_launcher::validateArgs(const mla_spec_desc &s,
       return fail(MLA_ERROR_INVALID_ARGUMENT, "%s is NULL", p.name);
   if (mla_status st = checkSizes(a->batch, a->max_kv_len))
     return st;
+  // Stage 1 runs batch x (q_seq_len x heads / block_m) programs along x.
+  int64_t groups = int64_t(s.q_seq_len) * (s.num_heads / s.block_m);
+  if (a->batch > ((int64_t(1) << 31) - 1) / groups)
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "batch %lld x %lld row groups per sequence exceeds the grid "
+                "limit",
+                (long long)a->batch, (long long)groups);
   for (auto &p : ptrs)
     if (!aligned(p.ptr, p.align))
       return fail(MLA_ERROR_MISALIGNED, "%s (%p) is not %zu-byte aligned",

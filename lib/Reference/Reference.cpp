@@ -187,33 +187,38 @@ std::vector<double> mla_ref::referenceDecode(const DecodeProblem &p,
   std::vector<double> out(totalQ * p.heads * p.vDim, 0.0);
   std::vector<double> scores;
   for (int64_t b = 0; b < p.batch; ++b) {
-    int64_t t = p.qoIndptr[b];
-    int64_t kv0 = p.kvIndptr[b], len = p.kvIndptr[b + 1] - kv0;
-    if (len <= 0)
-      continue;
-    scores.assign(len, 0.0);
-    for (int64_t h = 0; h < p.heads; ++h) {
-      const double *qrow = &q[(t * p.heads + h) * p.qkDim];
-      double mx = -std::numeric_limits<double>::infinity();
-      for (int64_t j = 0; j < len; ++j) {
-        const double *krow = &kv[(kv0 + j) * p.qkDim];
-        double s = 0;
-        for (int64_t d = 0; d < p.qkDim; ++d)
-          s += qrow[d] * krow[d];
-        scores[j] = s * p.softmaxScale;
-        mx = std::max(mx, scores[j]);
-      }
-      double sum = 0;
-      for (int64_t j = 0; j < len; ++j) {
-        scores[j] = std::exp(scores[j] - mx);
-        sum += scores[j];
-      }
-      double *orow = &out[(t * p.heads + h) * p.vDim];
-      for (int64_t j = 0; j < len; ++j) {
-        const double *vrow = &kv[(kv0 + j) * p.qkDim];
-        double w = scores[j] / sum;
-        for (int64_t d = 0; d < p.vDim; ++d)
-          orow[d] += w * vrow[d];
+    int64_t sq = p.qoIndptr[b + 1] - p.qoIndptr[b];
+    for (int64_t i = 0; i < sq; ++i) {
+      int64_t t = p.qoIndptr[b] + i;
+      int64_t kv0 = p.kvIndptr[b], all = p.kvIndptr[b + 1] - kv0;
+      // Causal: token i sees keys [0, L - s_q + i].
+      int64_t len = std::min(all, all - sq + i + 1);
+      if (len <= 0)
+        continue;
+      scores.assign(len, 0.0);
+      for (int64_t h = 0; h < p.heads; ++h) {
+        const double *qrow = &q[(t * p.heads + h) * p.qkDim];
+        double mx = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < len; ++j) {
+          const double *krow = &kv[(kv0 + j) * p.qkDim];
+          double s = 0;
+          for (int64_t d = 0; d < p.qkDim; ++d)
+            s += qrow[d] * krow[d];
+          scores[j] = s * p.softmaxScale;
+          mx = std::max(mx, scores[j]);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < len; ++j) {
+          scores[j] = std::exp(scores[j] - mx);
+          sum += scores[j];
+        }
+        double *orow = &out[(t * p.heads + h) * p.vDim];
+        for (int64_t j = 0; j < len; ++j) {
+          const double *vrow = &kv[(kv0 + j) * p.qkDim];
+          double w = scores[j] / sum;
+          for (int64_t d = 0; d < p.vDim; ++d)
+            orow[d] += w * vrow[d];
+        }
       }
     }
   }

@@ -47,6 +47,7 @@ mlir::mla::findDecodeKernels(ModuleOp module, llvm::StringRef spec) {
     return makeError("no stage-1 kernel for spec '" + spec +
                      "' (run mla-expand-decode)");
   k.blockN = stage1.getBlockN().value_or(0);
+  k.blockM = stage1.getBlockM().value_or(0);
   if (auto c = stage1.getSplitCandidates())
     k.splitCandidates.assign(c->begin(), c->end());
   else
@@ -61,9 +62,13 @@ mlir::mla::findDecodeKernels(ModuleOp module, llvm::StringRef spec) {
   auto qT = cast<MemRefType>(stage1.getArgumentTypes()[0]);
   auto kvT = cast<MemRefType>(stage1.getArgumentTypes()[1]);
   auto outT = cast<MemRefType>(stage1.getArgumentTypes().back());
+  // ... and the LSEs (batch x splits x q_seq_len * heads) come before out.
+  auto lseT = cast<MemRefType>(
+      stage1.getArgumentTypes()[stage1.getArgumentTypes().size() - 2]);
   k.heads = qT.getDimSize(1);
   k.qkDim = qT.getDimSize(2);
   k.vDim = outT.getDimSize(2);
+  k.qSeqLen = lseT.getDimSize(2) / k.heads;
   k.kvType = kvT.getElementType();
   auto names = module.getContext()
                    ->getLoadedDialect<MLADialect>()
@@ -91,10 +96,10 @@ llvm::Expected<DecodeRun> mlir::mla::runDecode(HostModule &host,
   int64_t maxLen = 0;
   for (int64_t b = 0; b < batch; ++b) {
     int64_t len = in.kvIndptr[b + 1] - in.kvIndptr[b];
-    if (len < 0 || in.qoIndptr[b + 1] - in.qoIndptr[b] != 1)
+    if (len < 0 || in.qoIndptr[b + 1] - in.qoIndptr[b] != k.qSeqLen)
       return makeError("sequence " + llvm::Twine(b) +
-                       ": kv_indptr must not decrease and every sequence has "
-                       "one query row");
+                       ": kv_indptr must not decrease and every sequence has " +
+                       llvm::Twine(k.qSeqLen) + " query token(s)");
     maxLen = std::max(maxLen, len);
   }
   int64_t totalQ = in.qoIndptr[batch], totalKV = in.kvIndptr[batch];
@@ -117,7 +122,8 @@ llvm::Expected<DecodeRun> mlir::mla::runDecode(HostModule &host,
   manifest["qk_dim"] = k.qkDim;
   manifest["v_dim"] = k.vDim;
   manifest["block_n"] = k.blockN;
-  manifest["q_seq_len"] = 1;
+  manifest["q_seq_len"] = k.qSeqLen;
+  manifest["block_m"] = k.blockM;
   manifest["kv_scale"] = k.hasKVScale ? "per_tensor" : "none";
   manifest["split_candidates"] = llvm::json::Array(k.splitCandidates);
   manifest["kernels"] = llvm::json::Array(k.kernelManifest);
@@ -194,8 +200,8 @@ mlir::mla::makeRandomDecode(const DecodeKernels &k,
       return makeError("the KV lengths add up to more than 2^31 - 1 tokens, "
                        "past the int32 kv_indptr range");
   }
-  double need =
-      20.0 * double(total) * k.qkDim + 12.0 * double(batch) * k.heads * k.qkDim;
+  double need = 20.0 * double(total) * k.qkDim +
+                12.0 * double(batch) * k.qSeqLen * k.heads * k.qkDim;
   double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
   if (have > 0 && need > have / 2)
     return makeError(llvm::formatv(
@@ -213,7 +219,7 @@ mlir::mla::makeRandomDecode(const DecodeKernels &k,
   p.qoIndptr.push_back(0);
   p.kvIndptr.push_back(0);
   for (int64_t len : lengths) {
-    p.qoIndptr.push_back(p.qoIndptr.back() + 1);
+    p.qoIndptr.push_back(p.qoIndptr.back() + static_cast<int32_t>(k.qSeqLen));
     p.kvIndptr.push_back(p.kvIndptr.back() + static_cast<int32_t>(len));
   }
   DecodeInputs &in = r.inputs;
@@ -221,7 +227,7 @@ mlir::mla::makeRandomDecode(const DecodeKernels &k,
   in.qoIndptr = p.qoIndptr;
   in.kvIndptr = p.kvIndptr;
 
-  int64_t nq = batch * k.heads * k.qkDim;
+  int64_t nq = batch * k.qSeqLen * k.heads * k.qkDim;
   in.q.resize(nq);
   r.q.resize(nq);
   for (int64_t i = 0; i < nq; ++i) {

@@ -26,8 +26,9 @@ double mlir::mla::estimateSplitCost(const SplitProblem &p, int64_t splits,
   assert(splits >= 1 && p.blockN > 0 && p.computeUnits > 0);
   // Each split walks roundup(ceildiv(L, S), block_n) tokens (mla.split_range).
   int64_t tiles = ceilDiv(ceilDiv(p.kvLen, splits), p.blockN);
-  // Programs run in rounds of `computeUnits` at a time.
-  int64_t programs = p.batch * splits;
+  // Programs run in rounds of `computeUnits` at a time; a sequence's row
+  // groups are programs of their own (and partials stage 2 combines).
+  int64_t programs = p.batch * p.groups * splits;
   int64_t rounds = ceilDiv(programs, p.computeUnits);
   double stage1 = static_cast<double>(rounds) *
                   (static_cast<double>(tiles) + params.programOverhead);

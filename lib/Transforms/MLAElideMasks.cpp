@@ -12,6 +12,9 @@
 //    `offset n, bound hi` (or `base + n`, `base + hi` for loads from a
 //    buffer addressed from `base`) is always true and is dropped.
 //
+// Kernels marked `causal` (q_seq_len > 1) stay masked: a token's range ends
+// at its causal edge, which falls inside a tile whatever the length.
+//
 //===----------------------------------------------------------------------===//
 #include "mla/MLAOps.h"
 #include "mla/Passes.h"
@@ -121,8 +124,10 @@ struct MLAElideMasks : public mla::impl::MLAElideMasksBase<MLAElideMasks> {
     SymbolTable symbols(module);
     for (KernelOp kernel :
          llvm::make_early_inc_range(module.getOps<KernelOp>())) {
+      // A causal kernel's ranges end at a token's causal edge, inside a
+      // tile for any length: it stays masked.
       if (!kernel.getVariant() || *kernel.getVariant() != "masked" ||
-          !kernel.getBlockN())
+          !kernel.getBlockN() || kernel.getCausal())
         continue;
       int64_t blockN = *kernel.getBlockN();
       SmallVector<int64_t> candidates;

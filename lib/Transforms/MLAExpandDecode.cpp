@@ -34,7 +34,14 @@ struct DecodeShape {
   int64_t heads, qkDim, vDim, blockN;
   Type qType, kvType, outType;
   bool kvScale;
-  Type qpType; ///< what Q and P are rounded to for the matrix products
+  Type qpType;     ///< what Q and P are rounded to for the matrix products
+  int64_t qSeqLen; ///< query tokens per sequence (causal among themselves)
+  int64_t blockM;  ///< query rows per stage-1 program; divides heads
+
+  /// Query rows of one sequence, token-major (row = token * heads + head).
+  int64_t rows() const { return qSeqLen * heads; }
+  /// Stage-1 programs per (sequence, split).
+  int64_t groups() const { return rows() / blockM; }
 };
 
 /// Types of the global buffers both stages share.
@@ -48,8 +55,8 @@ struct Buffers {
     kv = MemRefType::get({dyn, s.qkDim}, s.kvType);
     scale = MemRefType::get({1}, f32);
     indptr = MemRefType::get({dyn}, IntegerType::get(ctx, 32));
-    partial = MemRefType::get({dyn, dyn, s.heads, s.vDim}, f32);
-    lse = MemRefType::get({dyn, dyn, s.heads}, f32);
+    partial = MemRefType::get({dyn, dyn, s.rows(), s.vDim}, f32);
+    lse = MemRefType::get({dyn, dyn, s.rows()}, f32);
     out = MemRefType::get({dyn, s.heads, s.vDim}, s.outType);
   }
 };
@@ -71,17 +78,22 @@ Value cmp(OpBuilder &b, Location loc, arith::CmpIPredicate p, Value x,
 // descriptors' dim 0, which the launcher sets from the real buffer sizes)
 // before it addresses anything with them.
 
-/// Sequence `batch`'s Q / output row, `qo_indptr[batch]`, and whether it is
-/// a row of every buffer in `buffers` (`0 <= row < dim(buffer, 0)`). An
-/// invalid row reads row 0 and writes nothing.
+/// Sequence `batch`'s first Q / output row, `qo_indptr[batch]`, and whether
+/// its `qSeqLen` rows are rows of every buffer in `buffers`
+/// (`0 <= row <= dim(buffer, 0) - qSeqLen`). An invalid row reads row 0
+/// and writes nothing.
 std::pair<Value, Value> guardedQRow(OpBuilder &b, Location loc, Value qoIndptr,
-                                    Value batch, ArrayRef<Value> buffers) {
+                                    Value batch, ArrayRef<Value> buffers,
+                                    int64_t qSeqLen) {
   using P = arith::CmpIPredicate;
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   Value row = loadIndex(b, loc, qoIndptr, batch);
   Value ok = cmp(b, loc, P::sge, row, c0);
   for (Value buf : buffers) {
     Value rows = memref::DimOp::create(b, loc, buf, 0);
+    if (qSeqLen > 1)
+      rows = arith::SubIOp::create(
+          b, loc, rows, arith::ConstantIndexOp::create(b, loc, qSeqLen - 1));
     ok = arith::AndIOp::create(b, loc, ok, cmp(b, loc, P::slt, row, rows));
   }
   return {arith::SelectOp::create(b, loc, ok, row, c0), ok};
@@ -129,10 +141,15 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   args.append({buf.indptr, buf.indptr, idx, buf.partial, buf.lse, buf.out});
   auto kernel = KernelOp::create(
       b, loc, (spec.getSymName() + "_stage1_masked").str(),
-      b.getFunctionType(args, {}), ArrayRef<StringRef>{"batch", "splits"},
+      b.getFunctionType(args, {}),
+      ArrayRef<StringRef>{s.groups() == 1 ? "batch" : "batch_row_groups",
+                          "splits"},
       spec.getNumWarps());
   kernel.setBlockN(s.blockN);
+  kernel.setBlockM(s.blockM);
   kernel.setVariant("masked");
+  if (s.qSeqLen > 1)
+    kernel.setCausal(true);
 
   // Facts for mla-elide-masks, and the split counts a launcher may choose.
   std::vector<int64_t> candidates;
@@ -178,13 +195,48 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
 
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
-  Value batch = ProgramIdOp::create(b, loc, b.getIndexType(), 0);
+  auto cst = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  // Grid x: the sequence, or (sequence, row group) with the group fastest,
+  // so that the programs reading the same KV tiles run side by side.
+  Value pid = ProgramIdOp::create(b, loc, b.getIndexType(), 0);
+  Value batch = pid, group = c0;
+  if (s.groups() > 1) {
+    batch = arith::DivUIOp::create(b, loc, pid, cst(s.groups()));
+    group = arith::RemUIOp::create(b, loc, pid, cst(s.groups()));
+  }
   Value split = ProgramIdOp::create(b, loc, b.getIndexType(), 1);
-  auto [qRow, qOk] = guardedQRow(b, loc, qoIndptr, batch, {q, out});
+  // The group's first row: token `token`, heads [head0, head0 + blockM).
+  Value token = c0, head0 = c0, row0 = c0;
+  if (s.groups() > 1) {
+    int64_t perToken = s.heads / s.blockM;
+    token = arith::DivUIOp::create(b, loc, group, cst(perToken));
+    head0 = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, group, cst(perToken)),
+        cst(s.blockM));
+    row0 = arith::MulIOp::create(b, loc, group, cst(s.blockM));
+  }
+  auto [qRow0, qOk] = guardedQRow(b, loc, qoIndptr, batch, {q, out}, s.qSeqLen);
+  Value qRow =
+      s.qSeqLen > 1 ? arith::AddIOp::create(b, loc, qRow0, token) : qRow0;
   auto [kvBegin, kvLen] = guardedKvRange(b, loc, kvIndptr, batch, kv);
+  // Every token's programs split the sequence's whole length alike, so
+  // that they walk the same tiles; a token's causal edge then ends its
+  // walk early (below).
   auto range = SplitRangeOp::create(b, loc, idx, idx, kvLen, split, numSplits,
                                     static_cast<uint64_t>(s.blockN),
                                     /*exact=*/false);
+  Value lo = range.getLo(), hi = range.getHi();
+  if (s.qSeqLen > 1) {
+    // Token i sees keys [0, L - q_seq_len + i]: its range ends at
+    // clamp(L - (q_seq_len - 1 - i), lo, hi). A split wholly past the
+    // edge walks no tile; its rows are empty (0, LSE -inf).
+    Value back = arith::SubIOp::create(b, loc, cst(s.qSeqLen - 1), token);
+    Value edge = arith::SubIOp::create(b, loc, kvLen, back);
+    hi = arith::MinSIOp::create(b, loc, hi,
+                                arith::MaxSIOp::create(b, loc, edge, lo));
+  }
 
   // Softmax scale, log2(e) and the KV dequantisation scale are one factor.
   double smScaleLog2 = spec.getSoftmaxScale().convertToDouble() * kLog2E;
@@ -195,10 +247,11 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
     kvScale = memref::LoadOp::create(b, loc, scalePtr, ValueRange{c0});
     qkScale = arith::MulFOp::create(b, loc, qkScale, kvScale);
   }
-  Value qTile = LoadOp::create(b, loc, tile({s.heads, s.qkDim}, s.qType), q,
-                               ValueRange{qRow, c0, c0}, Value());
+  int64_t bm = s.blockM;
+  Value qTile = LoadOp::create(b, loc, tile({bm, s.qkDim}, s.qType), q,
+                               ValueRange{qRow, head0, c0}, Value());
   if (!s.qType.isF32())
-    qTile = CastOp::create(b, loc, tile({s.heads, s.qkDim}, f32), qTile);
+    qTile = CastOp::create(b, loc, tile({bm, s.qkDim}, f32), qTile);
   // The matrix units take narrow operands. bf16: fold the factor into Q and
   // round the scaled Q once, here, so that every target computes the same
   // scores. fp8 and f16: round Q as given (its values sit well inside
@@ -211,19 +264,19 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   if (!scaleScores)
     qTile = ScaleOp::create(b, loc, qTile.getType(), qTile, qkScale);
   if (!opType.isF32())
-    qTile = CastOp::create(b, loc, tile({s.heads, s.qkDim}, opType), qTile);
+    qTile = CastOp::create(b, loc, tile({bm, s.qkDim}, opType), qTile);
 
   float negInf = -std::numeric_limits<float>::infinity();
-  auto rowT = tile({s.heads}, f32);
-  auto accT = tile({s.heads, s.vDim}, f32);
+  auto rowT = tile({bm}, f32);
+  auto accT = tile({bm, s.vDim}, f32);
   Value m0 = FillOp::create(b, loc, rowT, b.getF32FloatAttr(negInf));
   Value l0 = FillOp::create(b, loc, rowT, b.getF32FloatAttr(0.0f));
   Value acc0 = FillOp::create(b, loc, accT, b.getF32FloatAttr(0.0f));
-  Value rowEnd = arith::AddIOp::create(b, loc, kvBegin, range.getHi());
+  Value rowEnd = arith::AddIOp::create(b, loc, kvBegin, hi);
 
-  auto loop = KvLoopOp::create(
-      b, loc, TypeRange{rowT, rowT, accT}, range.getLo(), range.getHi(),
-      b.getI64IntegerAttr(s.blockN), ValueRange{m0, l0, acc0});
+  auto loop =
+      KvLoopOp::create(b, loc, TypeRange{rowT, rowT, accT}, lo, hi,
+                       b.getI64IntegerAttr(s.blockN), ValueRange{m0, l0, acc0});
   {
     Block *body = b.createBlock(&loop.getBody(), {}, {idx, rowT, rowT, accT},
                                 SmallVector<Location>(4, loc));
@@ -235,18 +288,18 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
     Value row = arith::AddIOp::create(b, loc, kvBegin, n);
     Value k = LoadOp::create(b, loc, tile({s.blockN, s.qkDim}, s.kvType), kv,
                              ValueRange{row, c0}, rowEnd);
-    auto scoresT = tile({s.heads, s.blockN}, f32);
+    auto scoresT = tile({bm, s.blockN}, f32);
     Value scores = DotOp::create(b, loc, scoresT, qTile, k, Value(),
                                  /*transpose_rhs=*/true);
     if (scaleScores)
       scores = ScaleOp::create(b, loc, scoresT, scores, qkScale);
-    scores = MaskOp::create(b, loc, scoresT, scores, n, range.getHi(),
+    scores = MaskOp::create(b, loc, scoresT, scores, n, hi,
                             b.getI64IntegerAttr(1), b.getF32FloatAttr(negInf));
     auto sm = OnlineSoftmaxOp::create(
         b, loc, TypeRange{scoresT, rowT, rowT, accT}, scores, m, l, acc);
     Value p = sm.getProbs();
     if (!opType.isF32())
-      p = CastOp::create(b, loc, tile({s.heads, s.blockN}, opType), p);
+      p = CastOp::create(b, loc, tile({bm, s.blockN}, opType), p);
     Value v = SliceOp::create(b, loc, tile({s.blockN, s.vDim}, s.kvType), k,
                               b.getDenseI64ArrayAttr({0, 0}));
     Value accNew = DotOp::create(b, loc, accT, p, v, sm.getNewAcc(),
@@ -267,18 +320,18 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
     b.setInsertionPointToStart(ifOp.thenBlock());
     auto valid = scf::IfOp::create(b, loc, qOk, /*withElseRegion=*/false);
     b.setInsertionPointToStart(valid.thenBlock());
-    StoreOp::create(b, loc, fin.getOut(), out, ValueRange{qRow, c0, c0},
+    StoreOp::create(b, loc, fin.getOut(), out, ValueRange{qRow, head0, c0},
                     Value());
     b.setInsertionPointToStart(ifOp.elseBlock());
     StoreOp::create(b, loc, fin.getOut(), partial,
-                    ValueRange{batch, split, c0, c0}, Value());
-    StoreOp::create(b, loc, fin.getLse(), lse, ValueRange{batch, split, c0},
+                    ValueRange{batch, split, row0, c0}, Value());
+    StoreOp::create(b, loc, fin.getLse(), lse, ValueRange{batch, split, row0},
                     Value());
   }
   ReturnOp::create(b, loc);
 }
 
-/// Stage 2: one program per (sequence, head).
+/// Stage 2: one program per (sequence, query row).
 void buildStage2(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   MLIRContext *ctx = b.getContext();
   Location loc = spec.getLoc();
@@ -287,7 +340,7 @@ void buildStage2(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   SmallVector<Type> args{buf.partial, buf.lse, idx, buf.indptr, buf.out};
   auto kernel = KernelOp::create(b, loc, (spec.getSymName() + "_stage2").str(),
                                  b.getFunctionType(args, {}),
-                                 ArrayRef<StringRef>{"batch", "heads"},
+                                 ArrayRef<StringRef>{"batch", "rows"},
                                  /*numWarps=*/4);
   b.getContext()
       ->getLoadedDialect<MLADialect>()
@@ -303,13 +356,20 @@ void buildStage2(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   Value out = entry->getArgument(4);
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   Value batch = ProgramIdOp::create(b, loc, b.getIndexType(), 0);
-  Value head = ProgramIdOp::create(b, loc, b.getIndexType(), 1);
+  Value row = ProgramIdOp::create(b, loc, b.getIndexType(), 1);
+  Value qRow, qOk, head = row;
   // The output row first: qo_indptr is an input, not stage 1's output,
   // so its load need not wait for stage 1 (programmatic dependent launch).
-  auto [qRow, qOk] = guardedQRow(b, loc, qoIndptr, batch, {out});
+  std::tie(qRow, qOk) = guardedQRow(b, loc, qoIndptr, batch, {out}, s.qSeqLen);
+  if (s.qSeqLen > 1) {
+    Value heads = arith::ConstantIndexOp::create(b, loc, s.heads);
+    qRow = arith::AddIOp::create(b, loc, qRow,
+                                 arith::DivUIOp::create(b, loc, row, heads));
+    head = arith::RemUIOp::create(b, loc, row, heads);
+  }
   Value combined =
       SplitKReduceOp::create(b, loc, tile({1, s.vDim}, b.getF32Type()), partial,
-                             lse, batch, head, numSplits);
+                             lse, batch, row, numSplits);
   auto valid = scf::IfOp::create(b, loc, qOk, /*withElseRegion=*/false);
   b.setInsertionPointToStart(valid.thenBlock());
   StoreOp::create(b, loc, combined, out, ValueRange{qRow, head, c0}, Value());
@@ -334,7 +394,9 @@ struct MLAExpandDecode
           spec.getKvType(),
           spec.getOutType(),
           spec.hasKVScale(),
-          spec.getQpType().value_or(BFloat16Type::get(spec.getContext()))};
+          spec.getQpType().value_or(BFloat16Type::get(spec.getContext())),
+          static_cast<int64_t>(spec.getQSeqLen()),
+          spec.getRowsPerProgram()};
       OpBuilder b(spec);
       buildStage1(b, spec, shape);
       b.setInsertionPoint(spec);

@@ -46,8 +46,18 @@ mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, ro
 
 // -----
 
-// expected-error @+1 {{only q_seq_len = 1 is supported, got 2}}
-mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 2, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+// expected-error @+1 {{q_seq_len must be at most 64, got 65}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 65, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+
+// -----
+
+// expected-error @+1 {{block_m (24) must be a multiple of 16 that divides num_heads (16): a program's query rows belong to one token}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 2, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, block_m = 24}
+
+// -----
+
+// expected-error @+1 {{block_m (32) must be a multiple of 16 that divides num_heads (16): a program's query rows belong to one token}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 2, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, block_m = 32}
 
 // -----
 
@@ -145,7 +155,7 @@ mla.kernel @k() attributes {grid = [], num_warps = 4 : i64} {
 
 // -----
 
-// expected-error @+1 {{unknown grid dimension 'x' (expected "batch", "splits" or "heads")}}
+// expected-error @+1 {{unknown grid dimension 'x' (expected "batch", "splits", "heads", "rows" or "batch_row_groups")}}
 mla.kernel @k() attributes {grid = ["x"], num_warps = 4 : i64} {
   mla.return
 }
@@ -175,6 +185,13 @@ mla.kernel @k() attributes {grid = ["batch"], num_warps = 4 : i64, variant = "fa
 
 // expected-error @+1 {{'dispatch_kv_multiple' is only meaningful on a mask_free variant}}
 mla.kernel @k() attributes {grid = ["batch"], num_warps = 4 : i64, variant = "masked", dispatch_kv_multiple = 64 : i64} {
+  mla.return
+}
+
+// -----
+
+// expected-error @+1 {{'causal' is only meaningful on a masked variant}}
+mla.kernel @k() attributes {grid = ["batch"], num_warps = 4 : i64, variant = "mask_free", causal} {
   mla.return
 }
 
@@ -531,8 +548,8 @@ func.func @f() attributes {mla.block_threads = 0 : i64} {
 
 // -----
 
-// expected-error @+1 {{'mla.grid' must be an array of grid dimensions (batch, splits, heads, one)}}
-func.func @f() attributes {mla.grid = ["rows"]} {
+// expected-error @+1 {{'mla.grid' must be an array of grid dimensions (batch, splits, heads, rows, batch_row_groups, one)}}
+func.func @f() attributes {mla.grid = ["cols"]} {
   return
 }
 

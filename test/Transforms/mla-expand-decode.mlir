@@ -94,7 +94,7 @@
 // FP8: mla.store %{{.*}}, %[[LSE]][%[[B]], %[[S]]
 // FP8: mla.return
 // FP8-LABEL: mla.kernel @deepseek_r1_decode_fp8_stage2
-// FP8-SAME: grid = ["batch", "heads"]
+// FP8-SAME: grid = ["batch", "rows"]
 // FP8: %[[B2:.*]] = mla.program_id 0
 // FP8: %[[H2:.*]] = mla.program_id 1
 // FP8: %[[QOK2:.*]] = arith.andi

@@ -48,7 +48,7 @@ mla.decode @small {
 // 4 waves of 64 lanes; grid batch x splits; mask-free lengths divide splits x 64.
 // CHECK-NEXT: {"small_stage1_masked", 1, 0, 0, {MLA_GRID_BATCH, MLA_GRID_SPLITS}, 256, [[LDS:[0-9]+]], {{[1-9][0-9]*}}, 0, 9, small_gfx950_small_stage1_masked_args},
 // CHECK-NEXT: {"small_stage1_mask_free", 1, 1, 64, {MLA_GRID_BATCH, MLA_GRID_SPLITS}, 256, [[LDS]],
-// CHECK-NEXT: {"small_stage2", 2, 0, 0, {MLA_GRID_BATCH, MLA_GRID_HEADS}, 256, 0,
+// CHECK-NEXT: {"small_stage2", 2, 0, 0, {MLA_GRID_BATCH, MLA_GRID_ROWS}, 256, 0,
 // The cubin is an ELF file too; 4 warps of 32 lanes.
 // CHECK: static const unsigned char small_sm_90_code[{{[0-9]+}}] = {
 // CHECK-NEXT: 127, 69, 76, 70,
@@ -56,13 +56,13 @@ mla.decode @small {
 // CHECK-NEXT: {"small_stage1_masked", 1, 0, 0, {MLA_GRID_BATCH, MLA_GRID_SPLITS}, 128, {{[0-9]+}}, {{[0-9]+}}, 0, 9,
 // sm_90's combine is launched as stage 1's dependent (dependent_launch = 1).
 // CHECK-NEXT: {"small_stage1_mask_free",
-// CHECK-NEXT: {"small_stage2", 2, 0, 0, {MLA_GRID_BATCH, MLA_GRID_HEADS}, 128, 0, {{[0-9]+}}, 1, 5,
+// CHECK-NEXT: {"small_stage2", 2, 0, 0, {MLA_GRID_BATCH, MLA_GRID_ROWS}, 128, 0, {{[0-9]+}}, 1, 5,
 // CHECK-LABEL: static const mla_target_desc small_targets[] = {
 // CHECK-NEXT: {"gfx950", small_gfx950_code, sizeof(small_gfx950_code), NULL, NULL, 256, 3, small_gfx950_kernels},
 // CHECK-NEXT: {"sm_90", small_sm_90_code, sizeof(small_sm_90_code), NULL, NULL, 132, 3, small_sm_90_kernels},
 // CHECK-LABEL: static const mla_spec_desc small_spec = {
 // CHECK-NEXT: MLA_LAUNCHER_ABI_VERSION, "small",
-// CHECK-NEXT: 16, 96, 64, 64, 1, /* heads, qk_dim, v_dim, block_n, q_seq_len */
+// CHECK-NEXT: 16, 96, 64, 64, 1, 16, /* heads, qk_dim, v_dim, block_n, q_seq_len, block_m */
 // CHECK-NEXT: 0.102062076, "bf16", "f8E4M3FN", "bf16",
 // CHECK-NEXT: 1, /* has_kv_scale (f8E4M3FN KV) */
 // CHECK-NEXT: (int)(sizeof(small_split_candidates) / sizeof(int64_t)), small_split_candidates,

@@ -556,6 +556,69 @@ TEST(LauncherCreate, ForeignDescriptorsAreRefused) {
   EXPECT_EQ(0u, backend.loadedBytes);
 }
 
+// Several query tokens (q_seq_len 2) and head tiles: stage 1 runs
+// batch x (q_seq_len x heads / block_m) programs along x, stage 2 one per
+// query row, and the workspace holds every row's partials. (The generated
+// descriptor, edited as mla-compile would write it for q_seq_len = 2,
+// num_heads = 32: 4 row groups per sequence.)
+TEST(LauncherRowGroups, GridsAndWorkspaceCountQueryRows) {
+  FakeBackend backend;
+  const mla_backend *backends[] = {&backend, nullptr};
+  mla_spec_desc spec = deepseek_r1_decode_fp8_spec;
+  spec.q_seq_len = 2;
+  spec.num_heads = 32;
+  mla_target_desc target = spec.targets[0];
+  std::vector<mla_kernel_desc> kernels(target.kernels,
+                                       target.kernels + target.num_kernels);
+  for (mla_kernel_desc &k : kernels) {
+    if (k.stage == 1)
+      k.grid[0] = MLA_GRID_BATCH_ROW_GROUPS;
+    else
+      k.grid[1] = MLA_GRID_ROWS;
+  }
+  target.kernels = kernels.data();
+  spec.targets = &target;
+  mla_context *ctx = nullptr;
+  ASSERT_EQ(MLA_SUCCESS, mla_context_create(&spec, "gfx950", 0, backends, &ctx))
+      << mla_last_error();
+  Arena<4096> buf;
+  int32_t qo[4] = {0, 2, 4, 6}, kvp[4] = {0, 100, 200, 300};
+  std::vector<unsigned char> ws(64 << 20);
+  mla_decode_args a{};
+  a.q = a.kv = a.out = buf.bytes;
+  a.kv_scale = reinterpret_cast<const float *>(buf.bytes);
+  a.qo_indptr = qo;
+  a.kv_indptr = kvp;
+  a.batch = 3;
+  a.max_kv_len = 100;
+  a.kv_rows = 300;
+  a.num_splits = 4;
+  a.workspace = reinterpret_cast<void *>(
+      (reinterpret_cast<uintptr_t>(ws.data()) + 255) / 256 * 256);
+  a.workspace_bytes = ws.size() - 256;
+  mla_decode_plan plan;
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan)) << mla_last_error();
+  EXPECT_EQ(4, plan.splits);
+  // partials 3 x 4 x 64 rows x 512 f32, then 3 x 4 x 64 LSEs (256-B aligned)
+  EXPECT_EQ(size_t(3 * 4 * 64 * 512 * 4 + 3 * 4 * 64 * 4),
+            plan.workspace_bytes);
+  ASSERT_EQ(MLA_SUCCESS, mla_decode_run(ctx, &plan, &a, nullptr))
+      << mla_last_error();
+  ASSERT_EQ(2u, backend.launches.size());
+  EXPECT_EQ(3u * 4u, backend.launches[0].gx); // 3 sequences x 4 row groups
+  EXPECT_EQ(4u, backend.launches[0].gy);
+  EXPECT_EQ(3u, backend.launches[1].gx);
+  EXPECT_EQ(64u, backend.launches[1].gy); // 2 tokens x 32 heads
+  // q and out: [batch x q_seq_len, ...]
+  EXPECT_EQ(6u, backend.launches[0].words[3]);
+  mla_context_destroy(ctx);
+
+  // A block_m that does not divide the heads is a malformed descriptor.
+  spec.block_m = 24;
+  EXPECT_EQ(MLA_ERROR_INVALID_SPEC,
+            mla_context_create(&spec, "gfx950", 0, backends, &ctx));
+}
+
 TEST(LauncherStatus, EveryStatusHasAName) {
   for (int s = MLA_SUCCESS; s <= MLA_ERROR_DRIVER; ++s)
     EXPECT_EQ(0, std::strncmp("MLA_",

@@ -254,3 +254,71 @@ TEST(DecodeNumericsSpecs, F16QpKnobError) {
 }
 
 } // namespace
+
+namespace {
+
+/// `file` with `q_seq_len`, `num_heads` and (when given) `block_m` replaced.
+std::string servingSpec(const char *file, int64_t qSeqLen, int64_t heads,
+                        int64_t blockM) {
+  std::string src = readKernel(file);
+  auto set = [&](const std::string &key, int64_t v) {
+    size_t at = src.find(key + " = ");
+    if (at == std::string::npos)
+      return false;
+    size_t end = src.find(',', at);
+    src.replace(at, end - at, key + " = " + std::to_string(v));
+    return true;
+  };
+  bool ok = set("q_seq_len", qSeqLen) && set("num_heads", heads);
+  if (ok && blockM)
+    src.insert(src.find("block_n = "),
+               "block_m = " + std::to_string(blockM) + ", ");
+  return ok ? src : std::string();
+}
+
+struct ServingCase {
+  int64_t qSeqLen, heads, blockM; ///< blockM 0: the default (16)
+  const char *file;
+};
+
+/// Multi-token prediction and 32 to 128 heads (issue 17): a sampled grid of
+/// q_seq_len 1-4 x heads 16-128, every case on ragged lengths that include
+/// zero, lengths shorter than q_seq_len (tokens that see no key), lengths
+/// where the causal edge falls inside a tile or on its boundary, and split
+/// counts that leave whole splits past a token's edge. The reference's
+/// causal rule is FlashMLA's: token i of s_q sees keys [0, L - s_q + i].
+TEST(DecodeNumericsServing, CausalTokensAndHeadGroups) {
+  const ServingCase cases[] = {
+      {2, 16, 0, "deepseek_r1_decode_fp8.mlir"},
+      {3, 16, 0, "deepseek_r1_decode_bf16.mlir"},
+      {4, 16, 0, "deepseek_r1_decode_fp8.mlir"},
+      {1, 32, 0, "deepseek_r1_decode_fp8.mlir"},
+      {2, 32, 0, "deepseek_r1_decode_bf16.mlir"},
+      {1, 64, 0, "deepseek_r1_decode_bf16.mlir"},
+      {4, 64, 32, "deepseek_r1_decode_fp8.mlir"},
+      {1, 128, 0, "deepseek_r1_decode_fp8.mlir"},
+      {2, 128, 128, "deepseek_r1_decode_fp8_qp16.mlir"},
+  };
+  for (const ServingCase &sc : cases) {
+    std::string label = std::string(sc.file) + " q_seq_len " +
+                        std::to_string(sc.qSeqLen) + " heads " +
+                        std::to_string(sc.heads) + " block_m " +
+                        std::to_string(sc.blockM ? sc.blockM : 16);
+    SCOPED_TRACE(label);
+    auto c = compileSpec(servingSpec(sc.file, sc.qSeqLen, sc.heads, sc.blockM));
+    ASSERT_TRUE(c) << "could not compile " << label;
+    EXPECT_EQ(c->kernels.qSeqLen, sc.qSeqLen);
+    // Several tokens: only a masked stage 1 (the causal edge falls inside
+    // a tile whatever the length).
+    EXPECT_EQ(c->kernels.stage1MaskFree.empty(), sc.qSeqLen > 1);
+    const char *variant = sc.qSeqLen > 1 ? "masked" : "";
+    std::vector<int64_t> ragged = {0, 1, 2, 3, 65, 64, 130, 1000};
+    runCase(*c, {"ragged", ragged, 0, variant});
+    runCase(*c, {"ragged_splits1", ragged, 1, variant});
+    runCase(*c, {"ragged_splits16", {3, 64, 129, 700}, 16, variant});
+    if (sc.qSeqLen == 1)
+      runCase(*c, {"exact", {1024, 2048}, 0, "mask_free"});
+  }
+}
+
+} // namespace

@@ -76,6 +76,26 @@ TEST(SplitCostModel, RespectsCandidates) {
   EXPECT_EQ(chooseSplits({4, 8192, 64, 256, odd}), 7);
 }
 
+// Row groups (several query tokens or head tiles per sequence) are
+// programs of their own: 64 sequences of 2 groups fill the GPU like 128
+// sequences of one, so they take the split count 128 sequences take, and
+// 8 groups (128 heads) need no split at 64 x 8192.
+TEST(SplitCostModel, RowGroupsCountAsPrograms) {
+  auto withGroups = [](int64_t batch, int64_t groups, int64_t kv) {
+    SplitProblem p;
+    p.batch = batch;
+    p.groups = groups;
+    p.kvLen = kv;
+    p.computeUnits = 264;
+    return chooseSplits(p);
+  };
+  for (int64_t kv : {1024, 8192}) {
+    EXPECT_EQ(withGroups(64, 2, kv), choose(128, kv, 264)) << kv;
+    EXPECT_EQ(withGroups(32, 8, kv), choose(256, kv, 264)) << kv;
+  }
+  EXPECT_LT(withGroups(64, 2, 8192), choose(64, 8192, 264));
+}
+
 TEST(SplitCostModel, CandidatesForDivisor) {
   EXPECT_EQ(splitCandidatesForDivisor(8192, 64),
             (std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64}));

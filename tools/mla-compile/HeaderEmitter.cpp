@@ -37,8 +37,9 @@ std::string ident(StringRef s) {
 }
 
 const char *gridName(int g) {
-  static const char *names[] = {"MLA_GRID_ONE", "MLA_GRID_BATCH",
-                                "MLA_GRID_SPLITS", "MLA_GRID_HEADS"};
+  static const char *names[] = {"MLA_GRID_ONE",    "MLA_GRID_BATCH",
+                                "MLA_GRID_SPLITS", "MLA_GRID_HEADS",
+                                "MLA_GRID_ROWS",   "MLA_GRID_BATCH_ROW_GROUPS"};
   return names[g];
 }
 
@@ -140,8 +141,9 @@ void mla_compile::emitLauncherHeader(raw_ostream &os, StringRef spec,
   os << "static const mla_spec_desc " << p << "_spec = {\n"
      << "  MLA_LAUNCHER_ABI_VERSION, " << cString(spec) << ",\n"
      << "  " << first.num_heads << ", " << first.qk_dim << ", " << first.v_dim
-     << ", " << first.block_n << ", " << first.q_seq_len
-     << ", /* heads, qk_dim, v_dim, block_n, q_seq_len */\n"
+     << ", " << first.block_n << ", " << first.q_seq_len << ", "
+     << first.block_m
+     << ", /* heads, qk_dim, v_dim, block_n, q_seq_len, block_m */\n"
      << "  " << format("%.9g", first.softmax_scale) << ", "
      << cString(first.q_type) << ", " << cString(first.kv_type) << ", "
      << cString(first.out_type) << ",\n"

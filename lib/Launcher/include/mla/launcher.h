@@ -40,7 +40,7 @@ extern "C" {
 
 /* Bumped whenever the descriptor structs below change layout; generated
  * headers record the version they were written for. */
-#define MLA_LAUNCHER_ABI_VERSION 5
+#define MLA_LAUNCHER_ABI_VERSION 6
 
 /* C++ sees a fixed underlying type, so that any int a C caller passes
  * (mla_status_name(42)) is a value of the type, not undefined behaviour. */
@@ -80,7 +80,9 @@ typedef enum mla_grid_dim {
   MLA_GRID_ONE = 0,
   MLA_GRID_BATCH = 1,
   MLA_GRID_SPLITS = 2,
-  MLA_GRID_HEADS = 3
+  MLA_GRID_HEADS = 3,
+  MLA_GRID_ROWS = 4,            /* q_seq_len x num_heads query rows */
+  MLA_GRID_BATCH_ROW_GROUPS = 5 /* batch x q_seq_len x num_heads / block_m */
 } mla_grid_dim;
 
 #define MLA_MAX_RANK 4
@@ -124,6 +126,7 @@ typedef struct mla_spec_desc {
   int abi_version; /* MLA_LAUNCHER_ABI_VERSION */
   const char *name;
   int num_heads, qk_dim, v_dim, block_n, q_seq_len;
+  int block_m; /* query rows per stage-1 program; divides num_heads (ABI 6) */
   double softmax_scale;                    /* applied to Q.K^T (before exp) */
   const char *q_type, *kv_type, *out_type; /* MLIR names: bf16, f8E4M3FN, ... */
   int has_kv_scale;                        /* one f32 per-tensor KV scale */

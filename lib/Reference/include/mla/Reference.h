@@ -62,7 +62,10 @@ void quantizeMxfp4(const std::vector<double> &values, int64_t rows,
                    int64_t cols, int64_t scaleStride,
                    std::vector<uint8_t> &data, std::vector<uint8_t> &scales);
 
-/// One decode problem with q_seq_len 1, page size 1, one KV head.
+/// One decode problem with page size 1 and one KV head. Sequence b has
+/// query tokens qoIndptr[b] .. qoIndptr[b+1] (s_q of them) and KV rows
+/// kvIndptr[b] .. kvIndptr[b+1] (L); its token i (0-based) attends
+/// causally to keys [0, L - s_q + i] (FlashMLA's causal=True).
 struct DecodeProblem {
   int64_t batch = 1;
   int64_t heads = 16;
@@ -74,7 +77,8 @@ struct DecodeProblem {
 };
 
 /// out[t, h, d] for q (total_q x heads x qkDim) and dequantised kv
-/// (total_kv x qkDim), in float64. A sequence with no KV token gets 0.
+/// (total_kv x qkDim), in float64. A token that sees no key (a sequence
+/// with no KV token, or L < s_q) gets 0.
 std::vector<double> referenceDecode(const DecodeProblem &p,
                                     const std::vector<double> &q,
                                     const std::vector<double> &kv);

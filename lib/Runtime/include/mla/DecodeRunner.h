@@ -25,8 +25,9 @@ struct DecodeKernels {
   std::string stage1Masked;   ///< empty when the facts made it unnecessary
   std::string stage1MaskFree; ///< empty when none was emitted
   std::string stage2;         ///< empty when splits = 1 was fixed
-  int64_t blockN = 0;
+  int64_t blockN = 0, blockM = 0;
   int64_t heads = 0, qkDim = 0, vDim = 0;
+  int64_t qSeqLen = 1; ///< query tokens per sequence
   Type kvType;
   bool hasKVScale = false;
   std::vector<int64_t> splitCandidates;

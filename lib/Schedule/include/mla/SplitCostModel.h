@@ -44,6 +44,9 @@ struct SplitProblem {
   int64_t computeUnits = 256;
   /// Split counts to choose from; empty means defaultSplitCandidates().
   llvm::ArrayRef<int64_t> candidates = {};
+  /// Stage-1 programs per (sequence, split): q_seq_len x heads / block_m
+  /// row groups, each walking the split's tiles.
+  int64_t groups = 1;
 };
 
 /// 1, 2, 4, ..., 64.
