@@ -44,7 +44,10 @@ run: build
 # with.
 artifacts: build
 	for s in kernels/deepseek_r1_decode_fp8.mlir kernels/deepseek_r1_decode_bf16.mlir \
-	         kernels/deepseek_r1_decode_fp8_qp8.mlir kernels/deepseek_r1_decode_fp8_qp16.mlir; do \
+	         kernels/deepseek_r1_decode_fp8_qp8.mlir kernels/deepseek_r1_decode_fp8_qp16.mlir \
+	         kernels/deepseek_r1_decode_fp8_qp16_mtp2.mlir kernels/deepseek_r1_decode_fp8_qp16_h128.mlir \
+	         kernels/deepseek_r1_decode_fp8_mtp2.mlir kernels/deepseek_r1_decode_fp8_h128.mlir \
+	         kernels/deepseek_r1_decode_bf16_mtp2.mlir kernels/deepseek_r1_decode_bf16_h128.mlir; do \
 	  $(BUILD)/bin/mla-compile $$s --chip=sm_90 --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
 	cp $(BUILD)/lib/libmla_launcher-cuda.so $(ARTIFACTS)/
 

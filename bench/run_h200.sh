@@ -50,11 +50,23 @@ if [ -x artifacts/embed/embed-cuda ]; then
     artifacts/embed/embed-cuda 4 1024
   step "embed-cuda 64x1000" artifacts/embed/embed-cuda 64 1000
 fi
+# Serving shapes (issue 17): MTP 2 and 128 heads checked against a causal
+# float32 reference and timed beside q_seq_len 1 and, when
+# artifacts/flashmla holds FlashMLA's sources (../shared/anchors/flashmla),
+# FlashMLA built here from source (about 100 s).
+flashmla=()
+if [ -f artifacts/flashmla/setup_dense.py ]; then
+  step "build FlashMLA" bash -c "cd artifacts/flashmla && python3 setup_dense.py build_ext --inplace"
+  flashmla=(--flashmla artifacts/flashmla)
+fi
+step "serving shapes" python3 bench/serving_h200.py "${flashmla[@]}" --reps 30 --json "$OUT/serving.json"
+step "memcheck (serving shapes)" compute-sanitizer --tool memcheck --error-exitcode 3 \
+  python3 bench/serving_h200.py --memcheck-case
 # Host time of a call and its layers.
 step "host time" python3 bench/probe_host.py
 # Every split count of every task shape beside the cost model's choice.
 step "split sweep" python3 bench/sweep_splits.py
-grep -E "^ +[0-9]+/[0-9]+|^[0-9]+x[0-9]+: call|geomean|memory bandwidth|failed|memcheck case|ERROR SUMMARY|relative error|chosen|bad inputs refused|indptr battery|^FAIL" "$OUT/log.txt" |
+grep -E "^ +[0-9]+/[0-9]+|^[0-9]+x[0-9]+: call|serving checks|MTP 2 /|FlashMLA =|^[0-9]+x8192 .*q_seq_len|geomean|memory bandwidth|failed|memcheck case|ERROR SUMMARY|relative error|chosen|bad inputs refused|indptr battery|^FAIL" "$OUT/log.txt" |
   grep -v " ok$" | tail -40
 printf '%s\n' "${summary[@]}"
 exit $status

@@ -238,16 +238,49 @@ def spec_named(name, device=None):
 _chosen = {}
 
 
-def spec_for(kv_format, device=None):
-    """The first spec of _SPECS[kv_format] found in $MLA_ARTIFACTS."""
-    key = (kv_format, device)
+def shape_suffix(q_seq_len=1, heads=16):
+    """The spec-name suffix of a serving shape (kernels/): "" for the task's
+    q_seq_len 1 x 16 heads, "_mtp2" for 2 query tokens, "_h128" for 128 heads,
+    "_mtp2_h128" for both."""
+    return (f"_mtp{q_seq_len}" if q_seq_len != 1 else "") + (f"_h{heads}" if heads != 16 else "")
+
+
+def spec_for(kv_format, device=None, q_seq_len=1, heads=16):
+    """The first spec of _SPECS[kv_format] (+ shape_suffix) found in
+    $MLA_ARTIFACTS whose manifest has q_seq_len query tokens and `heads`
+    heads; ValueError naming the specs looked for when none is there."""
+    key = (kv_format, device, q_seq_len, heads)
     name = _chosen.get(key)
     if name is None:
         folder = os.environ.get("MLA_ARTIFACTS", "artifacts")
-        names = _SPECS[kv_format]
+        names = [n + shape_suffix(q_seq_len, heads) for n in _SPECS[kv_format]]
         found = [n for n in names if os.path.exists(os.path.join(folder, n + ".json"))]
-        name = _chosen[key] = (found or names)[0]
+        if not found:
+            if (q_seq_len, heads) == (1, 16):
+                found = names  # Spec() names the missing file
+            else:
+                raise ValueError(
+                    f"no compiled spec for kv_format {kv_format!r} with q_seq_len {q_seq_len} "
+                    f"and {heads} heads in {folder} (looked for {', '.join(names)}; compile one "
+                    f"with mla-compile from a spec with q_seq_len = {q_seq_len}, "
+                    f"num_heads = {heads})")
+        name = found[0]
+        m = L.read_manifest(os.path.join(folder, name + ".json"))
+        if (m["q_seq_len"], m["num_heads"]) != (q_seq_len, heads):
+            raise ValueError(f"spec {name} in {folder} has q_seq_len {m['q_seq_len']} and "
+                             f"{m['num_heads']} heads; the inputs have {q_seq_len} and {heads}")
+        _chosen[key] = name
     return spec_named(name, device)
+
+
+def _serving_shape(q, batch):
+    """(q_seq_len, heads) of q [batch * q_seq_len, heads, qk_dim]. Inputs
+    that have no such shape get the task's (1, 16): the chosen spec's
+    checks then refuse them, naming the argument."""
+    if (not isinstance(q, torch.Tensor) or q.dim() != 3 or not isinstance(batch, int)
+            or batch <= 0 or q.shape[0] % batch or q.shape[0] == 0):
+        return 1, 16
+    return q.shape[0] // batch, q.shape[1]
 
 
 # ---- the custom op ----------------------------------------------------------
@@ -281,7 +314,8 @@ def decode(q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len, kv_format="
            kv_indptr_host=None, validate=False):
     """torch.ops.mla.decode with the spec chosen for kv_format."""
     return torch.ops.mla.decode(q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len,
-                                spec_for(kv_format, q.get_device()).name,
+                                spec_for(kv_format, q.get_device(),
+                                         *_serving_shape(q, batch)).name,
                                 None if kv_indptr_host is None else list(kv_indptr_host),
                                 0, validate)
 
@@ -336,7 +370,9 @@ def custom_kernel(data):
     else:
         kv, scale = src, None
     device = q.get_device() if isinstance(q, torch.Tensor) and q.is_cuda else None
-    s = spec_for(fmt, device)
+    # The serving shape from the inputs (config's q_seq_len and num_heads,
+    # when given, must agree: _config_check), then the spec compiled for it.
+    s = spec_for(fmt, device, *_serving_shape(q, config.get("batch_size")))
     _config_check(s, config)
     # Spec.decode is what torch.ops.mla.decode runs; called directly here it
     # saves the dispatcher's ~5 us of host time per call (probe_host.py).

@@ -142,3 +142,33 @@ mla.decode @ragged {
   q_type = f32, kv_type = bf16, out_type = f32, kv_scale = "none",
   page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32,
   block_n = 64, num_warps = 4, kv_len = 1000}
+
+// Two query tokens (multi-token prediction, causal): stage-1 programs per
+// (sequence x row group, split) with the group fastest; token i's walk ends
+// at clamp(L - (q_seq_len - 1 - i), lo, hi), which also bounds the loads and
+// the mask; the kernel is marked causal and stays masked.
+// RUN: mla-opt --mla-to-tiles %kernels/deepseek_r1_decode_fp8_mtp2.mlir | FileCheck %s --check-prefix=MTP
+// MTP-LABEL: mla.kernel @deepseek_r1_decode_fp8_mtp2_stage1_masked(
+// MTP-SAME: %[[Q:[a-z0-9]+]]: memref<?x16x576xbf16>
+// MTP-SAME: memref<?x?x32x512xf32>, %{{.*}}: memref<?x?x32xf32>, %{{.*}}: memref<?x16x512xbf16>)
+// MTP-SAME: block_m = 16 : i64
+// MTP-SAME: causal
+// MTP-SAME: grid = ["batch_row_groups", "splits"]
+// MTP: %[[PID:.*]] = mla.program_id 0
+// MTP: %[[SEQ:.*]] = arith.divui %[[PID]], %c2
+// MTP: %[[TOK:.*]] = arith.remui %[[PID]], %c2
+// MTP: %[[LO:.*]], %[[HI:.*]] = mla.split_range %[[LEN:[0-9]+]],
+// MTP: %[[BACK:.*]] = arith.subi %c1{{.*}}, %[[TOK]]
+// MTP: %[[EDGE:.*]] = arith.subi %[[LEN]], %[[BACK]]
+// MTP: %[[AT_LEAST_LO:.*]] = arith.maxsi %[[EDGE]], %[[LO]]
+// MTP: %[[END:.*]] = arith.minsi %[[HI]], %[[AT_LEAST_LO]]
+// MTP: mla.load %[[Q]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x16x576xbf16> -> tensor<16x576xbf16>
+// MTP: mla.kv_loop %[[N:.*]] = %[[LO]] to %[[END]] step 64
+// MTP: mla.load %{{.*}} bound %{{.*}} : memref<?x576xf8E4M3FN> -> tensor<64x576xf8E4M3FN>
+// MTP: mla.mask %{{.*}}, %[[N]], %[[END]]
+// MTP-NOT: mla.kernel @deepseek_r1_decode_fp8_mtp2_stage1_mask_free
+// MTP-LABEL: mla.kernel @deepseek_r1_decode_fp8_mtp2_stage2(
+// MTP-SAME: grid = ["batch", "rows"]
+// MTP: %[[ROW:.*]] = mla.program_id 1
+// MTP: arith.divui %[[ROW]], %c16
+// MTP: arith.remui %[[ROW]], %c16

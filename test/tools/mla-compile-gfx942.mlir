@@ -9,6 +9,8 @@
 // RUN: mla-compile %kernels/deepseek_r1_decode_bf16_mi300x.mlir --chip=gfx942 -o %t | FileCheck %s --check-prefix=BF16
 // RUN: not mla-compile %kernels/deepseek_r1_decode_fp8.mlir --chip=gfx942 -o %t 2>&1 | FileCheck %s --check-prefix=FLAVOUR
 // RUN: not mla-compile %kernels/deepseek_r1_decode_bf16.mlir --chip=gfx942 -o %t 2>&1 | FileCheck %s --check-prefix=LDS
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_mi300x_mtp2.mlir --chip=gfx942 -o %t/mtp2 | FileCheck %s --check-prefix=MTP2-REPORT
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_mi300x_h128.mlir --chip=gfx942 -o %t/h128 | FileCheck %s --check-prefix=H128-REPORT
 
 // Both stage-1 loops of the default (bf16 Q/P) spec within the issue's
 // figure: at most 60 wave-instructions per KV token.
@@ -60,3 +62,15 @@
 
 // FLAVOUR: error: fp8 type 'f8E4M3FN' does not match gfx942's fp8 format f8E4M3FNUZ
 // LDS: error: needs 96768 bytes of shared memory per workgroup; gfx942 has 65536 (use a smaller block_n)
+
+
+// Serving shapes (issue 17): several query tokens give only a masked stage 1
+// (causal edges inside tiles); 128 heads run the 16-row kernel per row group.
+// Neither spills or uses scratch.
+// MTP2-REPORT: deepseek_r1_decode_fp8_mi300x_mtp2_stage1_masked: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
+// MTP2-REPORT-NEXT: KV loop: {{[0-9]+}} instructions
+// MTP2-REPORT-NOT: mask_free
+// MTP2-REPORT: deepseek_r1_decode_fp8_mi300x_mtp2_stage2: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
+// H128-REPORT: deepseek_r1_decode_fp8_mi300x_h128_stage1_masked: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
+// H128-REPORT: deepseek_r1_decode_fp8_mi300x_h128_stage1_mask_free: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
+// H128-REPORT: deepseek_r1_decode_fp8_mi300x_h128_stage2: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch

@@ -17,6 +17,8 @@
 // RUN: FileCheck %s --check-prefix=PK8 < %t/qp8/deepseek_r1_decode_fp8_qp8.s
 // RUN: llvm-readelf --notes %t/deepseek_r1_decode_fp8.hsaco | FileCheck %s --check-prefix=ELF
 // RUN: FileCheck %s --check-prefix=JSON < %t/deepseek_r1_decode_fp8.json
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_mtp2.mlir --chip=gfx950 -o %t/mtp2 | FileCheck %s --check-prefix=MTP2-REPORT
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_h128.mlir --chip=gfx950 -o %t/h128 | FileCheck %s --check-prefix=H128-REPORT
 
 // REPORT: kernel resources (gfx950, AMDHSA metadata):
 // REPORT-NEXT: deepseek_r1_decode_fp8_stage1_masked: {{[0-9]+}} VGPRs, 0 AGPRs, {{[0-9]+}} SGPRs, 0 VGPR spills, 59904 B LDS, 0 B scratch, {{[1-8]}} waves/SIMD, 256 threads
@@ -170,3 +172,15 @@
 // PERM-LABEL: deepseek_r1_decode_fp8_qp8_stage2:
 
 // QP16-W8: error: 'mla.dot' op a tile of 64 columns cannot be split across 8 warps of 16-column instructions
+
+
+// Serving shapes (issue 17): several query tokens give only a masked stage 1
+// (causal edges inside tiles); 128 heads run the 16-row kernel per row group.
+// Neither spills or uses scratch.
+// MTP2-REPORT: deepseek_r1_decode_fp8_mtp2_stage1_masked: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
+// MTP2-REPORT-NEXT: KV loop: {{[0-9]+}} instructions
+// MTP2-REPORT-NOT: mask_free
+// MTP2-REPORT: deepseek_r1_decode_fp8_mtp2_stage2: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
+// H128-REPORT: deepseek_r1_decode_fp8_h128_stage1_masked: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
+// H128-REPORT: deepseek_r1_decode_fp8_h128_stage1_mask_free: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
+// H128-REPORT: deepseek_r1_decode_fp8_h128_stage2: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch

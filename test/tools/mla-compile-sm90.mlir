@@ -9,6 +9,8 @@
 // RUN: not mla-compile %s --chip=host -o %t 2>&1 | FileCheck %s --check-prefix=HOST
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16.mlir --chip=sm_90 -o %t/qp16 | FileCheck %s --check-prefix=QP16-REPORT
 // RUN: FileCheck %s --check-prefix=QP16 < %t/qp16/deepseek_r1_decode_fp8_qp16.ptx
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_mtp2.mlir --chip=sm_90 -o %t/mtp2 | FileCheck %s --check-prefix=MTP2-REPORT
+// RUN: mla-compile %kernels/deepseek_r1_decode_bf16_h128.mlir --chip=sm_90 -o %t/h128 | FileCheck %s --check-prefix=H128-REPORT
 
 mla.decode @small {
   num_heads = 16, num_kv_heads = 1, qk_dim = 96, v_dim = 64, rope_dim = 32,
@@ -196,3 +198,13 @@ mla.decode @small {
 // QP16-COUNT-32: ld.global.v4.b32
 // QP16-NOT: ld.global.v4
 // QP16: st.global.b16
+
+
+// Serving shapes (issue 17), the specs python/mla_torch.py picks on the H200:
+// no spills, no stack.
+// MTP2-REPORT: deepseek_r1_decode_fp8_qp16_mtp2_stage1_masked: {{.*}} 0 B spilled, 0 B stack
+// MTP2-REPORT-NOT: mask_free
+// MTP2-REPORT: deepseek_r1_decode_fp8_qp16_mtp2_stage2: {{.*}} 0 B spilled, 0 B stack
+// H128-REPORT: deepseek_r1_decode_bf16_h128_stage1_masked: {{.*}} 0 B spilled, 0 B stack
+// H128-REPORT: deepseek_r1_decode_bf16_h128_stage1_mask_free: {{.*}} 0 B spilled, 0 B stack
+// H128-REPORT: deepseek_r1_decode_bf16_h128_stage2: {{.*}} 0 B spilled, 0 B stack

@@ -1,0 +1,195 @@
+"""Serving shapes on an NVIDIA GPU (issue 17): multi-token prediction
+(q_seq_len > 1, causal) and 128 heads, checked and timed, FlashMLA beside.
+
+    MLA_ARTIFACTS=artifacts PYTHONPATH=python python3 bench/serving_h200.py \
+        [--flashmla DIR] [--json out.json] [--memcheck-case]
+
+Checks: through custom_kernel (the task's interface; the spec is picked from
+q's shape), fresh random inputs (seed printed), the output poisoned with
+NaN, against a float32 torch reference on the dequantised KV with
+FlashMLA's causal rule (token i of s_q sees keys [0, L - s_q + i]; a token
+that sees no key gives 0): ragged lengths including 0 and L < s_q, and the
+timed shapes. Relative Frobenius error <= 2e-2, no NaN.
+
+Timing (bench_h200's method): L2 flushed before each call, CUDA events around
+the whole call, median of --reps, queued. Ours: fp8 KV (the H200 default
+spec family, qp16) q_seq_len 1 and 2 at 64 x 8192 and 256 x 8192, 128 heads
+at 64 x 8192 in fp8 and bf16; FlashMLA (built from source, --flashmla): bf16
+KV, paged 64, the same shapes (causal for q_seq_len 2).
+Exits 1 if a check fails.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_h200 as B  # noqa: E402
+import mla_torch  # noqa: E402
+
+QK, V = 576, 512
+SM_SCALE = 1.0 / math.sqrt(QK)
+
+
+def make_inputs(lengths, s_q, heads, kv_format, seed):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    bs = len(lengths)
+    q = torch.randn((bs * s_q, heads, QK), generator=g, device="cuda").to(torch.bfloat16)
+    kv = torch.randn((max(sum(lengths), 1), 1, QK), generator=g, device="cuda").to(torch.bfloat16)
+    finfo = torch.finfo(torch.float8_e4m3fn)
+    scale = (kv.abs().amax().float().clamp(min=1e-12) / finfo.max).reshape(1)
+    kv_fp8 = (kv.float() / scale).clamp(finfo.min, finfo.max).to(torch.float8_e4m3fn)
+    kv_indptr = torch.tensor([0] + list(torch.tensor(lengths).cumsum(0).tolist()),
+                             dtype=torch.int32, device="cuda")
+    qo_indptr = torch.arange(bs + 1, dtype=torch.int32, device="cuda") * s_q
+    config = dict(batch_size=bs, num_heads=heads, num_kv_heads=1, qk_head_dim=QK,
+                  kv_lora_rank=V, qk_rope_head_dim=QK - V, v_head_dim=V, q_seq_len=s_q,
+                  kv_seq_len=max(lengths), sm_scale=SM_SCALE, kv_format=kv_format)
+    data = (q, {"bf16": kv, "fp8": (kv_fp8, scale)}, qo_indptr, kv_indptr, config)
+    deq = kv_fp8.float() * scale if kv_format == "fp8" else kv.float()
+    return data, deq
+
+
+def reference(data, deq):
+    """float32, causal: token i of s_q sees keys [0, L - s_q + i]."""
+    q, _, _, kv_indptr, config = data
+    s_q, heads = config["q_seq_len"], config["num_heads"]
+    out = torch.zeros((q.shape[0], heads, V), dtype=torch.float32, device="cuda")
+    ptr = kv_indptr.tolist()
+    for b in range(len(ptr) - 1):
+        k = deq[ptr[b]:ptr[b + 1], 0]
+        L = k.shape[0]
+        for i in range(s_q):
+            n = min(L, L - s_q + i + 1)
+            if n <= 0:
+                continue
+            s = (q[b * s_q + i].float() @ k[:n].T) * SM_SCALE
+            out[b * s_q + i] = torch.softmax(s, dim=-1) @ k[:n, :V]
+    return out
+
+
+def check(lengths, s_q, heads, fmt, seed):
+    data, deq = make_inputs(lengths, s_q, heads, fmt, seed)
+    ref = reference(data, deq)
+    B.poison()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        out = mla_torch.custom_kernel(data)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    torch.cuda.synchronize()
+    got = out.float()
+    nan = bool(torch.isnan(got).any())
+    den = ref.norm().item()
+    err = (got - ref).norm().item() / (den if den > 0 else 1.0)
+    return err, nan
+
+
+def flashmla_fn(fm, data, s_q, causal):
+    """FlashMLA's dense decode on the same problem, bf16 KV paged by 64."""
+    q, kvd, _, _, config = data
+    bs, kv, heads = config["batch_size"], config["kv_seq_len"], config["num_heads"]
+    kc = kvd["bf16"].view(bs * kv // 64, 64, 1, QK)
+    bt = torch.arange(bs * kv // 64, dtype=torch.int32, device="cuda").view(bs, kv // 64)
+    sl = torch.full((bs,), kv, dtype=torch.int32, device="cuda")
+    qv = q.view(bs, s_q, heads, QK)
+    meta, _ = fm.get_mla_metadata()
+
+    def run(_):
+        return fm.flash_mla_with_kvcache(qv, kc, bt, sl, V, meta, None,
+                                         softmax_scale=SM_SCALE, causal=causal)
+    return run
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--flashmla", help="folder with FlashMLA's built flash_mla module")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--json")
+    ap.add_argument("--memcheck-case", action="store_true",
+                    help="one small ragged case per serving spec, then exit")
+    args = ap.parse_args()
+    seed = int(time.time())
+    print(f"device {torch.cuda.get_device_name()}, seed base {seed}")
+    failed = 0
+    results = {"date": time.strftime("%Y-%m-%d"), "device": torch.cuda.get_device_name(),
+               "seed": seed, "checks": [], "timing": []}
+
+    ragged = [0, 1, 2, 3, 65, 64, 1000, 8191]
+    if args.memcheck_case:
+        cases = [(s_q, h, f, [0, 1, 3, 70, 129]) for s_q, h in ((2, 16), (1, 128))
+                 for f in ("fp8", "bf16")]
+    else:
+        cases = [(s_q, h, f, lens) for s_q, h in ((2, 16), (1, 128)) for f in ("fp8", "bf16")
+                 for lens in (ragged, [1024] * 4, [8192] * 64)]
+    for i, (s_q, heads, fmt, lens) in enumerate(cases):
+        err, nan = check(lens, s_q, heads, fmt, seed + i)
+        ok = err <= 2e-2 and not nan
+        failed += not ok
+        name = f"{fmt} q_seq_len {s_q} heads {heads} " + (
+            "ragged" if lens == ragged else f"{len(lens)}x{lens[0]}")
+        spec = mla_torch.spec_for(fmt, None, s_q, heads).name
+        print(f"  {name:40s} {spec:40s} rel err {err:.3e}{' NaN' if nan else ''}"
+              f" {'ok' if ok else 'FAILED'}")
+        results["checks"].append(dict(name=name, spec=spec, seed=seed + i, err=err, nan=nan,
+                                      ok=ok))
+    print(f"{len(cases) - failed}/{len(cases)} serving checks ok")
+    if args.memcheck_case:
+        sys.exit(1 if failed else 0)
+
+    fm = None
+    if args.flashmla:
+        sys.path.insert(0, args.flashmla)
+        import flash_mla as fm
+    flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
+    rows = []
+    for bs, kv in ((64, 8192), (256, 8192)):
+        for fmt, s_q, heads in (("fp8", 1, 16), ("fp8", 2, 16), ("bf16", 1, 16), ("bf16", 2, 16),
+                                ("fp8", 1, 128), ("bf16", 1, 128)):
+            if heads == 128 and bs == 256:
+                continue
+            data, _ = make_inputs([kv] * bs, s_q, heads, fmt, seed)
+            t = B.time_call(mla_torch.custom_kernel, data, args.reps, flush, synced=False)
+            row = dict(bs=bs, kv=kv, fmt=fmt, q_seq_len=s_q, heads=heads, ours_us=t,
+                       spec=mla_torch.spec_for(fmt, None, s_q, heads).name)
+            if fm is not None and fmt == "bf16":
+                row["flashmla_us"] = B.time_call(flashmla_fn(fm, data, s_q, s_q > 1), None,
+                                                 args.reps, flush, synced=False)
+            if s_q == 1:
+                # The mask-free stage 1, taken when the caller passes host
+                # lengths (config["kv_indptr_host"]), beside the masked
+                # default.
+                data[4]["kv_indptr_host"] = data[3].tolist()
+                row["ours_mask_free_us"] = B.time_call(mla_torch.custom_kernel, data, args.reps,
+                                                       flush, synced=False)
+            rows.append(row)
+            fl = f", FlashMLA bf16 {row['flashmla_us']:.1f} us" if "flashmla_us" in row else ""
+            mf = (f", mask-free {row['ours_mask_free_us']:.1f} us"
+                  if "ours_mask_free_us" in row else "")
+            print(f"{bs}x{kv} {fmt} q_seq_len {s_q} heads {heads}: ours {t:.1f} us{mf}{fl}")
+    results["timing"] = rows
+
+    def find(bs, fmt, s_q, heads, key="ours_us"):
+        return next(r[key] for r in rows
+                    if (r["bs"], r["fmt"], r["q_seq_len"], r["heads"]) == (bs, fmt, s_q, heads))
+    for bs in (64, 256):
+        for fmt in ("fp8", "bf16"):
+            ratio = find(bs, fmt, 2, 16) / find(bs, fmt, 1, 16)
+            print(f"MTP 2 / q_seq_len 1 at {bs}x8192 {fmt}: {ratio:.2f} (target <= 1.3)")
+            results[f"mtp2_ratio_{bs}_{fmt}"] = ratio
+    if fm is not None:
+        r = find(64, "bf16", 1, 128) / find(64, "bf16", 1, 128, "flashmla_us")
+        print(f"128 heads at 64x8192 bf16: ours / FlashMLA = {r:.2f}")
+        results["h128_vs_flashmla"] = r
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
