@@ -16,11 +16,11 @@ mla.kernel @cols(%out: memref<?x16x48xf32>) attributes {grid = ["batch"], num_wa
 
 // -----
 
-mla.kernel @rows(%out: memref<?x32x64xf32>) attributes {grid = ["batch"], num_warps = 4 : i64} {
+mla.kernel @rows(%out: memref<?x24x64xf32>) attributes {grid = ["batch"], num_warps = 4 : i64} {
   %c0 = arith.constant 0 : index
-  // expected-error @+1 {{a register tile must have 16 rows (the matrix instruction's M), got 32}}
-  %t = mla.fill 0.0 : tensor<32x64xf32>
-  mla.store %t, %out[%c0, %c0, %c0] : tensor<32x64xf32> -> memref<?x32x64xf32>
+  // expected-error @+1 {{a register tile must have a positive multiple of 16 rows (the matrix instruction's M), got 24}}
+  %t = mla.fill 0.0 : tensor<24x64xf32>
+  mla.store %t, %out[%c0, %c0, %c0] : tensor<24x64xf32> -> memref<?x24x64xf32>
   mla.return
 }
 

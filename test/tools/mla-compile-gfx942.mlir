@@ -65,7 +65,8 @@
 
 
 // Serving shapes (issue 17): several query tokens give only a masked stage 1
-// (causal edges inside tiles); 128 heads run the 16-row kernel per row group.
+// (causal edges inside tiles); 128 heads run the 16-row kernel per row group
+// (32 rows, block_m = 32, need more than gfx942's 64 KiB of LDS with block_n = 64).
 // Neither spills or uses scratch.
 // MTP2-REPORT: deepseek_r1_decode_fp8_mi300x_mtp2_stage1_masked: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
 // MTP2-REPORT-NEXT: KV loop: {{[0-9]+}} instructions

@@ -147,6 +147,11 @@ LogicalResult Lowering::lowerDot(DotOp op) {
                                 idx(0));
     kLo = arith::SelectOp::create(b, loc(), odd, idx(splitAt), idx(0));
   }
+  // The first register of instruction tile j (j >= tiles: the partner's
+  // tile j - tiles, kept after this warp's) of M block mb.
+  auto accAt = [&](int64_t mb, int64_t j) {
+    return j / l->tiles * l->size() + l->reg(mb, j % l->tiles, 0);
+  };
   // One K group of a grouped dot at column kk: its operand reads and
   // matrix instructions on `acc` (all accumulators).
   auto emitGroup = [&](Value kk, SmallVector<Value> acc) {
@@ -161,14 +166,20 @@ LogicalResult Lowering::lowerDot(DotOp op) {
     bool aPermuted = perm && perm->steps == grouped->steps &&
                      perm->k == grouped->k &&
                      perm->logicalBitTo == grouped->logicalBitTo;
-    SmallVector<Value> a;
-    if (aPermuted) {
-      for (int64_t s = 0; s < grouped->steps; ++s)
-        llvm::append_range(a, readAByLdmatrix(**lhs, addc(kk, s * mi->k)));
-    } else {
-      a = read(**lhs, ga, /*transposed=*/false, [&](Coord c) {
-        return std::pair(addc(aRowG, c.row), add(kk, addc(aColG, c.col)));
-      });
+    // A of every M block (rows mb * M on).
+    SmallVector<SmallVector<Value>> a(l->mBlocks);
+    for (int64_t mb = 0; mb < l->mBlocks; ++mb) {
+      if (aPermuted) {
+        Tile rows = **lhs;
+        rows.rowOff += mb * mi->m;
+        for (int64_t s = 0; s < grouped->steps; ++s)
+          llvm::append_range(a[mb], readAByLdmatrix(rows, addc(kk, s * mi->k)));
+      } else {
+        a[mb] = read(**lhs, ga, /*transposed=*/false, [&](Coord c) {
+          return std::pair(addc(aRowG, c.row + mb * mi->m),
+                           add(kk, addc(aColG, c.col)));
+        });
+      }
     }
     // Tiles 0 .. l->tiles - 1 are this warp's, the rest (K split) its
     // partner's.
@@ -183,13 +194,15 @@ LogicalResult Lowering::lowerDot(DotOp op) {
       }));
     int64_t ea = mi->a.elemsPerLane(), eb = mi->b.elemsPerLane();
     for (int64_t s = 0; s < grouped->steps; ++s)
-      for (int64_t j = 0; j < l->tiles * kSplit; ++j) {
-        auto d = target.matrixOp(
-            b, loc(), mi, operandElt, ArrayRef<Value>(a).slice(s * ea, ea),
-            ArrayRef<Value>(bs[j]).slice(s * eb, eb),
-            ArrayRef<Value>(acc).slice(j * l->elems, l->elems));
-        llvm::copy(d, acc.begin() + j * l->elems);
-      }
+      for (int64_t j = 0; j < l->tiles * kSplit; ++j)
+        for (int64_t mb = 0; mb < l->mBlocks; ++mb) {
+          int64_t at = accAt(mb, j);
+          auto d = target.matrixOp(b, loc(), mi, operandElt,
+                                   ArrayRef<Value>(a[mb]).slice(s * ea, ea),
+                                   ArrayRef<Value>(bs[j]).slice(s * eb, eb),
+                                   ArrayRef<Value>(acc).slice(at, l->elems));
+          llvm::copy(d, acc.begin() + at);
+        }
     return acc;
   };
   // K split across a warp pair: both walk the same number of whole groups
@@ -238,16 +251,23 @@ LogicalResult Lowering::lowerDot(DotOp op) {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
     Value kk = loop.getInductionVar();
-    // A (m, k) is row m, column kk + k of lhs.
-    SmallVector<Value> a =
-        aByLdmatrix
-            ? readAByLdmatrix(**lhs, kk)
-            : read(**lhs, mi->a, /*transposed=*/false,
-                   [&](Coord c) -> std::pair<Value, Value> {
-                     return {addc(aRowI, c.row), add(kk, addc(aColI, c.col))};
-                   });
+    // A (m, k) of M block mb is row mb * M + m, column kk + k of lhs.
+    SmallVector<SmallVector<Value>> a(l->mBlocks);
+    for (int64_t mb = 0; mb < l->mBlocks; ++mb) {
+      if (aByLdmatrix) {
+        Tile rows = **lhs;
+        rows.rowOff += mb * mi->m;
+        a[mb] = readAByLdmatrix(rows, kk);
+      } else {
+        a[mb] = read(**lhs, mi->a, /*transposed=*/false,
+                     [&](Coord c) -> std::pair<Value, Value> {
+                       return {addc(aRowI, c.row + mb * mi->m),
+                               add(kk, addc(aColI, c.col))};
+                     });
+      }
+    }
     SmallVector<Value> acc(loop.getRegionIterArgs());
-    SmallVector<Value> next;
+    SmallVector<Value> next(acc);
     // B (k, n) of tile j is rhs[kk + k][col] or, transposed,
     // rhs[col][kk + k] (then consecutive k are adjacent in a row), with
     // col = tileColumn(n, j) (interleaved, see accCoord).
@@ -268,10 +288,13 @@ LogicalResult Lowering::lowerDot(DotOp op) {
                        Value col = tileColumn(*l, addc(bColI, c.col), j);
                        return trans ? std::pair(col, kr) : std::pair(kr, col);
                      });
-      auto d =
-          target.matrixOp(b, loc(), mi, operandElt, a, bv,
-                          ArrayRef<Value>(acc).slice(j * l->elems, l->elems));
-      next.append(d.begin(), d.end());
+      // Each B fragment serves every M block.
+      for (int64_t mb = 0; mb < l->mBlocks; ++mb) {
+        int64_t at = l->reg(mb, j, 0);
+        auto d = target.matrixOp(b, loc(), mi, operandElt, a[mb], bv,
+                                 ArrayRef<Value>(acc).slice(at, l->elems));
+        llvm::copy(d, next.begin() + at);
+      }
     }
     scf::YieldOp::create(b, loc(), next);
   }

@@ -28,7 +28,7 @@ Lowering::acrossLanesAndWarps(const AccLayout &l, SmallVector<Value> part,
   // Across warps through shared memory: red[row][warp], so that a lane
   // reads a row's shares of all warps with 16-byte loads (8 warps: two
   // instead of eight; rows padded to 16-byte multiples by allocSmem).
-  Value red = allocSmem(l.mi->m, warps, b.getF32Type());
+  Value red = allocSmem(l.rows(), warps, b.getF32Type());
   barrierBeforeRewrite();
   for (auto [g, p] : llvm::enumerate(part))
     memref::StoreOp::create(b, loc(), p, red,
@@ -84,7 +84,7 @@ LogicalResult Lowering::lowerOnlineSoftmax(OnlineSoftmaxOp op) {
   }
   SmallVector<Value> probs;
   for (int64_t r = 0; r < ls->size(); ++r) {
-    int64_t g = ls->group(r % ls->elems);
+    int64_t g = ls->group(r);
     probs.push_back(target.exp2(
         b, loc(), arith::SubFOp::create(b, loc(), s->regs[r], ref[g])));
   }
@@ -101,8 +101,8 @@ LogicalResult Lowering::lowerOnlineSoftmax(OnlineSoftmaxOp op) {
         addf(arith::MulFOp::create(b, loc(), old, alpha[g]), rowSum[g]));
   SmallVector<Value> newAcc;
   for (int64_t r = 0; r < la->size(); ++r)
-    newAcc.push_back(arith::MulFOp::create(b, loc(), acc->regs[r],
-                                           alpha[la->group(r % la->elems)]));
+    newAcc.push_back(
+        arith::MulFOp::create(b, loc(), acc->regs[r], alpha[la->group(r)]));
   tiles[op.getProbs()] = regTile(Kind::Acc, s->type, probs);
   tiles[op.getNewMax()] = regTile(Kind::RowSlice, m->type, newMax);
   tiles[op.getNewSum()] = regTile(lsum->kind, lsum->type, newSum);
@@ -147,7 +147,7 @@ LogicalResult Lowering::lowerFinalize(SoftmaxFinalizeOp op) {
   }
   SmallVector<Value> out;
   for (int64_t r = 0; r < la->size(); ++r) {
-    int64_t g = la->group(r % la->elems);
+    int64_t g = la->group(r);
     Value v = arith::MulFOp::create(b, loc(), acc->regs[r], factor[g]);
     out.push_back(arith::SelectOp::create(b, loc(), empty[g], zero, v));
   }

@@ -53,15 +53,34 @@ struct Tile {
 };
 
 /// The accumulator layout of a rows x cols tile over `warps` warps.
+/// A register tile of mBlocks x M rows (M = the matrix instruction's) and
+/// `cols` columns: every warp holds all rows of its `colsPerWarp` columns
+/// as mBlocks x tiles instruction results of `elems` registers each.
+/// Register r is element r % elems of instruction tile (r / elems) % tiles
+/// of M block r / (tiles * elems): one M block after another, so that the
+/// B operand a dot reads for one column tile serves every M block (several
+/// query tokens or head tiles per program share each KV fragment).
 struct AccLayout {
   const MatrixInstr *mi;
   int64_t cols, colsPerWarp, tiles, elems;
-  SmallVector<int64_t> rowGroups; ///< distinct static row offsets
-  int64_t size() const { return tiles * elems; }
+  int64_t mBlocks = 1;
+  /// Distinct static row offsets, M block after M block (localGroups each).
+  SmallVector<int64_t> rowGroups;
+  int64_t localGroups = 0;
+  int64_t perBlock() const { return tiles * elems; }
+  int64_t size() const { return mBlocks * tiles * elems; }
+  int64_t rows() const { return mBlocks * mi->m; }
+  /// Register of element i of instruction tile j in M block mb.
+  int64_t reg(int64_t mb, int64_t j, int64_t i) const {
+    return (mb * tiles + j) * elems + i;
+  }
   int64_t elemRow(int64_t i) const { return mi->c.map(0, i).row; }
   int64_t elemCol(int64_t i) const { return mi->c.map(0, i).col; }
-  int64_t group(int64_t i) const {
-    return llvm::find(rowGroups, elemRow(i)) - rowGroups.begin();
+  /// The row group of register r.
+  int64_t group(int64_t r) const {
+    ArrayRef<int64_t> local = ArrayRef(rowGroups).take_front(localGroups);
+    return r / perBlock() * localGroups +
+           (llvm::find(local, elemRow(r % elems)) - local.begin());
   }
 };
 
@@ -193,8 +212,8 @@ struct Lowering {
   /// comes in one wide load per row for all tiles instead of one element
   /// per tile (see lowerDot). Rows and row reductions are unaffected.
   std::pair<Value, Value> accCoord(const AccLayout &l, int64_t r) {
-    int64_t j = r / l.elems, i = r % l.elems;
-    return {addc(cRow, l.elemRow(i)),
+    int64_t mb = r / l.perBlock(), j = (r / l.elems) % l.tiles, i = r % l.elems;
+    return {addc(cRow, l.elemRow(i) + mb * l.mi->m),
             tileColumn(l, addc(cCol, l.elemCol(i)), j)};
   }
 
@@ -360,7 +379,7 @@ struct Lowering {
                                    function_ref<Value(Value, Value)> combine) {
     SmallVector<Value> part(l.rowGroups.size(), cstF32(b, loc(), identity));
     for (int64_t r = 0; r < l.size(); ++r) {
-      int64_t g = l.group(r % l.elems);
+      int64_t g = l.group(r);
       part[g] = combine(part[g], regs[r]);
     }
     return part;

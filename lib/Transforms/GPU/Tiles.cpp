@@ -1,5 +1,5 @@
 //===- Tiles.cpp - shared memory, placements, elementwise ops, stores, control
-//flow ---===//
+// flow ---===//
 //
 // Part of mla-lower-to-gpu: methods of Lowering (Lowering.h).
 //
@@ -56,20 +56,31 @@ Value Lowering::allocSmem(int64_t rows, int64_t cols, Type elt) {
 
 FailureOr<AccLayout> Lowering::accLayout(RankedTensorType t) {
   const MatrixInstr *mi = target.mma;
-  if (t.getRank() != 2 || t.getDimSize(0) != mi->m)
-    return fail("a register tile must have " + Twine(mi->m) +
-                " rows (the matrix instruction's M), got " +
+  if (t.getRank() != 2 || t.getDimSize(0) % mi->m != 0 || t.getDimSize(0) == 0)
+    return fail("a register tile must have a positive multiple of " +
+                Twine(mi->m) + " rows (the matrix instruction's M), got " +
                 Twine(t.getRank() == 2 ? t.getDimSize(0) : 0));
   int64_t cols = t.getDimSize(1);
   if (cols % (warps * mi->n) != 0)
     return fail("a tile of " + Twine(cols) +
                 " columns cannot be split across " + Twine(warps) +
                 " warps of " + Twine(mi->n) + "-column instructions");
-  AccLayout l{
-      mi, cols, cols / warps, cols / warps / mi->n, mi->c.elemsPerLane(), {}};
+  AccLayout l{mi,
+              cols,
+              cols / warps,
+              cols / warps / mi->n,
+              mi->c.elemsPerLane(),
+              t.getDimSize(0) / mi->m,
+              {},
+              0};
+  SmallVector<int64_t> local;
   for (int64_t i = 0; i < l.elems; ++i)
-    if (!llvm::is_contained(l.rowGroups, l.elemRow(i)))
-      l.rowGroups.push_back(l.elemRow(i));
+    if (!llvm::is_contained(local, l.elemRow(i)))
+      local.push_back(l.elemRow(i));
+  l.localGroups = local.size();
+  for (int64_t mb = 0; mb < l.mBlocks; ++mb)
+    for (int64_t row : local)
+      l.rowGroups.push_back(row + mb * mi->m);
   return l;
 }
 
