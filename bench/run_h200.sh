@@ -56,17 +56,22 @@ fi
 # FlashMLA built here from source (about 100 s).
 flashmla=()
 if [ -f artifacts/flashmla/setup_dense.py ]; then
-  step "build FlashMLA" bash -c "cd artifacts/flashmla && python3 setup_dense.py build_ext --inplace"
+  ls artifacts/flashmla/flash_mla/cuda.*.so >/dev/null 2>&1 ||
+    step "build FlashMLA" bash -c "cd artifacts/flashmla && python3 setup_dense.py build_ext --inplace"
   flashmla=(--flashmla artifacts/flashmla)
 fi
-step "serving shapes" python3 bench/serving_h200.py "${flashmla[@]}" --reps 30 --json "$OUT/serving.json"
+# Schedule variants compiled into the artifacts beside the chosen specs
+# (e.g. block_m = 32 copies, named <spec>_m32), checked and timed too.
+extra=$(cd artifacts && ls *_m32.json 2>/dev/null | sed 's/\.json$//' | paste -sd, -)
+step "serving shapes" python3 bench/serving_h200.py "${flashmla[@]}" --extra-specs "$extra" \
+  --reps 30 --json "$OUT/serving.json"
 step "memcheck (serving shapes)" compute-sanitizer --tool memcheck --error-exitcode 3 \
   python3 bench/serving_h200.py --memcheck-case
 # Host time of a call and its layers.
 step "host time" python3 bench/probe_host.py
 # Every split count of every task shape beside the cost model's choice.
 step "split sweep" python3 bench/sweep_splits.py
-grep -E "^ +[0-9]+/[0-9]+|^[0-9]+x[0-9]+: call|serving checks|MTP 2 /|FlashMLA =|^[0-9]+x8192 .*q_seq_len|geomean|memory bandwidth|failed|memcheck case|ERROR SUMMARY|relative error|chosen|bad inputs refused|indptr battery|^FAIL" "$OUT/log.txt" |
+grep -E "^ +[0-9]+/[0-9]+|^[0-9]+x[0-9]+: call|serving checks|MTP 2 /|FlashMLA =|_m32:|^[0-9]+x8192 .*q_seq_len|geomean|memory bandwidth|failed|memcheck case|ERROR SUMMARY|relative error|chosen|bad inputs refused|indptr battery|^FAIL" "$OUT/log.txt" |
   grep -v " ok$" | tail -40
 printf '%s\n' "${summary[@]}"
 exit $status

@@ -110,6 +110,9 @@ def main():
     ap.add_argument("--flashmla", help="folder with FlashMLA's built flash_mla module")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--json")
+    ap.add_argument("--extra-specs", default="",
+                    help="comma-separated spec names in $MLA_ARTIFACTS (e.g. schedule "
+                         "variants) to check and time at 64 x 8192 beside the chosen ones")
     ap.add_argument("--memcheck-case", action="store_true",
                     help="one small ragged case per serving spec, then exit")
     args = ap.parse_args()
@@ -176,6 +179,31 @@ def main():
     def find(bs, fmt, s_q, heads, key="ours_us"):
         return next(r[key] for r in rows
                     if (r["bs"], r["fmt"], r["q_seq_len"], r["heads"]) == (bs, fmt, s_q, heads))
+    # Schedule variants of a serving spec (another block_m, ...): the same
+    # check and timing through Spec.decode.
+    for name in filter(None, args.extra_specs.split(",")):
+        spec = mla_torch.spec_named(name)
+        fmt = "bf16" if spec.kv_dtype == torch.bfloat16 else "fp8"
+        s_q, heads = spec.q_seq_len, spec.heads
+        data, deq = make_inputs([8192] * 64, s_q, heads, fmt, seed)
+        q, kvd, qo, kvp, config = data
+        kv, scale = kvd["fp8"] if fmt == "fp8" else (kvd["bf16"], None)
+
+        def call(_):
+            return spec.decode(q, kv, scale, qo, kvp, 64, 8192)
+        B.poison()
+        got = call(None).float()
+        ref = reference(data, deq)
+        err = ((got - ref).norm() / ref.norm()).item()
+        ok = err <= 2e-2 and not bool(torch.isnan(got).any())
+        failed += not ok
+        t = B.time_call(call, None, args.reps, flush, synced=False)
+        base = find(64, fmt, s_q, heads)
+        print(f"64x8192 {name}: {t:.1f} us ({t / base:.2f} x {mla_torch.spec_for(fmt, None, s_q, heads).name}),"
+              f" rel err {err:.3e} {'ok' if ok else 'FAILED'}")
+        results.setdefault("extra", []).append(dict(spec=name, us=t, vs_chosen=t / base,
+                                                    err=err, ok=ok))
+
     for bs in (64, 256):
         for fmt in ("fp8", "bf16"):
             ratio = find(bs, fmt, 2, 16) / find(bs, fmt, 1, 16)

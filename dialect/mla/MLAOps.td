@@ -329,14 +329,25 @@ def MLA_MaskOp : MLA_Op<"mask", [Pure, AllTypesMatch<["source", "result"]>]> {
     `offset + j >= bound`. Stage 1 uses it to give out-of-range KV tokens a
     score of -inf.
 
+    With `causal %edge every P` (rank 2, `dim = 1`), element (r, j) is also
+    replaced when `offset + j >= edge + r floordiv P`: row r's bound grows by
+    one every P rows. Stage 1 uses it when a program's rows span several
+    query tokens (rows token-major, P = the head count): each token sees one
+    more key than the one before it.
+
     ```mlir
     %sm = mla.mask %s, %n, %end {dim = 1 : i64, fill = 0xFF800000 : f32} : tensor<16x64xf32>
+    %sc = mla.mask %s, %n, %end causal %edge every 16 {dim = 1 : i64, fill = 0xFF800000 : f32} : tensor<32x64xf32>
     ```
   }];
   let arguments = (ins MLA_F32Tile:$source, Index:$offset, Index:$bound,
+                       Optional<Index>:$row_edge, OptionalAttr<I64Attr>:$row_period,
                        I64Attr:$dim, F32Attr:$fill);
   let results = (outs MLA_F32Tile:$result);
-  let assemblyFormat = "$source `,` $offset `,` $bound attr-dict `:` type($source)";
+  let assemblyFormat = [{
+    $source `,` $offset `,` $bound (`causal` $row_edge^ `every` $row_period)?
+    attr-dict `:` type($source)
+  }];
   let hasVerifier = 1;
 }
 

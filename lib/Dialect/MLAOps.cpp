@@ -103,12 +103,18 @@ LogicalResult DecodeOp::verify() {
     return emitOpError("q_seq_len must be at most 64, got ") << getQSeqLen();
   if (auto bm = getBlockM()) {
     int64_t m = static_cast<int64_t>(*bm);
-    if (m < 16 || m % 16 != 0 || getNumHeads() % m != 0)
+    int64_t heads = getNumHeads(), rows = heads * getQSeqLen();
+    bool withinToken = heads % m == 0;
+    bool wholeTokens = m % heads == 0 && rows % m == 0;
+    if (m < 16 || m % 16 != 0 || (!withinToken && !wholeTokens))
       return emitOpError() << "block_m (" << m
                            << ") must be a multiple of 16 that divides "
                               "num_heads ("
-                           << getNumHeads()
-                           << "): a program's query rows belong to one token";
+                           << heads
+                           << ") or a multiple of num_heads that divides "
+                              "q_seq_len x num_heads ("
+                           << rows << "): a program's rows are whole tokens "
+                                      "or part of one";
   }
 
   Type q = getQType(), kv = getKvType(), out = getOutType();
@@ -356,6 +362,16 @@ LogicalResult MaskOp::verify() {
   if (dim < 0 || dim >= rank)
     return emitOpError("dim ")
            << dim << " is out of range for a rank-" << rank << " tile";
+  if (static_cast<bool>(getRowEdge()) != getRowPeriod().has_value())
+    return emitOpError("a causal edge and its row period come together");
+  if (auto p = getRowPeriod()) {
+    if (static_cast<int64_t>(*p) < 1)
+      return emitOpError("row period must be positive, got ")
+             << static_cast<int64_t>(*p);
+    if (rank != 2 || dim != 1)
+      return emitOpError("a causal edge masks the columns (dim 1) of a "
+                         "rank-2 tile");
+  }
   return success();
 }
 

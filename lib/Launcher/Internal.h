@@ -25,6 +25,13 @@ mla_status failWith(mla_status s, const std::string &msg);
 /// Clears mla_last_error() (a call that succeeded).
 void clearError();
 
+/// Stage-1 programs per (sequence, split): the q_seq_len x heads query rows
+/// in groups of block_m (the descriptor was checked at create: block_m
+/// divides the heads, or is whole tokens dividing the rows).
+inline int64_t rowGroups(const mla_spec_desc &s) {
+  return int64_t(s.q_seq_len) * s.num_heads / s.block_m;
+}
+
 /// batch in 1..2^31-1, max_kv_len in 0..2^31-1.
 mla_status checkSizes(int64_t batch, int64_t maxKvLen);
 /// Every check on a call's pointers, sizes and flags, shared by planning and

@@ -136,8 +136,10 @@ extern "C" mla_status mla_context_create(const mla_spec_desc *spec,
                 device);
   if (spec->num_heads <= 0 || spec->v_dim <= 0 || spec->block_n <= 0 ||
       spec->q_seq_len <= 0 || spec->q_seq_len > 64 || spec->block_m <= 0 ||
-      spec->num_heads % spec->block_m != 0 || spec->num_split_candidates <= 0 ||
-      !spec->split_candidates)
+      (spec->num_heads % spec->block_m != 0 &&
+       (spec->block_m % spec->num_heads != 0 ||
+        int64_t(spec->q_seq_len) * spec->num_heads % spec->block_m != 0)) ||
+      spec->num_split_candidates <= 0 || !spec->split_candidates)
     return fail(MLA_ERROR_INVALID_SPEC, "spec '%s' is malformed", spec->name);
   for (int i = 0; i < spec->num_split_candidates; ++i)
     if (spec->split_candidates[i] < 1 || spec->split_candidates[i] > 65535)
@@ -244,7 +246,7 @@ static int64_t chooseSplits(const mla_context &ctx, int64_t batch,
   const mla_spec_desc &s = *ctx.spec;
   mlir::mla::SplitProblem p;
   p.batch = batch;
-  p.groups = int64_t(s.q_seq_len) * (s.num_heads / s.block_m);
+  p.groups = rowGroups(s);
   p.kvLen = maxKvLen;
   p.blockN = s.block_n;
   p.computeUnits = ctx.concurrent;
@@ -439,7 +441,7 @@ static mla_status launchKernel(mla_context &ctx, const Kernel &k,
     case MLA_GRID_ROWS:
       return int64_t(s.q_seq_len) * s.num_heads;
     case MLA_GRID_BATCH_ROW_GROUPS:
-      return a.batch * s.q_seq_len * (s.num_heads / s.block_m);
+      return a.batch * rowGroups(s);
     default:
       return 1;
     }

@@ -149,7 +149,7 @@ mla_status mla_launcher::validateArgs(const mla_spec_desc &s,
   if (mla_status st = checkSizes(a->batch, a->max_kv_len))
     return st;
   // Stage 1 runs batch x (q_seq_len x heads / block_m) programs along x.
-  int64_t groups = int64_t(s.q_seq_len) * (s.num_heads / s.block_m);
+  int64_t groups = rowGroups(s);
   if (a->batch > ((int64_t(1) << 31) - 1) / groups)
     return fail(MLA_ERROR_INVALID_ARGUMENT,
                 "batch %lld x %lld row groups per sequence exceeds the grid "

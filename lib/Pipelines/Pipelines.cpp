@@ -15,7 +15,9 @@
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVM.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
@@ -71,6 +73,12 @@ void mla::buildHostLoweringPipeline(OpPassManager &pm) {
   // structured control flow, so it runs before scf -> cf.
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createSCFToControlFlowPass());
+  // q and out are read as [rows x heads, dim] (memref.collapse_shape), which
+  // the LLVM conversion does not take: rewrite it as a reinterpret_cast of
+  // the argument's metadata, and the size arithmetic that leaves (affine)
+  // as arith.
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
   // To LLVM: math before arith (math lowers to arith-free intrinsics),
   // memref after arith (its patterns produce arith index math), func last
   // (it needs the converted argument types), casts reconciled at the end.
@@ -126,6 +134,10 @@ void mla::buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip) {
   // NVVM conversion handles cf, not scf), then everything to NVVM/LLVM.
   OpPassManager &gpuPm = pm.nest<gpu::GPUModuleOp>();
   gpuPm.addPass(createSCFToControlFlowPass());
+  // q and out as [rows x heads, dim] (memref.collapse_shape): to a
+  // reinterpret_cast the conversion takes, its size arithmetic to arith.
+  gpuPm.addPass(memref::createExpandStridedMetadataPass());
+  gpuPm.addPass(createLowerAffinePass());
   const ChipInfo *info = lookupChip(chip);
   if (info && info->vendor == Vendor::NVIDIA) {
     // nvgpu.ldmatrix (operand loads, see MatrixInstr::aByLdmatrix) -> nvvm

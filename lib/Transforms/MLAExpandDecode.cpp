@@ -207,19 +207,34 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
     group = arith::RemUIOp::create(b, loc, pid, cst(s.groups()));
   }
   Value split = ProgramIdOp::create(b, loc, b.getIndexType(), 1);
-  // The group's first row: token `token`, heads [head0, head0 + blockM).
-  Value token = c0, head0 = c0, row0 = c0;
+  // The group's rows: the sequence's query rows row0 .. row0 + blockM - 1
+  // (token-major), from token token0 on. A group within one token reads
+  // q[qo_indptr[b] + token0][head0 ..]; one spanning several tokens
+  // (blockM > heads) reads q and writes out as [rows x heads, dim] views,
+  // from row qo_indptr[b] * heads + row0.
+  Value row0 = c0, token0 = c0, head0 = c0;
   if (s.groups() > 1) {
-    int64_t perToken = s.heads / s.blockM;
-    token = arith::DivUIOp::create(b, loc, group, cst(perToken));
-    head0 = arith::MulIOp::create(
-        b, loc, arith::RemUIOp::create(b, loc, group, cst(perToken)),
-        cst(s.blockM));
     row0 = arith::MulIOp::create(b, loc, group, cst(s.blockM));
+    token0 = arith::DivUIOp::create(b, loc, row0, cst(s.heads));
+    if (s.blockM < s.heads)
+      head0 = arith::RemUIOp::create(b, loc, row0, cst(s.heads));
   }
   auto [qRow0, qOk] = guardedQRow(b, loc, qoIndptr, batch, {q, out}, s.qSeqLen);
-  Value qRow =
-      s.qSeqLen > 1 ? arith::AddIOp::create(b, loc, qRow0, token) : qRow0;
+  Value qSrc = q, outDst = out;
+  SmallVector<Value> qAt;
+  if (s.blockM > s.heads) {
+    SmallVector<ReassociationIndices> rowsOfHeads{{0, 1}, {2}};
+    qSrc = memref::CollapseShapeOp::create(b, loc, q, rowsOfHeads);
+    outDst = memref::CollapseShapeOp::create(b, loc, out, rowsOfHeads);
+    qAt = {
+        arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, qRow0, cst(s.heads)), row0),
+        c0};
+  } else {
+    Value qRow =
+        s.qSeqLen > 1 ? arith::AddIOp::create(b, loc, qRow0, token0) : qRow0;
+    qAt = {qRow, head0, c0};
+  }
   auto [kvBegin, kvLen] = guardedKvRange(b, loc, kvIndptr, batch, kv);
   // Every token's programs split the sequence's whole length alike, so
   // that they walk the same tiles; a token's causal edge then ends its
@@ -228,14 +243,20 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
                                     static_cast<uint64_t>(s.blockN),
                                     /*exact=*/false);
   Value lo = range.getLo(), hi = range.getHi();
+  // Token i sees keys [0, L - q_seq_len + i]: the group's walk ends at its
+  // last token's edge, clamp(L - (q_seq_len - 1 - i_last), lo, hi), and
+  // the rows of earlier tokens in it are masked at their own edges
+  // (edge0 + row / heads). A split wholly past the edge walks no tile; its
+  // rows are empty (0, LSE -inf).
+  int64_t tokensPerGroup = std::max<int64_t>(1, s.blockM / s.heads);
+  Value edge0;
   if (s.qSeqLen > 1) {
-    // Token i sees keys [0, L - q_seq_len + i]: its range ends at
-    // clamp(L - (q_seq_len - 1 - i), lo, hi). A split wholly past the
-    // edge walks no tile; its rows are empty (0, LSE -inf).
-    Value back = arith::SubIOp::create(b, loc, cst(s.qSeqLen - 1), token);
-    Value edge = arith::SubIOp::create(b, loc, kvLen, back);
+    Value back = arith::SubIOp::create(b, loc, cst(s.qSeqLen - 1), token0);
+    edge0 = arith::SubIOp::create(b, loc, kvLen, back);
+    Value edgeLast =
+        arith::AddIOp::create(b, loc, edge0, cst(tokensPerGroup - 1));
     hi = arith::MinSIOp::create(b, loc, hi,
-                                arith::MaxSIOp::create(b, loc, edge, lo));
+                                arith::MaxSIOp::create(b, loc, edgeLast, lo));
   }
 
   // Softmax scale, log2(e) and the KV dequantisation scale are one factor.
@@ -248,8 +269,8 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
     qkScale = arith::MulFOp::create(b, loc, qkScale, kvScale);
   }
   int64_t bm = s.blockM;
-  Value qTile = LoadOp::create(b, loc, tile({bm, s.qkDim}, s.qType), q,
-                               ValueRange{qRow, head0, c0}, Value());
+  Value qTile =
+      LoadOp::create(b, loc, tile({bm, s.qkDim}, s.qType), qSrc, qAt, Value());
   if (!s.qType.isF32())
     qTile = CastOp::create(b, loc, tile({bm, s.qkDim}, f32), qTile);
   // The matrix units take narrow operands. bf16: fold the factor into Q and
@@ -293,8 +314,11 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
                                  /*transpose_rhs=*/true);
     if (scaleScores)
       scores = ScaleOp::create(b, loc, scoresT, scores, qkScale);
-    scores = MaskOp::create(b, loc, scoresT, scores, n, hi,
-                            b.getI64IntegerAttr(1), b.getF32FloatAttr(negInf));
+    bool causalRows = s.qSeqLen > 1 && tokensPerGroup > 1;
+    scores = MaskOp::create(
+        b, loc, scoresT, scores, n, hi, causalRows ? edge0 : Value(),
+        causalRows ? b.getI64IntegerAttr(s.heads) : IntegerAttr(),
+        b.getI64IntegerAttr(1), b.getF32FloatAttr(negInf));
     auto sm = OnlineSoftmaxOp::create(
         b, loc, TypeRange{scoresT, rowT, rowT, accT}, scores, m, l, acc);
     Value p = sm.getProbs();
@@ -320,8 +344,7 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
     b.setInsertionPointToStart(ifOp.thenBlock());
     auto valid = scf::IfOp::create(b, loc, qOk, /*withElseRegion=*/false);
     b.setInsertionPointToStart(valid.thenBlock());
-    StoreOp::create(b, loc, fin.getOut(), out, ValueRange{qRow, head0, c0},
-                    Value());
+    StoreOp::create(b, loc, fin.getOut(), outDst, qAt, Value());
     b.setInsertionPointToStart(ifOp.elseBlock());
     StoreOp::create(b, loc, fin.getOut(), partial,
                     ValueRange{batch, split, row0, c0}, Value());

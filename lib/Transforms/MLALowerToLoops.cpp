@@ -245,6 +245,17 @@ struct MaskLowering : TilePattern<MaskOp> {
           arith::AddIOp::create(rw, loc, a.getOffset(), iv[op.getDim()]);
       Value outside = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::sge,
                                             pos, a.getBound());
+      if (a.getRowEdge()) {
+        // Causal rows: row r's bound is edge + r floordiv period.
+        Value step = arith::DivUIOp::create(
+            rw, loc, iv[0],
+            cstIndex(rw, loc, static_cast<int64_t>(*op.getRowPeriod())));
+        Value edge = arith::AddIOp::create(rw, loc, a.getRowEdge(), step);
+        outside = arith::OrIOp::create(
+            rw, loc, outside,
+            arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::sge, pos,
+                                  edge));
+      }
       return arith::SelectOp::create(rw, loc, outside, fill,
                                      load(rw, loc, a.getSource(), iv));
     });
@@ -465,6 +476,19 @@ struct DimLowering : OpConversionPattern<memref::DimOp> {
   }
 };
 
+/// `memref.collapse_shape` of a kernel argument (q and out read as
+/// [rows x heads, dim]): the same collapse of the argument in its storage
+/// type.
+struct CollapseShapeLowering : OpConversionPattern<memref::CollapseShapeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(memref::CollapseShapeOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<memref::CollapseShapeOp>(
+        op, a.getSrc(), op.getReassociationIndices());
+    return success();
+  }
+};
+
 struct YieldLowering : TilePattern<YieldOp> {
   using TilePattern::TilePattern;
   LogicalResult matchAndRewrite(YieldOp op, OpAdaptor a,
@@ -548,7 +572,11 @@ struct MLALowerToLoops
     target.addDynamicallyLegalOp<memref::DimOp>([&](memref::DimOp d) {
       return types.isLegal(d.getSource().getType());
     });
-    patterns.add<DimLowering>(types, ctx);
+    target.addDynamicallyLegalOp<memref::CollapseShapeOp>(
+        [&](memref::CollapseShapeOp c) {
+          return types.isLegal(c.getSrc().getType());
+        });
+    patterns.add<DimLowering, CollapseShapeLowering>(types, ctx);
     patterns.add<FillLowering, LoadLowering, StoreLowering, CastLowering,
                  ScaleLowering, SliceLowering, MaskLowering, DotLowering,
                  OnlineSoftmaxLowering, SoftmaxFinalizeLowering,

@@ -51,13 +51,13 @@ mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, ro
 
 // -----
 
-// expected-error @+1 {{block_m (24) must be a multiple of 16 that divides num_heads (16): a program's query rows belong to one token}}
+// expected-error @+1 {{block_m (24) must be a multiple of 16 that divides num_heads (16) or a multiple of num_heads that divides q_seq_len x num_heads (32): a program's rows are whole tokens or part of one}}
 mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 2, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, block_m = 24}
 
 // -----
 
-// expected-error @+1 {{block_m (32) must be a multiple of 16 that divides num_heads (16): a program's query rows belong to one token}}
-mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 2, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, block_m = 32}
+// expected-error @+1 {{block_m (48) must be a multiple of 16 that divides num_heads (16) or a multiple of num_heads that divides q_seq_len x num_heads (32): a program's rows are whole tokens or part of one}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 2, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, block_m = 48}
 
 // -----
 
@@ -313,6 +313,30 @@ func.func @f(%t: tensor<64x576xbf16>) {
 func.func @f(%t: tensor<16x64xf32>, %i: index) {
   // expected-error @+1 {{dim 2 is out of range for a rank-2 tile}}
   %0 = mla.mask %t, %i, %i {dim = 2 : i64, fill = 0.0 : f32} : tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%t: tensor<16x64xf32>, %i: index) {
+  // expected-error @+1 {{a causal edge and its row period come together}}
+  %0 = "mla.mask"(%t, %i, %i, %i) {dim = 1 : i64, fill = 0.0 : f32} : (tensor<16x64xf32>, index, index, index) -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%t: tensor<16x64xf32>, %i: index) {
+  // expected-error @+1 {{row period must be positive, got 0}}
+  %0 = mla.mask %t, %i, %i causal %i every 0 {dim = 1 : i64, fill = 0.0 : f32} : tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%t: tensor<16x64xf32>, %i: index) {
+  // expected-error @+1 {{a causal edge masks the columns (dim 1) of a rank-2 tile}}
+  %0 = mla.mask %t, %i, %i causal %i every 16 {dim = 0 : i64, fill = 0.0 : f32} : tensor<16x64xf32>
   return
 }
 

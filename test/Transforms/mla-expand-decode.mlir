@@ -143,12 +143,12 @@ mla.decode @ragged {
   page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32,
   block_n = 64, num_warps = 4, kv_len = 1000}
 
-// Two query tokens (multi-token prediction, causal): stage-1 programs per
-// (sequence x row group, split) with the group fastest; token i's walk ends
+// Two query tokens (multi-token prediction, causal), block_m = 16 (gfx942):
+// stage-1 programs per (sequence x row group, split) with the group fastest; token i's walk ends
 // at clamp(L - (q_seq_len - 1 - i), lo, hi), which also bounds the loads and
 // the mask; the kernel is marked causal and stays masked.
-// RUN: mla-opt --mla-to-tiles %kernels/deepseek_r1_decode_fp8_mtp2.mlir | FileCheck %s --check-prefix=MTP
-// MTP-LABEL: mla.kernel @deepseek_r1_decode_fp8_mtp2_stage1_masked(
+// RUN: mla-opt --mla-to-tiles %kernels/deepseek_r1_decode_fp8_mi300x_mtp2.mlir | FileCheck %s --check-prefix=MTP
+// MTP-LABEL: mla.kernel @deepseek_r1_decode_fp8_mi300x_mtp2_stage1_masked(
 // MTP-SAME: %[[Q:[a-z0-9]+]]: memref<?x16x576xbf16>
 // MTP-SAME: memref<?x?x32x512xf32>, %{{.*}}: memref<?x?x32xf32>, %{{.*}}: memref<?x16x512xbf16>)
 // MTP-SAME: block_m = 16 : i64
@@ -156,7 +156,9 @@ mla.decode @ragged {
 // MTP-SAME: grid = ["batch_row_groups", "splits"]
 // MTP: %[[PID:.*]] = mla.program_id 0
 // MTP: %[[SEQ:.*]] = arith.divui %[[PID]], %c2
-// MTP: %[[TOK:.*]] = arith.remui %[[PID]], %c2
+// MTP: %[[GRP:.*]] = arith.remui %[[PID]], %c2
+// MTP: %[[ROW0:.*]] = arith.muli %[[GRP]], %c16
+// MTP: %[[TOK:.*]] = arith.divui %[[ROW0]], %c16
 // MTP: %[[LO:.*]], %[[HI:.*]] = mla.split_range %[[LEN:[0-9]+]],
 // MTP: %[[BACK:.*]] = arith.subi %c1{{.*}}, %[[TOK]]
 // MTP: %[[EDGE:.*]] = arith.subi %[[LEN]], %[[BACK]]
@@ -164,11 +166,30 @@ mla.decode @ragged {
 // MTP: %[[END:.*]] = arith.minsi %[[HI]], %[[AT_LEAST_LO]]
 // MTP: mla.load %[[Q]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x16x576xbf16> -> tensor<16x576xbf16>
 // MTP: mla.kv_loop %[[N:.*]] = %[[LO]] to %[[END]] step 64
-// MTP: mla.load %{{.*}} bound %{{.*}} : memref<?x576xf8E4M3FN> -> tensor<64x576xf8E4M3FN>
+// MTP: mla.load %{{.*}} bound %{{.*}} : memref<?x576xf8E4M3FNUZ> -> tensor<64x576xf8E4M3FNUZ>
 // MTP: mla.mask %{{.*}}, %[[N]], %[[END]]
-// MTP-NOT: mla.kernel @deepseek_r1_decode_fp8_mtp2_stage1_mask_free
-// MTP-LABEL: mla.kernel @deepseek_r1_decode_fp8_mtp2_stage2(
+// MTP-NOT: mla.kernel @deepseek_r1_decode_fp8_mi300x_mtp2_stage1_mask_free
+// MTP-LABEL: mla.kernel @deepseek_r1_decode_fp8_mi300x_mtp2_stage2(
 // MTP-SAME: grid = ["batch", "rows"]
 // MTP: %[[ROW:.*]] = mla.program_id 1
 // MTP: arith.divui %[[ROW]], %c16
 // MTP: arith.remui %[[ROW]], %c16
+
+// block_m = 32 (gfx950): both tokens' rows in one program, q and out read as
+// [rows x heads, dim], the walk ends at the last token's edge and each
+// token's rows are masked at their own (edge0 + row / 16).
+// RUN: mla-opt --mla-to-tiles %kernels/deepseek_r1_decode_fp8_mtp2.mlir | FileCheck %s --check-prefix=MTP32
+// MTP32-LABEL: mla.kernel @deepseek_r1_decode_fp8_mtp2_stage1_masked(
+// MTP32-SAME: block_m = 32 : i64
+// MTP32-SAME: causal
+// MTP32-SAME: grid = ["batch", "splits"]
+// MTP32: %[[QF:.*]] = memref.collapse_shape %arg0 {{\[}}[0, 1], [2]] : memref<?x16x576xbf16> into memref<?x576xbf16>
+// MTP32: %[[OF:.*]] = memref.collapse_shape %arg8 {{\[}}[0, 1], [2]] : memref<?x16x512xbf16> into memref<?x512xbf16>
+// MTP32: %[[LO:.*]], %[[HI:.*]] = mla.split_range %[[LEN:[0-9]+]],
+// MTP32: %[[EDGE0:.*]] = arith.subi %[[LEN]], %c1
+// MTP32: %[[LAST:.*]] = arith.maxsi %[[LEN]], %[[LO]]
+// MTP32: %[[END:.*]] = arith.minsi %[[HI]], %[[LAST]]
+// MTP32: mla.load %[[QF]][%{{.*}}, %c0] : memref<?x576xbf16> -> tensor<32x576xbf16>
+// MTP32: mla.kv_loop %[[N:.*]] = %[[LO]] to %[[END]] step 64
+// MTP32: mla.mask %{{.*}}, %[[N]], %[[END]] causal %[[EDGE0]] every 16
+// MTP32: mla.store %{{.*}}, %[[OF]][%{{.*}}, %c0] : tensor<32x512xf32> -> memref<?x512xbf16>

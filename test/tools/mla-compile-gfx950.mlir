@@ -175,10 +175,12 @@
 
 
 // Serving shapes (issue 17): several query tokens give only a masked stage 1
-// (causal edges inside tiles); 128 heads run 32-row programs (block_m = 32).
+// (causal edges inside tiles); MTP 2 and 128 heads run 32-row programs
+// (block_m = 32).
 // Neither spills or uses scratch.
 // MTP2-REPORT: deepseek_r1_decode_fp8_mtp2_stage1_masked: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
-// MTP2-REPORT-NEXT: KV loop: {{[0-9]+}} instructions
+// Both tokens' 32 rows in one program (block_m = 32): 2 x 34 MFMAs.
+// MTP2-REPORT-NEXT: KV loop: {{[0-9]+}} instructions (68 MFMA) per 64 tokens
 // MTP2-REPORT-NOT: mask_free
 // MTP2-REPORT: deepseek_r1_decode_fp8_mtp2_stage2: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
 // H128-REPORT: deepseek_r1_decode_fp8_h128_stage1_masked: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch

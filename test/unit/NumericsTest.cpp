@@ -298,6 +298,10 @@ TEST(DecodeNumericsServing, CausalTokensAndHeadGroups) {
       {4, 64, 32, "deepseek_r1_decode_fp8.mlir"},
       {1, 128, 0, "deepseek_r1_decode_fp8.mlir"},
       {2, 128, 128, "deepseek_r1_decode_fp8_qp16.mlir"},
+      // Programs whose rows span several tokens (per-row causal edges).
+      {2, 16, 32, "deepseek_r1_decode_fp8.mlir"},
+      {4, 16, 32, "deepseek_r1_decode_bf16.mlir"},
+      {3, 32, 96, "deepseek_r1_decode_fp8.mlir"},
   };
   for (const ServingCase &sc : cases) {
     std::string label = std::string(sc.file) + " q_seq_len " +

@@ -299,12 +299,24 @@ LogicalResult Lowering::lowerMask(MaskOp op) {
   Value off = scalars.lookup(op.getOffset()),
         bound = scalars.lookup(op.getBound());
   Value fill = arith::ConstantOp::create(b, loc(), op.getFillAttr());
+  Value edge = op.getRowEdge() ? scalars.lookup(op.getRowEdge()) : Value();
   SmallVector<Value> regs;
   for (int64_t r = 0; r < l->size(); ++r) {
     auto [row, col] = accCoord(*l, r);
     Value pos = add(off, op.getDim() == 0 ? row : col);
     Value out =
         arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sge, pos, bound);
+    if (edge) {
+      // Causal rows: row r's bound is edge + r floordiv period.
+      Value rowEdge =
+          add(edge, arith::DivUIOp::create(
+                        b, loc(), row,
+                        idx(static_cast<int64_t>(*op.getRowPeriod()))));
+      out = arith::OrIOp::create(
+          b, loc(), out,
+          arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sge, pos,
+                                rowEdge));
+    }
     regs.push_back(arith::SelectOp::create(b, loc(), out, fill, src->regs[r]));
   }
   tiles[op] = regTile(Kind::Acc, op.getType(), std::move(regs));
@@ -631,6 +643,15 @@ LogicalResult Lowering::lowerOpByKind(Operation *op) {
         return success();
       })
       .Case([&](scf::IfOp o) { return lowerIf(o); })
+      .Case([&](memref::CollapseShapeOp c) {
+        // q / out as [rows x heads, dim]: the same collapse of the
+        // argument in its storage type.
+        scalars.map(c.getResult(),
+                    memref::CollapseShapeOp::create(
+                        b, loc(), scalars.lookup(c.getSrc()),
+                        c.getReassociationIndices()));
+        return success();
+      })
       .Default([&](Operation *other) -> LogicalResult {
         if (other->getDialect() ==
                 b.getContext()->getLoadedDialect<MLADialect>() ||
