@@ -71,7 +71,7 @@ step "memcheck (serving shapes)" compute-sanitizer --tool memcheck --error-exitc
 step "host time" python3 bench/probe_host.py
 # Every split count of every task shape beside the cost model's choice.
 step "split sweep" python3 bench/sweep_splits.py
-grep -E "^ +[0-9]+/[0-9]+|^[0-9]+x[0-9]+: call|serving checks|MTP 2 /|FlashMLA =|_m32:|^[0-9]+x8192 .*q_seq_len|geomean|memory bandwidth|failed|memcheck case|ERROR SUMMARY|relative error|chosen|bad inputs refused|indptr battery|^FAIL" "$OUT/log.txt" |
+grep -E "^ +[0-9]+/[0-9]+|^[0-9]+x[0-9]+: call|serving checks|MTP 2 /|FlashMLA =|_m32:|bf16 task|^[0-9]+x8192 .*q_seq_len|geomean|memory bandwidth|failed|memcheck case|ERROR SUMMARY|relative error|chosen|bad inputs refused|indptr battery|^FAIL" "$OUT/log.txt" |
   grep -v " ok$" | tail -40
 printf '%s\n' "${summary[@]}"
 exit $status

@@ -175,6 +175,27 @@ def main():
                   if "ours_mask_free_us" in row else "")
             print(f"{bs}x{kv} {fmt} q_seq_len {s_q} heads {heads}: ours {t:.1f} us{mf}{fl}")
     results["timing"] = rows
+    # bf16 KV on the task's 8 shapes (q_seq_len 1, 16 heads), ours (masked
+    # default, and mask-free with host lengths) beside FlashMLA: the
+    # comparison issue #19 tracks, in this run.
+    if fm is not None:
+        g_ours, g_mf, g_fm = [], [], []
+        for bs, kv in B.TASK_SHAPES:
+            data, _ = make_inputs([kv] * bs, 1, 16, "bf16", seed)
+            t = B.time_call(mla_torch.custom_kernel, data, args.reps, flush, synced=False)
+            tf = B.time_call(flashmla_fn(fm, data, 1, False), None, args.reps, flush,
+                             synced=False)
+            data[4]["kv_indptr_host"] = data[3].tolist()
+            tm = B.time_call(mla_torch.custom_kernel, data, args.reps, flush, synced=False)
+            g_ours.append(t), g_mf.append(tm), g_fm.append(tf)
+            print(f"bf16 task {bs}x{kv}: ours {t:.1f} us, mask-free {tm:.1f} us, "
+                  f"FlashMLA {tf:.1f} us")
+            results.setdefault("bf16_task", []).append(dict(bs=bs, kv=kv, ours_us=t,
+                                                            ours_mask_free_us=tm,
+                                                            flashmla_us=tf))
+        gm = lambda v: math.exp(sum(map(math.log, v)) / len(v))  # noqa: E731
+        print(f"bf16 task geomean: ours {gm(g_ours):.1f} us, mask-free {gm(g_mf):.1f} us, "
+              f"FlashMLA {gm(g_fm):.1f} us ({gm(g_ours) / gm(g_fm):.2f}x)")
 
     def find(bs, fmt, s_q, heads, key="ours_us"):
         return next(r[key] for r in rows
