@@ -11,6 +11,7 @@
 // RUN: FileCheck %s --check-prefix=QP16 < %t/qp16/deepseek_r1_decode_fp8_qp16.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_mtp2.mlir --chip=sm_90 -o %t/mtp2 | FileCheck %s --check-prefix=MTP2-REPORT
 // RUN: mla-compile %kernels/deepseek_r1_decode_bf16_h128.mlir --chip=sm_90 -o %t/h128 | FileCheck %s --check-prefix=H128-REPORT
+// RUN: FileCheck %s --check-prefix=BF16-COPY < %t/h128/deepseek_r1_decode_bf16_h128.ptx
 
 mla.decode @small {
   num_heads = 16, num_kv_heads = 1, qk_dim = 96, v_dim = 64, rope_dim = 32,
@@ -208,3 +209,13 @@ mla.decode @small {
 // H128-REPORT: deepseek_r1_decode_bf16_h128_stage1_masked: {{.*}} 0 B spilled, 0 B stack
 // H128-REPORT: deepseek_r1_decode_bf16_h128_stage1_mask_free: {{.*}} 0 B spilled, 0 B stack
 // H128-REPORT: deepseek_r1_decode_bf16_h128_stage2: {{.*}} 0 B spilled, 0 B stack
+
+// bf16 KV (not prefetched): the KV tile of both stage-1 variants goes to
+// shared memory by zero-filling cp.async copies (source size 0 past the
+// bound), one group waited for at once, not by branchy synchronous loads.
+// BF16-COPY-LABEL: .entry deepseek_r1_decode_bf16_h128_stage1_masked
+// BF16-COPY: cp.async.cg.shared.global [%{{.*}}], [%{{.*}}], 16, %r{{[0-9]+}};
+// BF16-COPY: cp.async.wait_group 0;
+// BF16-COPY-LABEL: .entry deepseek_r1_decode_bf16_h128_stage1_mask_free
+// BF16-COPY: cp.async.cg.shared.global [%{{.*}}], [%{{.*}}], 16;
+// BF16-COPY: cp.async.wait_group 0;
