@@ -265,8 +265,9 @@ def spec_for(kv_format, device=None, q_seq_len=1, heads=16):
                     f"with mla-compile from a spec with q_seq_len = {q_seq_len}, "
                     f"num_heads = {heads})")
         name = found[0]
-        m = L.read_manifest(os.path.join(folder, name + ".json"))
-        if (m["q_seq_len"], m["num_heads"]) != (q_seq_len, heads):
+        path = os.path.join(folder, name + ".json")
+        m = L.read_manifest(path) if os.path.exists(path) else None
+        if m is not None and (m["q_seq_len"], m["num_heads"]) != (q_seq_len, heads):
             raise ValueError(f"spec {name} in {folder} has q_seq_len {m['q_seq_len']} and "
                              f"{m['num_heads']} heads; the inputs have {q_seq_len} and {heads}")
         _chosen[key] = name
