@@ -46,11 +46,13 @@ SM_SCALE = 1.0 / math.sqrt(QK)
 TASK_SHAPES = [(bs, kv) for bs in (4, 32, 64, 256) for kv in (1024, 8192)]
 
 
-def make_inputs(lengths, kv_format, seed):
+def make_inputs(lengths, kv_format, seed, s_q=1, heads=HEADS):
+    """The task's inputs for sequences of `lengths` (s_q query tokens of
+    `heads` heads each: bench/serving_h200.py), and the dequantised KV."""
     g = torch.Generator(device="cuda").manual_seed(seed)
     bs = len(lengths)
-    q = torch.randn((bs, HEADS, QK), generator=g, device="cuda").to(torch.bfloat16)
-    total = sum(lengths)
+    q = torch.randn((bs * s_q, heads, QK), generator=g, device="cuda").to(torch.bfloat16)
+    total = max(sum(lengths), 1)
     kv = torch.randn((total, 1, QK), generator=g, device="cuda").to(torch.bfloat16)
     finfo = torch.finfo(torch.float8_e4m3fn)
     amax = kv.abs().amax().float().clamp(min=1e-12)
@@ -58,9 +60,9 @@ def make_inputs(lengths, kv_format, seed):
     kv_fp8 = (kv.float() / scale).clamp(finfo.min, finfo.max).to(torch.float8_e4m3fn)
     kv_indptr = torch.tensor([0] + list(torch.tensor(lengths).cumsum(0).tolist()),
                              dtype=torch.int32, device="cuda")
-    qo_indptr = torch.arange(bs + 1, dtype=torch.int32, device="cuda")
-    config = dict(batch_size=bs, num_heads=HEADS, num_kv_heads=1, qk_head_dim=QK,
-                  kv_lora_rank=V, qk_rope_head_dim=QK - V, v_head_dim=V, q_seq_len=1,
+    qo_indptr = torch.arange(bs + 1, dtype=torch.int32, device="cuda") * s_q
+    config = dict(batch_size=bs, num_heads=heads, num_kv_heads=1, qk_head_dim=QK,
+                  kv_lora_rank=V, qk_rope_head_dim=QK - V, v_head_dim=V, q_seq_len=s_q,
                   kv_seq_len=max(lengths), sm_scale=SM_SCALE, kv_format=kv_format)
     data = (q, {"bf16": kv, "fp8": (kv_fp8, scale)}, qo_indptr, kv_indptr, config)
     deq = kv_fp8.float() * scale if kv_format == "fp8" else kv.float()
@@ -68,15 +70,21 @@ def make_inputs(lengths, kv_format, seed):
 
 
 def reference(data, deq):
-    q, _, _, kv_indptr, _ = data
-    out = torch.zeros((q.shape[0], HEADS, V), dtype=torch.float32, device="cuda")
+    """float32; causal with several query tokens: token i of s_q sees keys
+    [0, L - s_q + i] (a token that sees none gives 0)."""
+    q, _, _, kv_indptr, config = data
+    s_q, heads = config["q_seq_len"], config["num_heads"]
+    out = torch.zeros((q.shape[0], heads, V), dtype=torch.float32, device="cuda")
     ptr = kv_indptr.tolist()
-    for b in range(q.shape[0]):
+    for b in range(len(ptr) - 1):
         k = deq[ptr[b]:ptr[b + 1], 0]  # (L, 576)
-        if k.shape[0] == 0:
-            continue
-        s = (q[b].float() @ k.T) * SM_SCALE
-        out[b] = torch.softmax(s, dim=-1) @ k[:, :V]
+        L = k.shape[0]
+        for i in range(s_q):
+            n = min(L, L - s_q + i + 1)
+            if n <= 0:
+                continue
+            s = (q[b * s_q + i].float() @ k[:n].T) * SM_SCALE
+            out[b * s_q + i] = torch.softmax(s, dim=-1) @ k[:n, :V]
     return out
 
 

@@ -31,45 +31,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_h200 as B  # noqa: E402
 import mla_torch  # noqa: E402
 
-QK, V = 576, 512
-SM_SCALE = 1.0 / math.sqrt(QK)
+QK, V, SM_SCALE = B.QK, B.V, B.SM_SCALE
 
 
 def make_inputs(lengths, s_q, heads, kv_format, seed):
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    bs = len(lengths)
-    q = torch.randn((bs * s_q, heads, QK), generator=g, device="cuda").to(torch.bfloat16)
-    kv = torch.randn((max(sum(lengths), 1), 1, QK), generator=g, device="cuda").to(torch.bfloat16)
-    finfo = torch.finfo(torch.float8_e4m3fn)
-    scale = (kv.abs().amax().float().clamp(min=1e-12) / finfo.max).reshape(1)
-    kv_fp8 = (kv.float() / scale).clamp(finfo.min, finfo.max).to(torch.float8_e4m3fn)
-    kv_indptr = torch.tensor([0] + list(torch.tensor(lengths).cumsum(0).tolist()),
-                             dtype=torch.int32, device="cuda")
-    qo_indptr = torch.arange(bs + 1, dtype=torch.int32, device="cuda") * s_q
-    config = dict(batch_size=bs, num_heads=heads, num_kv_heads=1, qk_head_dim=QK,
-                  kv_lora_rank=V, qk_rope_head_dim=QK - V, v_head_dim=V, q_seq_len=s_q,
-                  kv_seq_len=max(lengths), sm_scale=SM_SCALE, kv_format=kv_format)
-    data = (q, {"bf16": kv, "fp8": (kv_fp8, scale)}, qo_indptr, kv_indptr, config)
-    deq = kv_fp8.float() * scale if kv_format == "fp8" else kv.float()
-    return data, deq
+    return B.make_inputs(lengths, kv_format, seed, s_q, heads)
 
 
-def reference(data, deq):
-    """float32, causal: token i of s_q sees keys [0, L - s_q + i]."""
-    q, _, _, kv_indptr, config = data
-    s_q, heads = config["q_seq_len"], config["num_heads"]
-    out = torch.zeros((q.shape[0], heads, V), dtype=torch.float32, device="cuda")
-    ptr = kv_indptr.tolist()
-    for b in range(len(ptr) - 1):
-        k = deq[ptr[b]:ptr[b + 1], 0]
-        L = k.shape[0]
-        for i in range(s_q):
-            n = min(L, L - s_q + i + 1)
-            if n <= 0:
-                continue
-            s = (q[b * s_q + i].float() @ k[:n].T) * SM_SCALE
-            out[b * s_q + i] = torch.softmax(s, dim=-1) @ k[:n, :V]
-    return out
+reference = B.reference
 
 
 def check(lengths, s_q, heads, fmt, seed):
