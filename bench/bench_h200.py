@@ -88,6 +88,22 @@ def reference(data, deq):
     return out
 
 
+def checked_call(data, ref):
+    """One custom_kernel call on NaN-poisoned memory, host synchronisations
+    made errors: (output, relative Frobenius error against ref, any NaN)."""
+    poison()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        out = mla_torch.custom_kernel(data)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    torch.cuda.synchronize()
+    got = out.float()
+    den = ref.norm().item()
+    e = (got - ref).norm().item()
+    return out, (e / den if den > 0 else e), bool(torch.isnan(got).any())
+
+
 def check(kv_format, lengths, seed):
     data, deq = make_inputs(lengths, kv_format, seed)
     ref = reference(data, deq)
@@ -95,18 +111,8 @@ def check(kv_format, lengths, seed):
 
     def call(d, ref):
         nonlocal err, nan
-        poison()
-        torch.cuda.set_sync_debug_mode("error")
-        try:
-            out = mla_torch.custom_kernel(d)
-        finally:
-            torch.cuda.set_sync_debug_mode("default")
-        torch.cuda.synchronize()
-        got = out.float()
-        nan = nan or bool(torch.isnan(got).any())
-        den = ref.norm().item()
-        e = (got - ref).norm().item()
-        err = max(err, e / den if den > 0 else e)
+        out, e, n = checked_call(d, ref)
+        err, nan = max(err, e), nan or n
         out.fill_(float("nan"))
 
     # Repeated: twice on the same buffers (the second replays the plan);
