@@ -55,10 +55,12 @@ def MLA_DecodeOp : MLA_Op<"decode", [Symbol]> {
     `q[qo_indptr[b] + i][head]` in memory.
 
     Schedule attributes: `block_n` (KV tokens per tile), `block_m` (query
-    rows per stage-1 program, default 16 = one head tile; it divides
-    `num_heads`, so that a program's rows belong to one token: programs of
-    the same (sequence, split) walk the same KV tiles, which the launch order
-    keeps adjacent so that they share them through L2), `num_warps` (warps
+    rows per stage-1 program, default 16 = one head tile; a multiple of 16
+    that divides `num_heads` (part of one token) or a multiple of
+    `num_heads` that divides `q_seq_len * num_heads` (whole tokens, each
+    masked at its own causal edge); programs of the same (sequence, split)
+    walk the same KV tiles, which the launch order keeps adjacent so that
+    they share them through L2), `num_warps` (warps
     / waves per workgroup), `splits` (KV splits per sequence; absent means
     *auto*: chosen at launch time by the split cost model).
 

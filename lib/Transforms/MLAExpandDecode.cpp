@@ -36,7 +36,8 @@ struct DecodeShape {
   bool kvScale;
   Type qpType;     ///< what Q and P are rounded to for the matrix products
   int64_t qSeqLen; ///< query tokens per sequence (causal among themselves)
-  int64_t blockM;  ///< query rows per stage-1 program; divides heads
+  int64_t blockM;  ///< query rows per stage-1 program: part of one token
+                   ///< (divides heads) or whole tokens
 
   /// Query rows of one sequence, token-major (row = token * heads + head).
   int64_t rows() const { return qSeqLen * heads; }

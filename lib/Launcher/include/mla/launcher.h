@@ -126,7 +126,8 @@ typedef struct mla_spec_desc {
   int abi_version; /* MLA_LAUNCHER_ABI_VERSION */
   const char *name;
   int num_heads, qk_dim, v_dim, block_n, q_seq_len;
-  int block_m; /* query rows per stage-1 program; divides num_heads (ABI 6) */
+  int block_m; /* query rows per stage-1 program (ABI 6): divides num_heads,
+                  or is whole tokens dividing q_seq_len x num_heads */
   double softmax_scale;                    /* applied to Q.K^T (before exp) */
   const char *q_type, *kv_type, *out_type; /* MLIR names: bf16, f8E4M3FN, ... */
   int has_kv_scale;                        /* one f32 per-tensor KV scale */
