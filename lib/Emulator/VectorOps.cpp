@@ -321,7 +321,12 @@ OP(i_mul_lo, return a * b;)
 OP(i_mul_hi_u32, return U32((U64(a) * b) >> 32);)
 OP(i_mul_hi_i32, return U32((int64_t(int32_t(a)) * int32_t(b)) >> 32);)
 OP(i_mul_u24, return (a & 0xffffff) * (b & 0xffffff);)
+OP(i_mul_hi_u24, return U32((U64(a & 0xffffff) * (b & 0xffffff)) >> 32);)
 OP(i_mad_u24, return (a & 0xffffff) * (b & 0xffffff) + c;)
+// Signed 24-bit operands (bits 23:0 sign-extended), low 32 bits kept.
+OP(i_mad_i24,
+   return U32(int64_t(int32_t(a << 8) >> 8) * int64_t(int32_t(b << 8) >> 8) +
+              int64_t(int32_t(c)));)
 OP(i_min_u32, return std::min(a, b);)
 OP(i_max_u32, return std::max(a, b);)
 OP(i_min_i32, return U32(std::min(int32_t(a), int32_t(b)));)
@@ -410,6 +415,7 @@ void mla::emu::addVectorOps(OpTable &t) {
   I2("v_mul_hi_u32", i_mul_hi_u32);
   I2("v_mul_hi_i32", i_mul_hi_i32);
   I2("v_mul_u32_u24", i_mul_u24);
+  I2("v_mul_hi_u32_u24", i_mul_hi_u24);
   I2("v_min_u32", i_min_u32);
   I2("v_max_u32", i_max_u32);
   I2("v_min_i32", i_min_i32);
@@ -428,6 +434,7 @@ void mla::emu::addVectorOps(OpTable &t) {
   I3("v_alignbit_b32", i_alignbit);
   I3("v_alignbyte_b32", i_alignbyte);
   I3("v_mad_u32_u24", i_mad_u24);
+  I3("v_mad_i32_i24", i_mad_i24);
   I3("v_perm_b32", i_perm);
 #undef F1
 #undef F2

@@ -118,6 +118,35 @@ TEST(EmulatorVector, PermAndCarries) {
       }));
 }
 
+TEST(EmulatorVector, Multiply24BitHighHalf) {
+  // v_mul_hi_u32_u24: bits 63:32 of the 48-bit product of the low 24 bits
+  // (LLVM divides a paged load's row index by a constant with it);
+  // v_mad_i32_i24: signed 24-bit operands, a 32-bit addend.
+  EXPECT_OK(run(
+      "gfx950",
+      "v_mul_hi_u32_u24_e32 v3, 0x71c71d, v1\n"
+      "v_mul_hi_u32_u24_e32 v4, v1, v2\n"
+      "v_mad_i32_i24 v5, v6, v7, v8",
+      64,
+      [](WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l) {
+          w.V(1, l) = 0xAB000000u + 9000u * l; // bits 31:24 ignored
+          w.V(2, l) = 0xFFFFFFFFu;
+          w.V(6, l) = 0x55FFFFFDu; // -3 in 24 bits (bits 31:24 ignored)
+          w.V(7, l) = 1000u + l;
+          w.V(8, l) = uint32_t(-5);
+        }
+      },
+      [](const WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l) {
+          uint64_t x = 9000u * l;
+          EXPECT_EQ(w.V(3, l), uint32_t((x * 0x71c71dull) >> 32)) << l;
+          EXPECT_EQ(w.V(4, l), uint32_t((x * 0xFFFFFFull) >> 32)) << l;
+          EXPECT_EQ(int32_t(w.V(5, l)), -3 * int32_t(1000 + l) - 5) << l;
+        }
+      }));
+}
+
 TEST(EmulatorVector, FloatModifiersSdwaDppAndPacked) {
   EXPECT_OK(run(
       "gfx950",
