@@ -15,6 +15,17 @@ include "mlir/IR/CommonTypeConstraints.td"
 // the target lowering.
 def MLA_Tile : StaticShapeTensorOf<[AnyFloat]>;
 def MLA_F32Tile : StaticShapeTensorOf<[F32]>;
+// A page table: a dynamically sized row of i32 entries.
+def MLA_PageTable : Type<
+    CPred<"::llvm::isa<::mlir::MemRefType>($_self) && "
+          "::llvm::cast<::mlir::MemRefType>($_self).getRank() == 1 && "
+          "::llvm::cast<::mlir::MemRefType>($_self).isDynamicDim(0) && "
+          "::llvm::cast<::mlir::MemRefType>($_self).getElementType()"
+          ".isSignlessInteger(32) && "
+          "::llvm::cast<::mlir::MemRefType>($_self).getLayout().isIdentity()">,
+    "memref<?xi32>", "::mlir::MemRefType">,
+  BuildableType<"::mlir::MemRefType::get({::mlir::ShapedType::kDynamic}, "
+                "$_builder.getI32Type())">;
 
 //===----------------------------------------------------------------------===//
 // Problem level
@@ -45,6 +56,16 @@ def MLA_DecodeOp : MLA_Op<"decode", [Symbol]> {
     `cvt.rn.f16x2.e4m3x2` gives f16 directly), and f16 keeps 3 more
     mantissa bits than bf16. Q entries beyond f16's range (|q| > 65504)
     become infinite: a numerics contract of this knob.
+
+    KV layout `kv_layout` (optional): `"contiguous"` (the default: sequence
+    b is cache rows `kv_indptr[b] .. kv_indptr[b+1]`), `"token_indices"`
+    (SGLang / AITER: its tokens are the cache rows listed in
+    `kv_indices[kv_indptr[b] .. kv_indptr[b+1]]`; `page_size = 1`) or
+    `"block_table"` (FlashMLA / vLLM: `cache_seqlens[b]` tokens, token t in
+    row `block_table[b][t / page_size] * page_size + t % page_size` of a
+    cache of `[num_pages, page_size]` rows; `page_size` a power of two up
+    to 4096). A token whose index or page entry does not name a row of the
+    cache reads as zeros; no table content makes a kernel read outside it.
 
     `q_seq_len` query tokens per sequence (multi-token prediction: the
     verified draft tokens) attend causally, as FlashMLA's `causal=True`:
@@ -102,7 +123,8 @@ def MLA_DecodeOp : MLA_Op<"decode", [Symbol]> {
     OptionalAttr<I64Attr>:$splits,
     OptionalAttr<I64Attr>:$kv_len,
     OptionalAttr<I64Attr>:$kv_len_multiple_of,
-    OptionalAttr<TypeAttr>:$qp_type
+    OptionalAttr<TypeAttr>:$qp_type,
+    OptionalAttr<StrAttr>:$kv_layout
   );
   let assemblyFormat = "$sym_name attr-dict";
   let hasVerifier = 1;
@@ -112,6 +134,10 @@ def MLA_DecodeOp : MLA_Op<"decode", [Symbol]> {
     /// The strongest divisor of every sequence length that the spec states
     /// (from `kv_len` or `kv_len_multiple_of`); 1 when it states none.
     int64_t getKnownKVLenDivisor();
+    /// `kv_layout`, `"contiguous"` when absent.
+    llvm::StringRef getKVLayout() {
+      return getKvLayout() ? *getKvLayout() : llvm::StringRef("contiguous");
+    }
     /// Query rows per stage-1 program (`block_m`, default one head tile).
     int64_t getRowsPerProgram() {
       return static_cast<int64_t>(getBlockM().value_or(16));
@@ -231,15 +257,33 @@ def MLA_LoadOp : MLA_Op<"load", [AttrSizedOperandSegments]> {
     otherwise. `mla-elide-masks` removes the bound where it proves every row
     in range.
 
+    With `pages`, the rows are gathered through a page table (paged KV; a
+    rank-2 source and tile): the row index `x = indices[0] + i` is a
+    logical token, and tile row `i` is source row
+    `table[table_offset + x / page_size] * page_size + x % page_size`.
+    A row whose entry names no row of the source (negative, or at or past
+    its rows) reads as zeros, as does a row at or past `bound`, whose entry
+    is not read at all: the table is read only for rows below `bound` (all
+    rows without one), which the caller keeps inside it.
+
     ```mlir
     %k = mla.load %kv[%row, %c0] bound %end : memref<?x576xf8E4M3FN> -> tensor<64x576xf8E4M3FN>
+    %p = mla.load %cache[%t, %c0] pages %table[%first] page_size 64 bound %len
+        : memref<?x576xf8E4M3FN> -> tensor<64x576xf8E4M3FN>
     ```
   }];
   let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$source,
-                       Variadic<Index>:$indices, Optional<Index>:$bound);
+                       Variadic<Index>:$indices, Optional<Index>:$bound,
+                       Arg<Optional<MLA_PageTable>, "", [MemRead]>:$table,
+                       Optional<Index>:$table_offset,
+                       OptionalAttr<I64Attr>:$page_size);
   let results = (outs MLA_Tile:$result);
   let assemblyFormat = [{
-    $source `[` $indices `]` (`bound` $bound^)? attr-dict `:` type($source) `->` type($result)
+    $source `[` $indices `]` (`pages` $table^ `[` $table_offset `]` `page_size` $page_size)? (`bound` $bound^)? attr-dict `:` type($source) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// Rows gathered through a page table (`pages`).
+    bool isPaged() { return static_cast<bool>(getTable()); }
   }];
   let hasVerifier = 1;
 }

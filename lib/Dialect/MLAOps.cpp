@@ -95,10 +95,23 @@ LogicalResult DecodeOp::verify() {
   if (getQkDim() % 32 != 0 || getVDim() % 32 != 0)
     return emitOpError() << "qk_dim (" << getQkDim() << ") and v_dim ("
                          << getVDim() << ") must be multiples of 32";
-  if (getPageSize() != 1)
-    return emitOpError("only page_size = 1 (token-contiguous KV) is "
-                       "supported, got ")
-           << getPageSize();
+  StringRef layout = getKVLayout();
+  if (layout != "contiguous" && layout != "token_indices" &&
+      layout != "block_table")
+    return emitOpError("kv_layout must be \"contiguous\", \"token_indices\" "
+                       "or \"block_table\", got \"")
+           << layout << "\"";
+  int64_t pageSize = static_cast<int64_t>(getPageSize());
+  if (layout == "block_table") {
+    if (!llvm::isPowerOf2_64(pageSize) || pageSize > 4096)
+      return emitOpError("page_size must be a power of two up to 4096 with a "
+                         "block table, got ")
+             << pageSize;
+  } else if (pageSize != 1) {
+    return emitOpError() << "page_size " << pageSize << " needs kv_layout = "
+                         << "\"block_table\" (\"" << layout
+                         << "\" addresses single tokens)";
+  }
   if (getQSeqLen() > 64)
     return emitOpError("q_seq_len must be at most 64, got ") << getQSeqLen();
   if (auto bm = getBlockM()) {
@@ -113,8 +126,9 @@ LogicalResult DecodeOp::verify() {
                            << heads
                            << ") or a multiple of num_heads that divides "
                               "q_seq_len x num_heads ("
-                           << rows << "): a program's rows are whole tokens "
-                                      "or part of one";
+                           << rows
+                           << "): a program's rows are whole tokens "
+                              "or part of one";
   }
 
   Type q = getQType(), kv = getKvType(), out = getOutType();
@@ -298,6 +312,21 @@ LogicalResult LoadOp::verify() {
     return emitOpError("tile element type ")
            << tile.getElementType() << " differs from buffer element type "
            << buffer.getElementType() << " (convert with mla.cast)";
+  bool table = static_cast<bool>(getTable());
+  if (table != static_cast<bool>(getTableOffset()) ||
+      table != getPageSize().has_value())
+    return emitOpError("a page table needs all of table, table_offset and "
+                       "page_size");
+  if (table) {
+    if (buffer.getRank() != 2 || tile.getRank() != 2)
+      return emitOpError("a paged load gathers rows of a rank-2 buffer into a "
+                         "rank-2 tile, got ranks ")
+             << buffer.getRank() << " and " << tile.getRank();
+    int64_t p = static_cast<int64_t>(*getPageSize());
+    if (!llvm::isPowerOf2_64(p) || p > 4096)
+      return emitOpError("page_size must be a power of two up to 4096, got ")
+             << p;
+  }
   return success();
 }
 

@@ -34,10 +34,15 @@ struct DecodeShape {
   int64_t heads, qkDim, vDim, blockN;
   Type qType, kvType, outType;
   bool kvScale;
-  Type qpType;     ///< what Q and P are rounded to for the matrix products
-  int64_t qSeqLen; ///< query tokens per sequence (causal among themselves)
-  int64_t blockM;  ///< query rows per stage-1 program: part of one token
-                   ///< (divides heads) or whole tokens
+  Type qpType;      ///< what Q and P are rounded to for the matrix products
+  int64_t qSeqLen;  ///< query tokens per sequence (causal among themselves)
+  int64_t blockM;   ///< query rows per stage-1 program: part of one token
+                    ///< (divides heads) or whole tokens
+  StringRef layout; ///< kv_layout: contiguous, token_indices, block_table
+  int64_t pageSize; ///< rows per page (block_table)
+
+  bool tokenIndices() const { return layout == "token_indices"; }
+  bool blockTable() const { return layout == "block_table"; }
 
   /// Query rows of one sequence, token-major (row = token * heads + head).
   int64_t rows() const { return qSeqLen * heads; }
@@ -47,7 +52,7 @@ struct DecodeShape {
 
 /// Types of the global buffers both stages share.
 struct Buffers {
-  MemRefType q, kv, scale, indptr, partial, lse, out;
+  MemRefType q, kv, scale, indptr, partial, lse, out, blockTable;
 
   Buffers(MLIRContext *ctx, const DecodeShape &s) {
     int64_t dyn = ShapedType::kDynamic;
@@ -56,6 +61,7 @@ struct Buffers {
     kv = MemRefType::get({dyn, s.qkDim}, s.kvType);
     scale = MemRefType::get({1}, f32);
     indptr = MemRefType::get({dyn}, IntegerType::get(ctx, 32));
+    blockTable = MemRefType::get({dyn, dyn}, IntegerType::get(ctx, 32));
     partial = MemRefType::get({dyn, dyn, s.rows(), s.vDim}, f32);
     lse = MemRefType::get({dyn, dyn, s.rows()}, f32);
     out = MemRefType::get({dyn, s.heads, s.vDim}, s.outType);
@@ -125,6 +131,32 @@ std::pair<Value, Value> guardedKvRange(OpBuilder &b, Location loc,
   return {first, length};
 }
 
+/// Sequence `batch`'s length in a block-table cache, `cache_seqlens[b]`,
+/// and its table row's first entry in the flattened table. A length that is
+/// negative or more than the table row's pages hold, or a sequence past
+/// the table's rows, is 0 (the output of a zero-length sequence): the
+/// kernel then reads table entries of its own row only.
+std::pair<Value, Value> guardedTableRange(OpBuilder &b, Location loc,
+                                          Value seqlens, Value batch,
+                                          Value table, int64_t pageSize) {
+  using P = arith::CmpIPredicate;
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value len = loadIndex(b, loc, seqlens, batch);
+  Value tableRows = memref::DimOp::create(b, loc, table, 0);
+  Value cols = memref::DimOp::create(b, loc, table, c1);
+  Value capacity = arith::MulIOp::create(
+      b, loc, cols, arith::ConstantIndexOp::create(b, loc, pageSize));
+  Value ok = cmp(b, loc, P::sge, len, c0);
+  Value fits = cmp(b, loc, P::sle, len, capacity);
+  ok = arith::AndIOp::create(b, loc, ok, fits);
+  Value hasRow = cmp(b, loc, P::slt, batch, tableRows);
+  ok = arith::AndIOp::create(b, loc, ok, hasRow);
+  Value length = arith::SelectOp::create(b, loc, ok, len, c0);
+  Value first = arith::MulIOp::create(b, loc, batch, cols);
+  return {first, length};
+}
+
 RankedTensorType tile(ArrayRef<int64_t> shape, Type elt) {
   return RankedTensorType::get(shape, elt);
 }
@@ -136,10 +168,17 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   Buffers buf(ctx, s);
   Type f32 = b.getF32Type(), idx = b.getIndexType();
 
+  // The KV ranges: kv_indptr (contiguous), kv_indptr into kv_indices
+  // (token_indices), or cache_seqlens and block_table (block_table).
   SmallVector<Type> args{buf.q, buf.kv};
   if (s.kvScale)
     args.push_back(buf.scale);
-  args.append({buf.indptr, buf.indptr, idx, buf.partial, buf.lse, buf.out});
+  args.append({buf.indptr, buf.indptr});
+  if (s.tokenIndices())
+    args.push_back(buf.indptr);
+  if (s.blockTable())
+    args.push_back(buf.blockTable);
+  args.append({idx, buf.partial, buf.lse, buf.out});
   auto kernel = KernelOp::create(
       b, loc, (spec.getSymName() + "_stage1_masked").str(),
       b.getFunctionType(args, {}),
@@ -175,8 +214,14 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   SmallVector<StringRef> names{"q", "kv"};
   if (s.kvScale)
     names.push_back("kv_scale");
-  names.append(
-      {"qo_indptr", "kv_indptr", "num_splits", "partial", "lse", "out"});
+  names.push_back("qo_indptr");
+  if (s.blockTable())
+    names.append({"cache_seqlens", "block_table"});
+  else
+    names.push_back("kv_indptr");
+  if (s.tokenIndices())
+    names.push_back("kv_indices");
+  names.append({"num_splits", "partial", "lse", "out"});
   b.getContext()
       ->getLoadedDialect<MLADialect>()
       ->getArgNamesAttrHelper()
@@ -190,6 +235,8 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   Value q = entry->getArgument(a++), kv = entry->getArgument(a++);
   Value scalePtr = s.kvScale ? entry->getArgument(a++) : Value();
   Value qoIndptr = entry->getArgument(a++), kvIndptr = entry->getArgument(a++);
+  Value pageTable =
+      s.tokenIndices() || s.blockTable() ? entry->getArgument(a++) : Value();
   Value numSplits = entry->getArgument(a++);
   Value partial = entry->getArgument(a++), lse = entry->getArgument(a++);
   Value out = entry->getArgument(a++);
@@ -236,7 +283,18 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
         s.qSeqLen > 1 ? arith::AddIOp::create(b, loc, qRow0, token0) : qRow0;
     qAt = {qRow, head0, c0};
   }
-  auto [kvBegin, kvLen] = guardedKvRange(b, loc, kvIndptr, batch, kv);
+  // Contiguous: the range's first cache row. Paged: its first entry in the
+  // (flattened) page table, whose loads gather the rows.
+  Value kvBegin, kvLen;
+  if (s.blockTable()) {
+    std::tie(kvBegin, kvLen) =
+        guardedTableRange(b, loc, kvIndptr, batch, pageTable, s.pageSize);
+    pageTable = memref::CollapseShapeOp::create(
+        b, loc, pageTable, SmallVector<ReassociationIndices>{{0, 1}});
+  } else {
+    std::tie(kvBegin, kvLen) = guardedKvRange(
+        b, loc, kvIndptr, batch, s.tokenIndices() ? pageTable : kv);
+  }
   // Every token's programs split the sequence's whole length alike, so
   // that they walk the same tiles; a token's causal edge then ends its
   // walk early (below).
@@ -270,8 +328,8 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
     qkScale = arith::MulFOp::create(b, loc, qkScale, kvScale);
   }
   int64_t bm = s.blockM;
-  Value qTile =
-      LoadOp::create(b, loc, tile({bm, s.qkDim}, s.qType), qSrc, qAt, Value());
+  Value qTile = LoadOp::create(b, loc, tile({bm, s.qkDim}, s.qType), qSrc, qAt,
+                               Value(), Value(), Value(), IntegerAttr());
   if (!s.qType.isF32())
     qTile = CastOp::create(b, loc, tile({bm, s.qkDim}, f32), qTile);
   // The matrix units take narrow operands. bf16: fold the factor into Q and
@@ -294,7 +352,8 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   Value m0 = FillOp::create(b, loc, rowT, b.getF32FloatAttr(negInf));
   Value l0 = FillOp::create(b, loc, rowT, b.getF32FloatAttr(0.0f));
   Value acc0 = FillOp::create(b, loc, accT, b.getF32FloatAttr(0.0f));
-  Value rowEnd = arith::AddIOp::create(b, loc, kvBegin, hi);
+  Value rowEnd =
+      pageTable ? hi : arith::AddIOp::create(b, loc, kvBegin, hi).getResult();
 
   auto loop =
       KvLoopOp::create(b, loc, TypeRange{rowT, rowT, accT}, lo, hi,
@@ -307,9 +366,16 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
     Value n = body->getArgument(0);
     Value m = body->getArgument(1), l = body->getArgument(2);
     Value acc = body->getArgument(3);
-    Value row = arith::AddIOp::create(b, loc, kvBegin, n);
-    Value k = LoadOp::create(b, loc, tile({s.blockN, s.qkDim}, s.kvType), kv,
-                             ValueRange{row, c0}, rowEnd);
+    auto kT = tile({s.blockN, s.qkDim}, s.kvType);
+    Value k;
+    if (pageTable) // rows gathered from token n on through the table
+      k = LoadOp::create(b, loc, kT, kv, ValueRange{n, c0}, rowEnd, pageTable,
+                         kvBegin, b.getI64IntegerAttr(s.pageSize));
+    else
+      k = LoadOp::create(
+          b, loc, kT, kv,
+          ValueRange{arith::AddIOp::create(b, loc, kvBegin, n), c0}, rowEnd,
+          Value(), Value(), IntegerAttr());
     auto scoresT = tile({bm, s.blockN}, f32);
     Value scores = DotOp::create(b, loc, scoresT, qTile, k, Value(),
                                  /*transpose_rhs=*/true);
@@ -420,7 +486,9 @@ struct MLAExpandDecode
           spec.hasKVScale(),
           spec.getQpType().value_or(BFloat16Type::get(spec.getContext())),
           static_cast<int64_t>(spec.getQSeqLen()),
-          spec.getRowsPerProgram()};
+          spec.getRowsPerProgram(),
+          spec.getKVLayout(),
+          static_cast<int64_t>(spec.getPageSize())};
       OpBuilder b(spec);
       buildStage1(b, spec, shape);
       b.setInsertionPoint(spec);

@@ -131,11 +131,63 @@ struct LoadLowering : TilePattern<LoadOp> {
     Value out = alloc(rw, loc, convert(tileT));
     loopNest(rw, loc, tileT.getShape(), [&](ValueRange iv) {
       SmallVector<Value> idx = bufferIndices(rw, loc, a.getIndices(), iv);
+      size_t rowDim = idx.size() - iv.size();
+      if (op.isPaged()) {
+        // Row x is table[offset + x / P] * P + x % P where the entry names
+        // a row of the source; the table is read for rows below the bound.
+        Value x = idx[rowDim];
+        int64_t p = static_cast<int64_t>(*op.getPageSize());
+        auto gather = [&](OpBuilder &b, Location l) {
+          using P = arith::CmpIPredicate;
+          Value cp = arith::ConstantIndexOp::create(b, l, p);
+          Value at = arith::AddIOp::create(b, l, a.getTableOffset(),
+                                           arith::DivUIOp::create(b, l, x, cp));
+          Value e = arith::IndexCastOp::create(
+              b, l, b.getIndexType(),
+              memref::LoadOp::create(b, l, a.getTable(), ValueRange{at}));
+          Value row =
+              arith::AddIOp::create(b, l, arith::MulIOp::create(b, l, e, cp),
+                                    arith::RemUIOp::create(b, l, x, cp));
+          Value c0 = arith::ConstantIndexOp::create(b, l, 0);
+          Value rows = memref::DimOp::create(b, l, a.getSource(), 0);
+          Value ok = arith::AndIOp::create(
+              b, l, arith::CmpIOp::create(b, l, P::sge, e, c0),
+              arith::CmpIOp::create(b, l, P::slt, row, rows));
+          SmallVector<Value> phys = idx;
+          phys[rowDim] = row;
+          scf::IfOp::create(
+              b, l, ok,
+              [&](OpBuilder &nb, Location nl) {
+                store(nb, nl, load(nb, nl, a.getSource(), phys), out, iv);
+                scf::YieldOp::create(nb, nl);
+              },
+              [&](OpBuilder &nb, Location nl) {
+                store(nb, nl, storedZero(nb, nl, elt), out, iv);
+                scf::YieldOp::create(nb, nl);
+              });
+        };
+        if (!a.getBound()) {
+          gather(rw, loc);
+          return;
+        }
+        Value in = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::slt, x,
+                                         a.getBound());
+        scf::IfOp::create(
+            rw, loc, in,
+            [&](OpBuilder &b, Location l) {
+              gather(b, l);
+              scf::YieldOp::create(b, l);
+            },
+            [&](OpBuilder &b, Location l) {
+              store(b, l, storedZero(b, l, elt), out, iv);
+              scf::YieldOp::create(b, l);
+            });
+        return;
+      }
       if (!a.getBound()) {
         store(rw, loc, load(rw, loc, a.getSource(), idx), out, iv);
         return;
       }
-      size_t rowDim = idx.size() - iv.size();
       Value inRange = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::slt,
                                             idx[rowDim], a.getBound());
       // Each branch stores: no value of the (possibly narrow) element type

@@ -41,8 +41,23 @@ mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 560, v_dim = 496, ro
 
 // -----
 
-// expected-error @+1 {{only page_size = 1 (token-contiguous KV) is supported, got 64}}
+// expected-error @+1 {{page_size 64 needs kv_layout = "block_table" ("contiguous" addresses single tokens)}}
 mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 64, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+
+// -----
+
+// expected-error @+1 {{page_size 16 needs kv_layout = "block_table" ("token_indices" addresses single tokens)}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 16, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, kv_layout = "token_indices"}
+
+// -----
+
+// expected-error @+1 {{page_size must be a power of two up to 4096 with a block table, got 48}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 48, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, kv_layout = "block_table"}
+
+// -----
+
+// expected-error @+1 {{kv_layout must be "contiguous", "token_indices" or "block_table", got "paged"}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, kv_layout = "paged"}
 
 // -----
 
@@ -239,6 +254,30 @@ mla.kernel @k(%m: memref<?x576xf8E4M3FN>, %i: index) attributes {grid = ["batch"
 mla.kernel @k(%m: memref<?x576xf8E4M3FN>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
   // expected-error @+1 {{tile dimension 1 (600) exceeds buffer dimension 1 (576)}}
   %t = mla.load %m[%i, %i] : memref<?x576xf8E4M3FN> -> tensor<64x600xf8E4M3FN>
+  mla.return
+}
+
+// -----
+
+mla.kernel @k(%m: memref<?x576xf8E4M3FN>, %t: memref<?xi32>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  // expected-error @+1 {{a page table needs all of table, table_offset and page_size}}
+  %x = "mla.load"(%m, %i, %i, %t) {operandSegmentSizes = array<i32: 1, 2, 0, 1, 0>, page_size = 64 : i64} : (memref<?x576xf8E4M3FN>, index, index, memref<?xi32>) -> tensor<64x576xf8E4M3FN>
+  mla.return
+}
+
+// -----
+
+mla.kernel @k(%m: memref<?x16x576xf8E4M3FN>, %t: memref<?xi32>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  // expected-error @+1 {{a paged load gathers rows of a rank-2 buffer into a rank-2 tile, got ranks 3 and 2}}
+  %x = mla.load %m[%i, %i, %i] pages %t[%i] page_size 64 : memref<?x16x576xf8E4M3FN> -> tensor<16x576xf8E4M3FN>
+  mla.return
+}
+
+// -----
+
+mla.kernel @k(%m: memref<?x576xf8E4M3FN>, %t: memref<?xi32>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  // expected-error @+1 {{page_size must be a power of two up to 4096, got 8192}}
+  %x = mla.load %m[%i, %i] pages %t[%i] page_size 8192 : memref<?x576xf8E4M3FN> -> tensor<64x576xf8E4M3FN>
   mla.return
 }
 

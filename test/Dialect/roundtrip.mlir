@@ -24,7 +24,7 @@ mla.decode @spec_facts {
   kv_len_multiple_of = 1024}
 
 // CHECK-LABEL: mla.kernel @tiles
-// CHECK-SAME: (%[[Q:.*]]: memref<?x16x64xbf16>, %[[KV:.*]]: memref<?x64xf8E4M3FN>, %[[PART:.*]]: memref<?x?x16x32xf32>, %[[LSE:.*]]: memref<?x?x16xf32>, %[[N:.*]]: index, %[[OUT:.*]]: memref<?x16x32xbf16>)
+// CHECK-SAME: (%[[Q:.*]]: memref<?x16x64xbf16>, %[[KV:.*]]: memref<?x64xf8E4M3FN>, %[[PART:.*]]: memref<?x?x16x32xf32>, %[[LSE:.*]]: memref<?x?x16xf32>, %[[N:.*]]: index, %[[OUT:.*]]: memref<?x16x32xbf16>, %{{.*}}: memref<?xi32>)
 // CHECK-SAME: block_n = 16
 // CHECK-SAME: dispatch_kv_multiple = 16
 // CHECK-SAME: grid = ["batch", "splits"]
@@ -32,7 +32,7 @@ mla.decode @spec_facts {
 // CHECK-SAME: variant = "mask_free"
 mla.kernel @tiles(%q: memref<?x16x64xbf16>, %kv: memref<?x64xf8E4M3FN>,
                   %part: memref<?x?x16x32xf32>, %lse: memref<?x?x16xf32>,
-                  %n: index, %out: memref<?x16x32xbf16>)
+                  %n: index, %out: memref<?x16x32xbf16>, %table: memref<?xi32>)
     attributes {grid = ["batch", "splits"], num_warps = 4 : i64, block_n = 16 : i64,
                 variant = "mask_free", dispatch_kv_multiple = 16 : i64,
                 kv_len_multiple_of = 64 : i64, split_candidates = array<i64: 1, 2>} {
@@ -60,6 +60,8 @@ mla.kernel @tiles(%q: memref<?x16x64xbf16>, %kv: memref<?x64xf8E4M3FN>,
   %r:3 = mla.kv_loop %it = %lo to %hi step 16 iter_args(%m = %m0, %l = %l0, %acc = %a0) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x32xf32>) {
     // CHECK: %[[K:.*]] = mla.load %[[KV]][%[[IV]], %{{.*}}] bound %[[HI]] : memref<?x64xf8E4M3FN> -> tensor<16x64xf8E4M3FN>
     %k = mla.load %kv[%it, %c0] bound %hi : memref<?x64xf8E4M3FN> -> tensor<16x64xf8E4M3FN>
+    // CHECK: mla.load %[[KV]][%[[IV]], %{{.*}}] pages %{{.*}}[%[[B]]] page_size 16 bound %[[HI]] : memref<?x64xf8E4M3FN> -> tensor<16x64xf8E4M3FN>
+    %kp = mla.load %kv[%it, %c0] pages %table[%b] page_size 16 bound %hi : memref<?x64xf8E4M3FN> -> tensor<16x64xf8E4M3FN>
     // CHECK: %[[SC:.*]] = mla.dot %[[QS]], %[[K]] {transpose_rhs} : tensor<16x64xf32>, tensor<16x64xf8E4M3FN> -> tensor<16x16xf32>
     %sc = mla.dot %qs, %k {transpose_rhs} : tensor<16x64xf32>, tensor<16x64xf8E4M3FN> -> tensor<16x16xf32>
     // CHECK: %[[SM:.*]] = mla.mask %[[SC]], %[[IV]], %[[HI]] {dim = 1 : i64, fill = 0xFF800000 : f32} : tensor<16x16xf32>

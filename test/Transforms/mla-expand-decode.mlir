@@ -193,3 +193,43 @@ mla.decode @ragged {
 // MTP32: mla.kv_loop %[[N:.*]] = %[[LO]] to %[[END]] step 64
 // MTP32: mla.mask %{{.*}}, %[[N]], %[[END]] causal %[[EDGE0]] every 16
 // MTP32: mla.store %{{.*}}, %[[OF]][%{{.*}}, %c0] : tensor<32x512xf32> -> memref<?x512xbf16>
+
+// Paged KV, FlashMLA's block table: lengths from cache_seqlens (0 where
+// negative, past the table row's pages, or for a sequence past the
+// table's rows), the table row's first entry b x cols in the flattened
+// table, and the KV tile gathered through it from logical token n on,
+// masked at the split's end (not at a cache row).
+// RUN: mla-opt --mla-expand-decode %kernels/deepseek_r1_decode_fp8_paged64.mlir | FileCheck %s --check-prefix=PAGED
+// PAGED-LABEL: mla.kernel @deepseek_r1_decode_fp8_paged64_stage1_masked(
+// PAGED-SAME: %[[SEQLENS:[^:]*]]: memref<?xi32>, %[[TABLE:[^:]*]]: memref<?x?xi32>, %{{[^:]*}}: index,
+// PAGED-SAME: mla.arg_names = ["q", "kv", "kv_scale", "qo_indptr", "cache_seqlens", "block_table", "num_splits", "partial", "lse", "out"]
+// PAGED: %[[B:.*]] = mla.program_id 0
+// PAGED: %[[L:.*]] = memref.load %[[SEQLENS]][%[[B]]] : memref<?xi32>
+// PAGED: %[[LEN:.*]] = arith.index_cast %[[L]] : i32 to index
+// PAGED: %[[ROWS:.*]] = memref.dim %[[TABLE]], %c0
+// PAGED: %[[COLS:.*]] = memref.dim %[[TABLE]], %c1
+// PAGED: %[[CAP:.*]] = arith.muli %[[COLS]], %c64
+// PAGED: arith.cmpi sge, %[[LEN]], %c0
+// PAGED: arith.cmpi sle, %[[LEN]], %[[CAP]]
+// PAGED: arith.cmpi slt, %[[B]], %[[ROWS]]
+// PAGED: %[[SAFE:.*]] = arith.select %{{.*}}, %[[LEN]], %c0
+// PAGED: %[[FIRST:.*]] = arith.muli %[[B]], %[[COLS]]
+// PAGED: %[[FLAT:.*]] = memref.collapse_shape %[[TABLE]] {{\[}}[0, 1]] : memref<?x?xi32> into memref<?xi32>
+// PAGED: %[[LO:.*]], %[[HI:.*]] = mla.split_range %[[SAFE]],
+// PAGED: mla.kv_loop %[[N:.*]] = %[[LO]] to %[[HI]] step 64
+// PAGED: mla.load %arg1[%[[N]], %c0] pages %[[FLAT]][%[[FIRST]]] page_size 64 bound %[[HI]] : memref<?x576xf8E4M3FN> -> tensor<64x576xf8E4M3FN>
+// PAGED-LABEL: mla.kernel @deepseek_r1_decode_fp8_paged64_stage2(
+
+// SGLang / AITER's token list: kv_indptr indexes kv_indices (its range
+// checked against kv_indices' length, not the cache's rows), every row a
+// page of one.
+// RUN: mla-opt --mla-expand-decode %kernels/deepseek_r1_decode_fp8_kvindices.mlir | FileCheck %s --check-prefix=INDICES
+// INDICES-LABEL: mla.kernel @deepseek_r1_decode_fp8_kvindices_stage1_masked(
+// INDICES-SAME: %[[KVP:[^:]*]]: memref<?xi32>, %[[IDX:[^:]*]]: memref<?xi32>, %{{[^:]*}}: index,
+// INDICES-SAME: mla.arg_names = ["q", "kv", "kv_scale", "qo_indptr", "kv_indptr", "kv_indices", "num_splits", "partial", "lse", "out"]
+// INDICES: %[[B0:.*]] = memref.load %[[KVP]][
+// INDICES-NEXT: %[[BEGIN:.*]] = arith.index_cast %[[B0]] : i32 to index
+// INDICES: memref.dim %[[IDX]], %c0
+// INDICES: %[[FIRST:.*]] = arith.select %{{.*}}, %[[BEGIN]], %c0
+// INDICES: mla.kv_loop %[[T:.*]] = %[[LO:.*]] to %[[HI:.*]] step 64
+// INDICES: mla.load %arg1[%[[T]], %c0] pages %[[IDX]][%[[FIRST]]] page_size 1 bound %[[HI]]

@@ -11,6 +11,8 @@
 // RUN: not mla-compile %kernels/deepseek_r1_decode_bf16.mlir --chip=gfx942 -o %t 2>&1 | FileCheck %s --check-prefix=LDS
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_mi300x_mtp2.mlir --chip=gfx942 -o %t/mtp2 | FileCheck %s --check-prefix=MTP2-REPORT
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_mi300x_h128.mlir --chip=gfx942 -o %t/h128 | FileCheck %s --check-prefix=H128-REPORT
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_mi300x_paged64.mlir --chip=gfx942 -o %t/paged | FileCheck %s --check-prefix=PAGED-REPORT -DSPEC=deepseek_r1_decode_fp8_mi300x_paged64
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_mi300x_kvindices.mlir --chip=gfx942 -o %t/indices | FileCheck %s --check-prefix=PAGED-REPORT -DSPEC=deepseek_r1_decode_fp8_mi300x_kvindices
 
 // Both stage-1 loops of the default (bf16 Q/P) spec within the issue's
 // figure: at most 60 wave-instructions per KV token.
@@ -75,3 +77,9 @@
 // H128-REPORT: deepseek_r1_decode_fp8_mi300x_h128_stage1_masked: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
 // H128-REPORT: deepseek_r1_decode_fp8_mi300x_h128_stage1_mask_free: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
 // H128-REPORT: deepseek_r1_decode_fp8_mi300x_h128_stage2: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
+
+// Paged KV (issue 17): a block table of 64-row pages and a token list.
+// PAGED-REPORT: [[SPEC]]_stage1_masked: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
+// PAGED-REPORT-NEXT: KV loop: {{[0-9]+}} instructions (68 MFMA) per 64 tokens
+// PAGED-REPORT: [[SPEC]]_stage1_mask_free: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
+// PAGED-REPORT: [[SPEC]]_stage2: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch

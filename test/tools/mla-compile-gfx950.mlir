@@ -19,6 +19,8 @@
 // RUN: FileCheck %s --check-prefix=JSON < %t/deepseek_r1_decode_fp8.json
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_mtp2.mlir --chip=gfx950 -o %t/mtp2 | FileCheck %s --check-prefix=MTP2-REPORT
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_h128.mlir --chip=gfx950 -o %t/h128 | FileCheck %s --check-prefix=H128-REPORT
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_paged64.mlir --chip=gfx950 -o %t/paged | FileCheck %s --check-prefix=PAGED-REPORT -DSPEC=deepseek_r1_decode_fp8_paged64
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_kvindices.mlir --chip=gfx950 -o %t/indices | FileCheck %s --check-prefix=PAGED-REPORT -DSPEC=deepseek_r1_decode_fp8_kvindices
 
 // REPORT: kernel resources (gfx950, AMDHSA metadata):
 // REPORT-NEXT: deepseek_r1_decode_fp8_stage1_masked: {{[0-9]+}} VGPRs, 0 AGPRs, {{[0-9]+}} SGPRs, 0 VGPR spills, 59904 B LDS, 0 B scratch, {{[1-8]}} waves/SIMD, 256 threads
@@ -188,3 +190,12 @@
 // H128-REPORT-NEXT: KV loop: {{[0-9]+}} instructions (68 MFMA) per 64 tokens
 // H128-REPORT: deepseek_r1_decode_fp8_h128_stage1_mask_free: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
 // H128-REPORT: deepseek_r1_decode_fp8_h128_stage2: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
+
+// Paged KV (issue 17), a block table of 64-row pages and a token list:
+// both stage-1 variants, no spills, no scratch. The gathered rows are
+// plain global loads, each guarded by its page entry (no per-tile buffer
+// resource: its rows are not one range), hence the higher loop figure.
+// PAGED-REPORT: [[SPEC]]_stage1_masked: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
+// PAGED-REPORT-NEXT: KV loop: {{[0-9]+}} instructions (34 MFMA) per 64 tokens
+// PAGED-REPORT: [[SPEC]]_stage1_mask_free: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
+// PAGED-REPORT: [[SPEC]]_stage2: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch

@@ -9,6 +9,8 @@
 // RUN: not mla-compile %s --chip=host -o %t 2>&1 | FileCheck %s --check-prefix=HOST
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16.mlir --chip=sm_90 -o %t/qp16 | FileCheck %s --check-prefix=QP16-REPORT
 // RUN: FileCheck %s --check-prefix=QP16 < %t/qp16/deepseek_r1_decode_fp8_qp16.ptx
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_paged64.mlir --chip=sm_90 -o %t/paged | FileCheck %s --check-prefix=PAGED-REPORT
+// RUN: FileCheck %s --check-prefix=PAGED < %t/paged/deepseek_r1_decode_fp8_qp16_paged64.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_mtp2.mlir --chip=sm_90 -o %t/mtp2 | FileCheck %s --check-prefix=MTP2-REPORT
 // RUN: mla-compile %kernels/deepseek_r1_decode_bf16_h128.mlir --chip=sm_90 -o %t/h128 | FileCheck %s --check-prefix=H128-REPORT
 // RUN: FileCheck %s --check-prefix=BF16-COPY < %t/h128/deepseek_r1_decode_bf16_h128.ptx
@@ -219,3 +221,15 @@ mla.decode @small {
 // BF16-COPY-LABEL: .entry deepseek_r1_decode_bf16_h128_stage1_mask_free
 // BF16-COPY: cp.async.cg.shared.global [%{{.*}}], [%{{.*}}], 16;
 // BF16-COPY: cp.async.wait_group 0;
+
+// Paged KV (issue 17), 64-row pages: the double-buffered copies stay; a
+// tile (one or two pages) reads two block-table entries, then every 16-byte
+// copy takes its row's address and a source size (0 for a row past the
+// bound or an entry outside the cache, which fills zeros).
+// PAGED-REPORT: deepseek_r1_decode_fp8_qp16_paged64_stage1_masked: {{.*}} 0 B spilled, 0 B stack
+// PAGED-REPORT: deepseek_r1_decode_fp8_qp16_paged64_stage1_mask_free: {{.*}} 0 B spilled, 0 B stack
+// PAGED-LABEL: .entry deepseek_r1_decode_fp8_qp16_paged64_stage1_mask_free
+// PAGED: cp.async.wait_group 0;
+// PAGED: ld.global.b32 [[FIRST:%r[0-9]+]], [%rd{{[0-9]+}}];
+// PAGED: ld.global.b32 [[LAST:%r[0-9]+]], [%rd{{[0-9]+}}];
+// PAGED: cp.async.cg.shared.global [%rd{{[0-9]+}}], [%rd{{[0-9]+}}], 16, %r{{[0-9]+}};

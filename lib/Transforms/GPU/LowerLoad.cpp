@@ -25,6 +25,74 @@ SmallVector<Operation *> Lowering::foldableChain(LoadOp op) {
   return chain;
 }
 
+Lowering::PagedRows Lowering::pagedRows(LoadOp op, Value source, Value start,
+                                        Value bound, Value table,
+                                        Value offset) {
+  PagedRows p;
+  p.table = table;
+  p.offset = offset;
+  p.start = start;
+  p.bound = bound;
+  p.pageSize = static_cast<int64_t>(*op.getPageSize());
+  p.sourceRows = memref::DimOp::create(b, loc(), source, 0);
+  int64_t rows = op.getResult().getType().getDimSize(0);
+  if (p.pageSize >= rows) {
+    auto entry = [&](Value x) -> Value {
+      Value at =
+          add(offset, arith::DivUIOp::create(b, loc(), x, idx(p.pageSize)));
+      return arith::IndexCastOp::create(
+          b, loc(), b.getIndexType(),
+          memref::LoadOp::create(b, loc(), table, ValueRange{at}));
+    };
+    // The last row in range: the tile's, or the bound's (start < bound
+    // wherever a tile is loaded).
+    Value last = addc(start, rows);
+    if (bound)
+      last = arith::MinSIOp::create(b, loc(), last, bound);
+    last = arith::SubIOp::create(b, loc(), last, idx(1));
+    p.first = entry(start);
+    p.last = entry(last);
+  }
+  return p;
+}
+
+std::pair<Value, Value> Lowering::pagedRow(const PagedRows &p, Value r) {
+  using P = arith::CmpIPredicate;
+  Value x = add(p.start, r);
+  Value in;
+  if (p.bound)
+    in = arith::CmpIOp::create(b, loc(), P::slt, x, p.bound);
+  Value page = arith::DivUIOp::create(b, loc(), x, idx(p.pageSize));
+  Value e;
+  if (p.first) {
+    Value firstPage =
+        arith::DivUIOp::create(b, loc(), p.start, idx(p.pageSize));
+    Value same = arith::CmpIOp::create(b, loc(), P::eq, page, firstPage);
+    e = arith::SelectOp::create(b, loc(), same, p.first, p.last);
+  } else {
+    // Rows past the bound read the first row's entry (which is in range)
+    // instead of an entry that may lie past the sequence's table.
+    Value at =
+        in ? arith::SelectOp::create(
+                 b, loc(), in, page,
+                 arith::DivUIOp::create(b, loc(), p.start, idx(p.pageSize)))
+                 .getResult()
+           : page;
+    e = arith::IndexCastOp::create(
+        b, loc(), b.getIndexType(),
+        memref::LoadOp::create(b, loc(), p.table,
+                               ValueRange{add(p.offset, at)}));
+  }
+  Value row = add(mul(e, p.pageSize),
+                  arith::RemUIOp::create(b, loc(), x, idx(p.pageSize)));
+  Value ok = arith::AndIOp::create(
+      b, loc(), arith::CmpIOp::create(b, loc(), P::sge, e, idx(0)),
+      arith::CmpIOp::create(b, loc(), P::slt, row, p.sourceRows));
+  if (in)
+    ok = arith::AndIOp::create(b, loc(), ok, in);
+  return {arith::SelectOp::create(b, loc(), ok, row, idx(0)), ok};
+}
+
 LogicalResult Lowering::lowerLoad(LoadOp op) {
   if (prefetch && prefetch->load == op) {
     note(op, "asynchronous copies, " + Twine(kvStages) +
@@ -75,7 +143,10 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
         rowBytes % 16 == 0 && (rows * rowBytes / 16) % threads == 0 &&
         !kOrderFor(op) && foldableChain(op).empty()) {
       barrier(); // the region may still be read from the previous iteration
-      emitAsyncTileCopy(op, base[0], base[1], bound, idx(lastSmemOffset));
+      emitAsyncTileCopy(op, base[0], base[1], bound, idx(lastSmemOffset),
+                        op.isPaged() ? scalars.lookup(op.getTable()) : Value(),
+                        op.isPaged() ? scalars.lookup(op.getTableOffset())
+                                     : Value());
       target.asyncCommitGroup(b, loc());
       target.asyncWaitGroups(b, loc(), 0);
       barrier();
@@ -102,7 +173,9 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   int64_t srcRowBytes = srcMemT.getRank() == 2 && !srcMemT.isDynamicDim(1)
                             ? srcMemT.getDimSize(1) * storedBytes(elt)
                             : 0;
-  if (target.chip.facts.boundsCheckedLoads && srcRowBytes &&
+  // A paged tile's rows are not one range: plain loads, each row guarded
+  // by its page entry (pagedRow).
+  if (target.chip.facts.boundsCheckedLoads && srcRowBytes && !op.isPaged() &&
       srcMemT.getLayout().isIdentity() && (cols * storedBytes(elt)) % 16 == 0) {
     Type i64 = b.getI64Type();
     auto toI64 = [&](Value x) {
@@ -159,7 +232,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   // 16-byte load).
   auto srcT = cast<MemRefType>(src.getType());
   Value flat, origin, rowStride;
-  if (srcT.getLayout().isIdentity() && !bound && !rsrc) {
+  if (srcT.getLayout().isIdentity() && !bound && !rsrc && !op.isPaged()) {
     SmallVector<Value> strides(srcT.getRank());
     strides.back() = idx(1);
     for (int64_t d = srcT.getRank() - 2; d >= 0; --d) {
@@ -187,10 +260,18 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   }
   // One chunk's 16 bytes from global memory (zeros where `guard` or the
   // row bound says the chunk is not there), and its store to the tile.
+  std::optional<PagedRows> paged;
+  if (op.isPaged())
+    paged =
+        pagedRows(op, src, base[rowDim], bound, scalars.lookup(op.getTable()),
+                  scalars.lookup(op.getTableOffset()));
   auto loadChunk = [&](Value r, Value c, Value guard) -> Value {
     SmallVector<Value> at = base;
     at[rowDim] = add(base[rowDim], r);
     at[rowDim + 1] = add(base[rowDim + 1], c);
+    Value pageOk;
+    if (paged)
+      std::tie(at[rowDim], pageOk) = pagedRow(*paged, r);
     auto read = [&](OpBuilder &nb, Location l) -> Value {
       if (rsrc) {
         Value off = arith::AddIOp::create(
@@ -211,12 +292,15 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
       return vector::LoadOp::create(nb, l, vecT, src, at, /*nontemporal=*/false,
                                     align);
     };
-    if (bound) {
+    if (bound && !paged) {
       Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
                                        at[rowDim], bound);
       guard =
           guard ? arith::AndIOp::create(b, loc(), guard, in).getResult() : in;
     }
+    if (pageOk)
+      guard = guard ? arith::AndIOp::create(b, loc(), guard, pageOk).getResult()
+                    : pageOk;
     if (!guard)
       return read(b, loc());
     return scf::IfOp::create(
@@ -389,11 +473,13 @@ bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
            def->getNumRegions() == 0 && llvm::all_of(def->getOperands(), ok);
   };
   return llvm::all_of(op.getIndices(), ok) &&
-         (!op.getBound() || ok(op.getBound()));
+         (!op.getBound() || ok(op.getBound())) &&
+         (!op.getTableOffset() || ok(op.getTableOffset()));
 }
 
 void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
-                                 Value dstOffset) {
+                                 Value dstOffset, Value table,
+                                 Value tableOffset) {
   auto t = op.getResult().getType();
   auto src = cast<MemRefType>(op.getSource().getType());
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
@@ -406,8 +492,12 @@ void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
   auto toI64 = [&](Value x) {
     return arith::IndexCastOp::create(b, loc(), i64, x).getResult();
   };
-  Value srcBase = toI64(memref::ExtractAlignedPointerAsIndexOp::create(
-      b, loc(), scalars.lookup(op.getSource())));
+  Value source = scalars.lookup(op.getSource());
+  Value srcBase =
+      toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), source));
+  std::optional<PagedRows> paged;
+  if (table)
+    paged = pagedRows(op, source, row0, bound, table, tableOffset);
   Value dstBase = toI64(
       add(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase),
           dstOffset));
@@ -432,15 +522,27 @@ void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
         b, loc(), b.getI32Type(),
         mul(add(mul(r, src.getDimSize(1)), col), eltBytes));
     Value size;
-    if (bound) {
+    Value srcAddr;
+    if (paged) {
+      // A gathered row: its own 64-bit address; a row that is not there
+      // copies nothing from the cache's first row (size 0).
+      auto [row, ok] = pagedRow(*paged, r);
+      srcAddr = arith::AddIOp::create(
+          b, loc(), srcBase,
+          toI64(
+              mul(add(add(mul(row, src.getDimSize(1)), col0), col), eltBytes)));
+      size = arith::SelectOp::create(b, loc(), ok, cstI32(b, loc(), 16),
+                                     cstI32(b, loc(), 0));
+    } else if (bound) {
       Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
                                        add(row0, r), bound);
       off = arith::SelectOp::create(b, loc(), in, off, cstI32(b, loc(), 0));
       size = arith::SelectOp::create(b, loc(), in, cstI32(b, loc(), 16),
                                      cstI32(b, loc(), 0));
     }
-    Value srcAddr = arith::AddIOp::create(
-        b, loc(), tileBase, arith::ExtUIOp::create(b, loc(), i64, off));
+    if (!paged)
+      srcAddr = arith::AddIOp::create(
+          b, loc(), tileBase, arith::ExtUIOp::create(b, loc(), i64, off));
     Value dstElem = add(mul(r, padded), col);
     Value dstAddr =
         arith::AddIOp::create(b, loc(), dstBase, toI64(mul(dstElem, eltBytes)));
@@ -517,7 +619,13 @@ std::optional<Lowering::Prefetch> Lowering::startPrefetch(KvLoopOp loop,
       IRMapping m = outer;
       Value row0 = rematAt(pf->load.getIndices()[0], loop, start, m);
       Value col0 = rematAt(pf->load.getIndices()[1], loop, start, m);
-      emitAsyncTileCopy(pf->load, row0, col0, bound, idx(pf->offsets[i]));
+      Value table, tableOffset;
+      if (pf->load.isPaged()) {
+        table = scalars.lookup(pf->load.getTable());
+        tableOffset = rematAt(pf->load.getTableOffset(), loop, start, m);
+      }
+      emitAsyncTileCopy(pf->load, row0, col0, bound, idx(pf->offsets[i]), table,
+                        tableOffset);
     }
     target.asyncCommitGroup(b, loc());
   }
@@ -552,8 +660,10 @@ LogicalResult Lowering::lowerPrefetchedLoad(LoadOp op) {
     IRMapping m;
     Value row0 = rematAt(op.getIndices()[0], p.loop, next, m);
     Value col0 = rematAt(op.getIndices()[1], p.loop, next, m);
-    emitAsyncTileCopy(op, row0, col0, bound,
-                      bufferAt(addc(iter, kvStages - 1)));
+    emitAsyncTileCopy(op, row0, col0, bound, bufferAt(addc(iter, kvStages - 1)),
+                      op.isPaged() ? scalars.lookup(op.getTable()) : Value(),
+                      op.isPaged() ? scalars.lookup(op.getTableOffset())
+                                   : Value());
   }
   target.asyncCommitGroup(b, loc());
   auto tile = std::make_shared<Tile>();

@@ -443,8 +443,27 @@ struct Lowering {
   /// `dstOffset` (padded rows as allocSmem lays them out); rows at or past
   /// the bound are zero-filled (copy size 0, source clamped to the tile's
   /// first chunk, which exists whenever the loop runs).
+  /// A paged load's `table` and `tableOffset` are lowered values at the
+  /// insertion point (null for a contiguous load).
   void emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
-                         Value dstOffset);
+                         Value dstOffset, Value table = Value(),
+                         Value tableOffset = Value());
+
+  /// A paged load's row map (LoadOp::isPaged) for the tile from logical
+  /// row `start`: what pagedRow needs, computed once per tile. A tile
+  /// within two pages (page_size >= its rows) reads the table twice, for
+  /// its first and its last row in range; a smaller page is looked up
+  /// per chunk (an L1 hit after the first).
+  struct PagedRows {
+    Value table, offset, start, bound, sourceRows;
+    int64_t pageSize = 0;
+    Value first, last; ///< entries of the first and last page (two pages)
+  };
+  PagedRows pagedRows(LoadOp op, Value source, Value start, Value bound,
+                      Value table, Value offset);
+  /// The source row of tile row `r` and whether it is there (below the
+  /// bound, and its entry names a row of the source); row 0 where not.
+  std::pair<Value, Value> pagedRow(const PagedRows &p, Value r);
 
   /// `v` as a lowered scalar at the current point: its lowering if it has
   /// one, else a clone of the pure arith ops that compute it from lowered
