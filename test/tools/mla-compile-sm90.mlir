@@ -222,14 +222,17 @@ mla.decode @small {
 // BF16-COPY: cp.async.cg.shared.global [%{{.*}}], [%{{.*}}], 16;
 // BF16-COPY: cp.async.wait_group 0;
 
-// Paged KV (issue 17), 64-row pages: the double-buffered copies stay; a
-// tile (one or two pages) reads two block-table entries, then every 16-byte
-// copy takes its row's address and a source size (0 for a row past the
-// bound or an entry outside the cache, which fills zeros).
+// Paged KV (issue 17), 64-row pages: a tile starts at a multiple of 64 and
+// lies within one page, so it reads one block-table entry and is then the
+// contiguous tile at that page's row (the double-buffered copies stay,
+// 16 bytes each with a source size: zeros past the bound, or everywhere
+// for an entry that names no page of the cache).
 // PAGED-REPORT: deepseek_r1_decode_fp8_qp16_paged64_stage1_masked: {{.*}} 0 B spilled, 0 B stack
 // PAGED-REPORT: deepseek_r1_decode_fp8_qp16_paged64_stage1_mask_free: {{.*}} 0 B spilled, 0 B stack
 // PAGED-LABEL: .entry deepseek_r1_decode_fp8_qp16_paged64_stage1_mask_free
 // PAGED: cp.async.wait_group 0;
-// PAGED: ld.global.b32 [[FIRST:%r[0-9]+]], [%rd{{[0-9]+}}];
-// PAGED: ld.global.b32 [[LAST:%r[0-9]+]], [%rd{{[0-9]+}}];
+// PAGED: ld.global.b32 [[ENTRY:%r[0-9]+]], [%rd{{[0-9]+}}];
+// PAGED-NOT: ld.global.b32
 // PAGED: cp.async.cg.shared.global [%rd{{[0-9]+}}], [%rd{{[0-9]+}}], 16, %r{{[0-9]+}};
+// PAGED-NOT: ld.global.b32
+// PAGED: cp.async.commit_group;

@@ -56,6 +56,45 @@ Lowering::PagedRows Lowering::pagedRows(LoadOp op, Value source, Value start,
   return p;
 }
 
+bool Lowering::tilesWithinOnePage(LoadOp op) {
+  int64_t rows = op.getResult().getType().getDimSize(0);
+  if (!op.isPaged() || static_cast<int64_t>(*op.getPageSize()) % rows)
+    return false;
+  auto iv = dyn_cast<BlockArgument>(op.getIndices()[0]);
+  auto loop =
+      iv ? dyn_cast<KvLoopOp>(iv.getOwner()->getParentOp()) : KvLoopOp();
+  if (!loop || iv.getArgNumber() != 0 ||
+      static_cast<int64_t>(loop.getStep()) % rows)
+    return false;
+  auto range = loop.getLower().getDefiningOp<SplitRangeOp>();
+  return range && range.getLo() == loop.getLower() &&
+         static_cast<int64_t>(range.getBlockN()) % rows == 0;
+}
+
+std::pair<Value, Value> Lowering::onePageRange(LoadOp op, Value source,
+                                               Value start, Value bound,
+                                               Value table, Value offset) {
+  using P = arith::CmpIPredicate;
+  int64_t page = static_cast<int64_t>(*op.getPageSize());
+  int64_t rows = op.getResult().getType().getDimSize(0);
+  Value at = add(offset, arith::DivUIOp::create(b, loc(), start, idx(page)));
+  Value e = arith::IndexCastOp::create(
+      b, loc(), b.getIndexType(),
+      memref::LoadOp::create(b, loc(), table, ValueRange{at}));
+  Value first =
+      add(mul(e, page), arith::RemUIOp::create(b, loc(), start, idx(page)));
+  Value sourceRows = memref::DimOp::create(b, loc(), source, 0);
+  Value ok = arith::AndIOp::create(
+      b, loc(), arith::CmpIOp::create(b, loc(), P::sge, e, idx(0)),
+      arith::CmpIOp::create(b, loc(), P::slt, first, sourceRows));
+  Value end = bound ? bound : addc(start, rows);
+  Value last = arith::MinSIOp::create(
+      b, loc(), add(first, arith::SubIOp::create(b, loc(), end, start)),
+      sourceRows);
+  return {arith::SelectOp::create(b, loc(), ok, first, idx(0)),
+          arith::SelectOp::create(b, loc(), ok, last, idx(0))};
+}
+
 std::pair<Value, Value> Lowering::pagedRow(const PagedRows &p, Value r) {
   using P = arith::CmpIPredicate;
   Value x = add(p.start, r);
@@ -126,6 +165,15 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
     base.push_back(scalars.lookup(i));
   size_t rowDim = base.size() - 2;
   Value bound = op.getBound() ? scalars.lookup(op.getBound()) : Value();
+  // A paged tile within one page is the contiguous tile at the page's row.
+  bool paged = op.isPaged();
+  if (paged && tilesWithinOnePage(op)) {
+    std::tie(base[rowDim], bound) = onePageRange(
+        op, src, base[rowDim], bound, scalars.lookup(op.getTable()),
+        scalars.lookup(op.getTableOffset()));
+    paged = false;
+    note(op, "one page per tile");
+  }
   // A KV tile on a chip with asynchronous copies that does not prefetch it
   // (sm_90, bf16 KV: a second buffer would halve the programs per SM): one
   // group of 16-byte copies straight to shared memory (rows from a bound
@@ -144,9 +192,8 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
         !kOrderFor(op) && foldableChain(op).empty()) {
       barrier(); // the region may still be read from the previous iteration
       emitAsyncTileCopy(op, base[0], base[1], bound, idx(lastSmemOffset),
-                        op.isPaged() ? scalars.lookup(op.getTable()) : Value(),
-                        op.isPaged() ? scalars.lookup(op.getTableOffset())
-                                     : Value());
+                        paged ? scalars.lookup(op.getTable()) : Value(),
+                        paged ? scalars.lookup(op.getTableOffset()) : Value());
       target.asyncCommitGroup(b, loc());
       target.asyncWaitGroups(b, loc(), 0);
       barrier();
@@ -175,7 +222,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
                             : 0;
   // A paged tile's rows are not one range: plain loads, each row guarded
   // by its page entry (pagedRow).
-  if (target.chip.facts.boundsCheckedLoads && srcRowBytes && !op.isPaged() &&
+  if (target.chip.facts.boundsCheckedLoads && srcRowBytes && !paged &&
       srcMemT.getLayout().isIdentity() && (cols * storedBytes(elt)) % 16 == 0) {
     Type i64 = b.getI64Type();
     auto toI64 = [&](Value x) {
@@ -232,7 +279,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   // 16-byte load).
   auto srcT = cast<MemRefType>(src.getType());
   Value flat, origin, rowStride;
-  if (srcT.getLayout().isIdentity() && !bound && !rsrc && !op.isPaged()) {
+  if (srcT.getLayout().isIdentity() && !bound && !rsrc && !paged) {
     SmallVector<Value> strides(srcT.getRank());
     strides.back() = idx(1);
     for (int64_t d = srcT.getRank() - 2; d >= 0; --d) {
@@ -260,9 +307,9 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   }
   // One chunk's 16 bytes from global memory (zeros where `guard` or the
   // row bound says the chunk is not there), and its store to the tile.
-  std::optional<PagedRows> paged;
-  if (op.isPaged())
-    paged =
+  std::optional<PagedRows> pagedMap;
+  if (paged)
+    pagedMap =
         pagedRows(op, src, base[rowDim], bound, scalars.lookup(op.getTable()),
                   scalars.lookup(op.getTableOffset()));
   auto loadChunk = [&](Value r, Value c, Value guard) -> Value {
@@ -270,8 +317,8 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
     at[rowDim] = add(base[rowDim], r);
     at[rowDim + 1] = add(base[rowDim + 1], c);
     Value pageOk;
-    if (paged)
-      std::tie(at[rowDim], pageOk) = pagedRow(*paged, r);
+    if (pagedMap)
+      std::tie(at[rowDim], pageOk) = pagedRow(*pagedMap, r);
     auto read = [&](OpBuilder &nb, Location l) -> Value {
       if (rsrc) {
         Value off = arith::AddIOp::create(
@@ -292,7 +339,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
       return vector::LoadOp::create(nb, l, vecT, src, at, /*nontemporal=*/false,
                                     align);
     };
-    if (bound && !paged) {
+    if (bound && !pagedMap) {
       Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
                                        at[rowDim], bound);
       guard =
@@ -495,6 +542,11 @@ void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
   Value source = scalars.lookup(op.getSource());
   Value srcBase =
       toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), source));
+  if (table && tilesWithinOnePage(op)) {
+    std::tie(row0, bound) =
+        onePageRange(op, source, row0, bound, table, tableOffset);
+    table = Value();
+  }
   std::optional<PagedRows> paged;
   if (table)
     paged = pagedRows(op, source, row0, bound, table, tableOffset);

@@ -461,6 +461,18 @@ struct Lowering {
   };
   PagedRows pagedRows(LoadOp op, Value source, Value start, Value bound,
                       Value table, Value offset);
+  /// Whether every tile of paged load `op` lies within one page: pages a
+  /// multiple of the tile's rows, and a start that is one too (the KV
+  /// loop's induction variable, stepping by whole tiles from a split
+  /// range's lower end, a multiple of block_n whenever the loop runs).
+  bool tilesWithinOnePage(LoadOp op);
+  /// Such a tile as a contiguous one: its first source row (the page's
+  /// entry x page_size + start % page_size) and a bound that keeps its rows
+  /// below the old bound and inside the source; a page entry that names no
+  /// row of the source gives row 0 and bound 0 (every row zero). One table
+  /// read per tile, and the copies are the contiguous tile's.
+  std::pair<Value, Value> onePageRange(LoadOp op, Value source, Value start,
+                                       Value bound, Value table, Value offset);
   /// The source row of tile row `r` and whether it is there (below the
   /// bound, and its entry names a row of the source); row 0 where not.
   std::pair<Value, Value> pagedRow(const PagedRows &p, Value r);
