@@ -11,8 +11,8 @@ import ctypes
 import json
 import os
 
-MANIFEST_VERSION = 2
-ABI_VERSION = 6
+MANIFEST_VERSION = 3
+ABI_VERSION = 7
 DECODE_VALIDATE = 1  # mla_decode_args.flags: MLA_DECODE_VALIDATE
 
 _c64, _vp, _cs, _ci = ctypes.c_int64, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
@@ -38,7 +38,8 @@ class TargetDesc(ctypes.Structure):  # mla_target_desc
 class SpecDesc(ctypes.Structure):  # mla_spec_desc
     _fields_ = [("abi_version", _ci), ("name", _cs),
                 ("num_heads", _ci), ("qk_dim", _ci), ("v_dim", _ci), ("block_n", _ci),
-                ("q_seq_len", _ci), ("block_m", _ci), ("softmax_scale", ctypes.c_double),
+                ("q_seq_len", _ci), ("block_m", _ci), ("kv_layout", _ci), ("page_size", _ci),
+                ("softmax_scale", ctypes.c_double),
                 ("q_type", _cs), ("kv_type", _cs), ("out_type", _cs), ("has_kv_scale", _ci),
                 ("num_split_candidates", _ci), ("split_candidates", ctypes.POINTER(_c64)),
                 ("program_overhead", ctypes.c_double), ("combine_launch", ctypes.c_double),
@@ -52,7 +53,11 @@ class DecodeArgs(ctypes.Structure):  # mla_decode_args
                 ("workspace_bytes", ctypes.c_size_t), ("batch", _c64), ("max_kv_len", _c64),
                 ("kv_indptr_host", ctypes.POINTER(ctypes.c_int32)), ("num_splits", _c64),
                 ("kv_rows", _c64), ("qo_indptr_host", ctypes.POINTER(ctypes.c_int32)),
-                ("flags", ctypes.c_uint32)]
+                ("flags", ctypes.c_uint32),
+                ("kv_indices", _vp), ("kv_indices_len", _c64),
+                ("block_table", _vp), ("block_table_cols", _c64),
+                ("cache_seqlens", _vp), ("cache_seqlens_host", ctypes.POINTER(ctypes.c_int32)),
+                ("page_table_host", ctypes.POINTER(ctypes.c_int32))]
 
 
 class DecodePlan(ctypes.Structure):  # mla_decode_plan
@@ -65,10 +70,12 @@ STRUCTS = (ArgDesc, KernelDesc, TargetDesc, SpecDesc, DecodeArgs, DecodePlan)
 
 _ARG_KIND = {"memref": 0, "i64": 1, "f32": 2}
 _GRID = {"one": 0, "batch": 1, "splits": 2, "heads": 3, "rows": 4, "batch_row_groups": 5}
+KV_LAYOUTS = {"contiguous": 0, "token_indices": 1, "block_table": 2}  # mla_kv_layout
 
 # Keys every manifest has (docs/Manifest.md); kernels' keys below.
 _REQUIRED = ("manifest_version", "spec", "chip", "binary", "compute_units", "num_heads",
-             "qk_dim", "v_dim", "block_n", "q_seq_len", "block_m", "q_type", "kv_type", "out_type",
+             "qk_dim", "v_dim", "block_n", "q_seq_len", "block_m", "kv_layout", "page_size",
+             "q_type", "kv_type", "out_type",
              "kv_scale", "softmax_scale", "split_candidates", "split_cost_model", "kernels")
 _REQUIRED_KERNEL = ("name", "stage", "grid", "block_threads", "shared_bytes", "args")
 
@@ -160,7 +167,8 @@ class SpecDescriptor:
                                  m["compute_units"], len(kernels), kernels)
         model = m["split_cost_model"]
         self.desc = SpecDesc(ABI_VERSION, s(m["spec"]), m["num_heads"], m["qk_dim"], m["v_dim"],
-                             m["block_n"], m["q_seq_len"], m["block_m"], m["softmax_scale"],
+                             m["block_n"], m["q_seq_len"], m["block_m"],
+                             KV_LAYOUTS.get(m["kv_layout"], -1), m["page_size"], m["softmax_scale"],
                              s(m["q_type"]), s(m["kv_type"]), s(m["out_type"]),
                              int(m["kv_scale"] not in ("", "none")), len(cands), cands,
                              model["program_overhead"], model["combine_launch"],

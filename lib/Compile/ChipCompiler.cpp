@@ -139,6 +139,8 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx,
   manifest["softmax_scale"] = spec.getSoftmaxScale().convertToDouble();
   manifest["block_n"] = static_cast<int64_t>(spec.getBlockN());
   manifest["block_m"] = spec.getRowsPerProgram();
+  manifest["kv_layout"] = spec.getKVLayout().str();
+  manifest["page_size"] = static_cast<int64_t>(spec.getPageSize());
   manifest["split_cost_model"] = splitCostModelManifest();
   manifest["rules"] = llvm::json::Object{
       {"splits", "fixed by the spec when split_candidates has one entry; else "

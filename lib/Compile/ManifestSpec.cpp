@@ -101,6 +101,12 @@ ManifestSpec::read(const json::Object &m, std::string code) {
   d.block_n = num(m, "block_n");
   d.q_seq_len = num(m, "q_seq_len");
   d.block_m = num(m, "block_m");
+  StringRef layout = str(m, "kv_layout");
+  d.kv_layout = layout == "token_indices" ? MLA_KV_TOKEN_INDICES
+                : layout == "block_table" ? MLA_KV_BLOCK_TABLE
+                : layout == "contiguous"  ? MLA_KV_CONTIGUOUS
+                                          : -1;
+  d.page_size = num(m, "page_size");
   d.softmax_scale = m.getNumber("softmax_scale").value_or(0);
   d.q_type = s->keep(str(m, "q_type"));
   d.kv_type = s->keep(str(m, "kv_type"));

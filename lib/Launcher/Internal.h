@@ -40,10 +40,13 @@ mla_status validateArgs(const mla_spec_desc &s, const mla_decode_args *a);
 /// The workspace a plan with `splits` splits needs: `need` bytes.
 mla_status checkWorkspace(const mla_decode_args *a, int64_t splits,
                           size_t need);
-/// Whether every length in the host copy of kv_indptr is a multiple of
+/// Whether every length in the host copy (lengthsHost) is a multiple of
 /// `multiple` (false without one); lengths outside [0, max_kv_len] fail.
-mla_status hostLengthsDivide(const mla_decode_args *a, int64_t multiple,
-                             bool *divides);
+mla_status hostLengthsDivide(const mla_spec_desc &s, const mla_decode_args *a,
+                             int64_t multiple, bool *divides);
+/// The host copy the lengths come from: cache_seqlens_host with a block
+/// table, else kv_indptr_host (null when the caller gave none).
+const int32_t *lengthsHost(const mla_spec_desc &s, const mla_decode_args *a);
 
 } // namespace mla_launcher
 

@@ -32,9 +32,10 @@ size_t queryRows(const mla_spec_desc &s, int64_t batch) {
 }
 
 bool isKnownArg(const char *name) {
-  static const char *const known[] = {"q",         "kv",        "kv_scale",
-                                      "qo_indptr", "kv_indptr", "num_splits",
-                                      "partial",   "lse",       "out"};
+  static const char *const known[] = {
+      "q",         "kv",         "kv_scale",      "qo_indptr",
+      "kv_indptr", "num_splits", "partial",       "lse",
+      "out",       "kv_indices", "cache_seqlens", "block_table"};
   for (const char *k : known)
     if (std::strcmp(k, name) == 0)
       return true;
@@ -52,6 +53,8 @@ int dynamicDims(const mla_arg_desc &a) {
 int expectedDynamicDims(const char *name) {
   if (!std::strcmp(name, "partial") || !std::strcmp(name, "lse"))
     return 2; // batch, splits
+  if (!std::strcmp(name, "block_table"))
+    return 2; // batch, block_table_cols
   if (!std::strcmp(name, "kv_scale"))
     return 0;
   return 1; // rows of q / out / kv, batch + 1 of the indptrs
@@ -73,8 +76,20 @@ struct mla_context {
   int64_t concurrent = 1; // programs resident at once (split model)
 };
 
+/// The KV layout whose launch arguments bind argument `name` (-1: all).
+static int layoutOf(const char *name) {
+  if (!std::strcmp(name, "kv_indices"))
+    return MLA_KV_TOKEN_INDICES;
+  if (!std::strcmp(name, "cache_seqlens") || !std::strcmp(name, "block_table"))
+    return MLA_KV_BLOCK_TABLE;
+  if (!std::strcmp(name, "kv_indptr"))
+    return -2; // every layout but the block table
+  return -1;
+}
+
 /// Checks that the launcher knows how to bind every argument of `k`.
-static mla_status checkKernel(const mla_kernel_desc &k) {
+static mla_status checkKernel(const mla_spec_desc &s,
+                              const mla_kernel_desc &k) {
   if (!k.name || k.num_args < 0 || (k.num_args && !k.args) ||
       k.block_threads <= 0 || k.shared_bytes < 0 ||
       (k.stage != 1 && k.stage != 2))
@@ -87,6 +102,13 @@ static mla_status checkKernel(const mla_kernel_desc &k) {
           MLA_ERROR_INVALID_SPEC,
           "kernel '%s' argument %d ('%s') is not one the launcher binds",
           k.name, i, a.name ? a.name : "(null)");
+    int layout = layoutOf(a.name);
+    if ((layout >= 0 && layout != s.kv_layout) ||
+        (layout == -2 && s.kv_layout == MLA_KV_BLOCK_TABLE))
+      return fail(MLA_ERROR_INVALID_SPEC,
+                  "kernel '%s' argument '%s' does not belong to spec '%s''s KV "
+                  "layout %d",
+                  k.name, a.name, s.name, s.kv_layout);
     if (a.kind == MLA_ARG_MEMREF &&
         (a.rank < 1 || a.rank > MLA_MAX_RANK ||
          dynamicDims(a) != expectedDynamicDims(a.name)))
@@ -139,7 +161,11 @@ extern "C" mla_status mla_context_create(const mla_spec_desc *spec,
       (spec->num_heads % spec->block_m != 0 &&
        (spec->block_m % spec->num_heads != 0 ||
         int64_t(spec->q_seq_len) * spec->num_heads % spec->block_m != 0)) ||
-      spec->num_split_candidates <= 0 || !spec->split_candidates)
+      spec->num_split_candidates <= 0 || !spec->split_candidates ||
+      spec->kv_layout < MLA_KV_CONTIGUOUS ||
+      spec->kv_layout > MLA_KV_BLOCK_TABLE || spec->page_size < 1 ||
+      spec->page_size > 4096 || (spec->page_size & (spec->page_size - 1)) ||
+      (spec->page_size > 1 && spec->kv_layout != MLA_KV_BLOCK_TABLE))
     return fail(MLA_ERROR_INVALID_SPEC, "spec '%s' is malformed", spec->name);
   for (int i = 0; i < spec->num_split_candidates; ++i)
     if (spec->split_candidates[i] < 1 || spec->split_candidates[i] > 65535)
@@ -177,7 +203,7 @@ extern "C" mla_status mla_context_create(const mla_spec_desc *spec,
   int perCu = 0;
   for (int i = 0; i < target->num_kernels; ++i) {
     const mla_kernel_desc &k = target->kernels[i];
-    if (mla_status s = checkKernel(k))
+    if (mla_status s = checkKernel(*spec, k))
       return s;
     Kernel entry{&k, nullptr};
     if (k.stage == 2) {
@@ -331,11 +357,11 @@ static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
     int64_t multiple =
         splits * std::max<int64_t>(1, mf.desc->dispatch_kv_multiple);
     bool divides = false;
-    if (mla_status st = hostLengthsDivide(a, multiple, &divides))
+    if (mla_status st = hostLengthsDivide(s, a, multiple, &divides))
       return st;
     if (divides || ctx->stage1Masked.empty())
       stage1 = &mf;
-    if (!divides && ctx->stage1Masked.empty() && a->kv_indptr_host)
+    if (!divides && ctx->stage1Masked.empty() && lengthsHost(s, a))
       return fail(MLA_ERROR_INVALID_ARGUMENT,
                   "spec '%s' has only a mask-free stage 1, and a length is not "
                   "a multiple of %lld",
@@ -420,6 +446,12 @@ static mla_status launchKernel(mla_context &ctx, const Kernel &k,
       p = a.qo_indptr, dyn[0] = a.batch + 1;
     else if (n == "kv_indptr")
       p = a.kv_indptr, dyn[0] = a.batch + 1;
+    else if (n == "kv_indices")
+      p = a.kv_indices, dyn[0] = a.kv_indices_len;
+    else if (n == "cache_seqlens")
+      p = a.cache_seqlens, dyn[0] = a.batch;
+    else if (n == "block_table")
+      p = a.block_table, dyn[0] = a.batch, dyn[1] = a.block_table_cols;
     else if (n == "partial")
       p = partial, dyn[0] = a.batch, dyn[1] = splits;
     else if (n == "lse")
@@ -526,14 +558,17 @@ extern "C" mla_status mla_decode_run(mla_context *ctx,
     int64_t multiple =
         plan->splits * std::max<int64_t>(1, stage1->desc->dispatch_kv_multiple);
     bool divides = false;
-    if (mla_status st = hostLengthsDivide(a, multiple, &divides))
+    if (mla_status st = hostLengthsDivide(*ctx->spec, a, multiple, &divides))
       return st;
-    if (a->kv_indptr_host && !divides)
+    if (lengthsHost(*ctx->spec, a) && !divides)
       return fail(MLA_ERROR_INVALID_ARGUMENT,
                   "the plan's mask-free stage 1 needs every length to be a "
                   "multiple of %lld; "
-                  "kv_indptr_host has one that is not (plan again)",
-                  (long long)multiple);
+                  "%s has one that is not (plan again)",
+                  (long long)multiple,
+                  ctx->spec->kv_layout == MLA_KV_BLOCK_TABLE
+                      ? "cache_seqlens_host"
+                      : "kv_indptr_host");
   }
   clearError();
   return launchPlan(*ctx, *stage1, stage2, *a, plan->splits, stream);

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "Internal.h"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 
@@ -85,14 +86,24 @@ static bool aligned(const void *p, size_t a) {
 
 /// MLA_DECODE_VALIDATE: the host copies' contents, entry by entry, against
 /// what the kernels would otherwise guard (mla/launcher.h).
+static mla_status validateBlockTable(const mla_spec_desc &s,
+                                     const mla_decode_args *a);
+
 static mla_status validateIndptrs(const mla_spec_desc &s,
                                   const mla_decode_args *a) {
+  if (s.kv_layout == MLA_KV_BLOCK_TABLE)
+    return validateBlockTable(s, a);
   const int32_t *kv = a->kv_indptr_host, *qo = a->qo_indptr_host;
   if (!kv || !qo)
     return fail(MLA_ERROR_INVALID_ARGUMENT,
                 "flags has MLA_DECODE_VALIDATE but %s is NULL; validation "
                 "reads the host copies of both indptrs",
                 kv ? "qo_indptr_host" : "kv_indptr_host");
+  bool indices = s.kv_layout == MLA_KV_TOKEN_INDICES;
+  if (indices && !a->page_table_host)
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "flags has MLA_DECODE_VALIDATE but page_table_host is NULL; "
+                "validation reads a host copy of kv_indices");
   if (kv[0] < 0)
     return fail(MLA_ERROR_INVALID_ARGUMENT,
                 "kv_indptr[0] is %d; it must be >= 0", kv[0]);
@@ -117,10 +128,70 @@ static mla_status validateIndptrs(const mla_spec_desc &s,
                   (long long)b, (long long)(int64_t(qo[b + 1]) - qo[b]), qo[b],
                   qo[b + 1], s.name, s.q_seq_len);
   }
-  if (kv[a->batch] > a->kv_rows)
+  int64_t kvEnd = indices ? a->kv_indices_len : a->kv_rows;
+  if (kv[a->batch] > kvEnd)
     return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "kv_indptr[%lld] is %d, past kv_rows = %lld",
-                (long long)a->batch, kv[a->batch], (long long)a->kv_rows);
+                "kv_indptr[%lld] is %d, past %s = %lld", (long long)a->batch,
+                kv[a->batch], indices ? "kv_indices_len" : "kv_rows",
+                (long long)kvEnd);
+  if (indices)
+    for (int64_t i = kv[0]; i < kv[a->batch]; ++i)
+      if (a->page_table_host[i] < 0 || a->page_table_host[i] >= a->kv_rows)
+        return fail(MLA_ERROR_INVALID_ARGUMENT,
+                    "kv_indices[%lld] is %d, not a row of kv (kv_rows = %lld)",
+                    (long long)i, a->page_table_host[i], (long long)a->kv_rows);
+  if (int64_t(qo[a->batch]) > a->batch * s.q_seq_len)
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "qo_indptr[%lld] is %d, past q's %lld rows (batch x q_seq_len)",
+                (long long)a->batch, qo[a->batch],
+                (long long)(a->batch * s.q_seq_len));
+  return MLA_SUCCESS;
+}
+
+/// MLA_DECODE_VALIDATE for a block table: lengths from cache_seqlens_host,
+/// every page a sequence uses wholly inside kv, and qo_indptr as for the
+/// other layouts.
+static mla_status validateBlockTable(const mla_spec_desc &s,
+                                     const mla_decode_args *a) {
+  const int32_t *len = a->cache_seqlens_host, *qo = a->qo_indptr_host,
+                *table = a->page_table_host;
+  if (!len || !qo || !table)
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "flags has MLA_DECODE_VALIDATE but %s is NULL; validation "
+                "reads host copies of cache_seqlens, qo_indptr and "
+                "block_table",
+                !len ? "cache_seqlens_host"
+                     : (!qo ? "qo_indptr_host" : "page_table_host"));
+  if (qo[0] < 0)
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "qo_indptr[0] is %d; it must be >= 0", qo[0]);
+  int64_t capacity = a->block_table_cols * int64_t(s.page_size);
+  int64_t pages = a->kv_rows / s.page_size;
+  for (int64_t b = 0; b < a->batch; ++b) {
+    if (len[b] < 0 || len[b] > a->max_kv_len || len[b] > capacity)
+      return fail(MLA_ERROR_INVALID_ARGUMENT,
+                  "cache_seqlens[%lld] is %d; it must be in [0, %lld] "
+                  "(max_kv_len %lld, block_table_cols x page_size %lld)",
+                  (long long)b, len[b],
+                  (long long)std::min<int64_t>(a->max_kv_len, capacity),
+                  (long long)a->max_kv_len, (long long)capacity);
+    int64_t used = (int64_t(len[b]) + s.page_size - 1) / s.page_size;
+    for (int64_t j = 0; j < used; ++j) {
+      int32_t e = table[b * a->block_table_cols + j];
+      if (e < 0 || e >= pages)
+        return fail(MLA_ERROR_INVALID_ARGUMENT,
+                    "block_table[%lld][%lld] is %d, not a page of kv (%lld "
+                    "pages of %d rows)",
+                    (long long)b, (long long)j, e, (long long)pages,
+                    s.page_size);
+    }
+    if (int64_t(qo[b + 1]) - qo[b] != s.q_seq_len)
+      return fail(MLA_ERROR_INVALID_ARGUMENT,
+                  "qo_indptr gives sequence %lld %lld query rows (%d to %d); "
+                  "spec '%s' has q_seq_len %d",
+                  (long long)b, (long long)(int64_t(qo[b + 1]) - qo[b]), qo[b],
+                  qo[b + 1], s.name, s.q_seq_len);
+  }
   if (int64_t(qo[a->batch]) > a->batch * s.q_seq_len)
     return fail(MLA_ERROR_INVALID_ARGUMENT,
                 "qo_indptr[%lld] is %d, past q's %lld rows (batch x q_seq_len)",
@@ -132,16 +203,23 @@ static mla_status validateIndptrs(const mla_spec_desc &s,
 /// The checks on a call's buffers and sizes, shared by planning and running.
 mla_status mla_launcher::validateArgs(const mla_spec_desc &s,
                                       const mla_decode_args *a) {
+  // Pointers the spec's layout does not use stand in as &s (non-NULL,
+  // aligned): they are not checked.
+  bool table = s.kv_layout == MLA_KV_BLOCK_TABLE;
+  bool indices = s.kv_layout == MLA_KV_TOKEN_INDICES;
+  auto used = [&](bool use, const void *p) { return use ? p : &s; };
   struct {
     const char *name;
     const void *ptr;
     size_t align;
   } ptrs[] = {{"q", a->q, 16},
               {"kv", a->kv, 16},
-              {"kv_scale",
-               s.has_kv_scale ? static_cast<const void *>(a->kv_scale) : &s, 4},
+              {"kv_scale", used(s.has_kv_scale, a->kv_scale), 4},
               {"qo_indptr", a->qo_indptr, 4},
-              {"kv_indptr", a->kv_indptr, 4},
+              {"kv_indptr", used(!table, a->kv_indptr), 4},
+              {"kv_indices", used(indices, a->kv_indices), 4},
+              {"block_table", used(table, a->block_table), 4},
+              {"cache_seqlens", used(table, a->cache_seqlens), 4},
               {"out", a->out, 16}};
   for (auto &p : ptrs)
     if (!p.ptr)
@@ -171,6 +249,16 @@ mla_status mla_launcher::validateArgs(const mla_spec_desc &s,
     return fail(MLA_ERROR_INVALID_ARGUMENT,
                 "kv_rows %lld exceeds the int32 indptr range",
                 (long long)a->kv_rows);
+  if (indices && (a->kv_indices_len < 0 || a->kv_indices_len > INT32_MAX))
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "kv_indices_len is %lld; it must be in [0, INT32_MAX]",
+                (long long)a->kv_indices_len);
+  if (table && (a->block_table_cols < 0 || a->block_table_cols > INT32_MAX ||
+                a->block_table_cols > INT64_MAX / a->batch))
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "block_table_cols is %lld; it must be in [0, INT32_MAX] with "
+                "batch x block_table_cols entries addressable",
+                (long long)a->block_table_cols);
   if (a->flags & ~MLA_DECODE_VALIDATE)
     return fail(MLA_ERROR_INVALID_ARGUMENT,
                 "flags is 0x%x; only MLA_DECODE_VALIDATE (0x1) is defined",
@@ -201,20 +289,29 @@ mla_status mla_launcher::checkWorkspace(const mla_decode_args *a,
 
 /// Whether every length in the host copy divides `multiple` (false without
 /// one); an inconsistent host copy is an error.
-mla_status mla_launcher::hostLengthsDivide(const mla_decode_args *a,
+const int32_t *mla_launcher::lengthsHost(const mla_spec_desc &s,
+                                         const mla_decode_args *a) {
+  return s.kv_layout == MLA_KV_BLOCK_TABLE ? a->cache_seqlens_host
+                                           : a->kv_indptr_host;
+}
+
+mla_status mla_launcher::hostLengthsDivide(const mla_spec_desc &s,
+                                           const mla_decode_args *a,
                                            int64_t multiple, bool *divides) {
   *divides = false;
-  const int32_t *h = a->kv_indptr_host;
+  const int32_t *h = lengthsHost(s, a);
   if (!h)
     return MLA_SUCCESS;
+  bool table = s.kv_layout == MLA_KV_BLOCK_TABLE;
   *divides = true;
   for (int64_t b = 0; b < a->batch; ++b) {
-    int64_t len = int64_t(h[b + 1]) - int64_t(h[b]);
+    int64_t len = table ? int64_t(h[b]) : int64_t(h[b + 1]) - int64_t(h[b]);
     if (len < 0 || len > a->max_kv_len)
       return fail(MLA_ERROR_INVALID_ARGUMENT,
-                  "kv_indptr_host gives sequence %lld length %lld, outside [0, "
+                  "%s gives sequence %lld length %lld, outside [0, "
                   "max_kv_len = %lld]",
-                  (long long)b, (long long)len, (long long)a->max_kv_len);
+                  table ? "cache_seqlens_host" : "kv_indptr_host", (long long)b,
+                  (long long)len, (long long)a->max_kv_len);
     *divides = *divides && len % multiple == 0;
   }
   return MLA_SUCCESS;

@@ -74,9 +74,20 @@ mlir::mla::findDecodeKernels(ModuleOp module, llvm::StringRef spec) {
                    ->getLoadedDialect<MLADialect>()
                    ->getArgNamesAttrHelper()
                    .getAttr(stage1);
-  k.hasKVScale = names && llvm::any_of(names, [](Attribute a) {
-                   return cast<StringAttr>(a).getValue() == "kv_scale";
-                 });
+  auto hasArg = [&](llvm::StringRef n) {
+    return names && llvm::any_of(names, [&](Attribute a) {
+             return cast<StringAttr>(a).getValue() == n;
+           });
+  };
+  k.hasKVScale = hasArg("kv_scale");
+  if (hasArg("kv_indices"))
+    k.kvLayout = "token_indices";
+  if (hasArg("block_table"))
+    k.kvLayout = "block_table";
+  stage1.walk([&](LoadOp ld) {
+    if (ld.isPaged())
+      k.pageSize = static_cast<int64_t>(*ld.getPageSize());
+  });
   return k;
 }
 
@@ -90,23 +101,35 @@ llvm::Expected<DecodeRun> mlir::mla::runDecode(HostModule &host,
   int64_t batch = in.batch;
   if (batch < 1)
     return makeError("batch must be positive, got " + llvm::Twine(batch));
+  bool table = k.kvLayout == "block_table";
+  bool indices = k.kvLayout == "token_indices";
   if (static_cast<int64_t>(in.qoIndptr.size()) != batch + 1 ||
-      static_cast<int64_t>(in.kvIndptr.size()) != batch + 1)
+      (!table && static_cast<int64_t>(in.kvIndptr.size()) != batch + 1))
     return makeError("qo_indptr and kv_indptr need batch + 1 entries");
+  if (table &&
+      (static_cast<int64_t>(in.cacheSeqlens.size()) != batch ||
+       static_cast<int64_t>(in.blockTable.size()) != batch * in.blockTableCols))
+    return makeError("a block table needs batch cache_seqlens and batch x "
+                     "block_table_cols entries");
   int64_t maxLen = 0;
   for (int64_t b = 0; b < batch; ++b) {
-    int64_t len = in.kvIndptr[b + 1] - in.kvIndptr[b];
+    int64_t len =
+        table ? in.cacheSeqlens[b] : in.kvIndptr[b + 1] - in.kvIndptr[b];
     if (len < 0 || in.qoIndptr[b + 1] - in.qoIndptr[b] != k.qSeqLen)
-      return makeError("sequence " + llvm::Twine(b) +
-                       ": kv_indptr must not decrease and every sequence has " +
-                       llvm::Twine(k.qSeqLen) + " query token(s)");
+      return makeError(
+          "sequence " + llvm::Twine(b) +
+          ": lengths must not be negative and every sequence has " +
+          llvm::Twine(k.qSeqLen) + " query token(s)");
     maxLen = std::max(maxLen, len);
   }
-  int64_t totalQ = in.qoIndptr[batch], totalKV = in.kvIndptr[batch];
+  int64_t totalQ = in.qoIndptr[batch];
+  int64_t totalKV = in.kvRows >= 0 ? in.kvRows : in.kvIndptr[batch];
   int64_t eltBytes = k.kvType.getIntOrFloatBitWidth() / 8;
   if (static_cast<int64_t>(in.q.size()) != totalQ * k.heads * k.qkDim ||
       static_cast<int64_t>(in.kv.size()) != totalKV * k.qkDim * eltBytes)
     return makeError("q or kv buffer size does not match the indptr arrays");
+  if (indices && static_cast<int64_t>(in.kvIndices.size()) < in.kvIndptr[batch])
+    return makeError("kv_indptr runs past kv_indices");
   if (splits < 0)
     return makeError("splits must be positive (0 = auto)");
 
@@ -124,6 +147,8 @@ llvm::Expected<DecodeRun> mlir::mla::runDecode(HostModule &host,
   manifest["block_n"] = k.blockN;
   manifest["q_seq_len"] = k.qSeqLen;
   manifest["block_m"] = k.blockM;
+  manifest["kv_layout"] = k.kvLayout;
+  manifest["page_size"] = k.pageSize;
   manifest["kv_scale"] = k.hasKVScale ? "per_tensor" : "none";
   manifest["split_candidates"] = llvm::json::Array(k.splitCandidates);
   manifest["kernels"] = llvm::json::Array(k.kernelManifest);
@@ -160,6 +185,21 @@ llvm::Expected<DecodeRun> mlir::mla::runDecode(HostModule &host,
   a.kv_indptr_host = in.kvIndptr.data(); // the host has the lengths
   a.kv_rows = totalKV;
   a.num_splits = splits;
+  std::vector<int32_t> kvIndices = in.kvIndices, blockTable = in.blockTable,
+                       seqlens = in.cacheSeqlens;
+  if (indices) {
+    a.kv_indices = kvIndices.data();
+    a.kv_indices_len = kvIndices.size();
+    a.page_table_host = in.kvIndices.data();
+  }
+  if (table) {
+    a.kv_indptr = a.kv_indptr_host = nullptr;
+    a.block_table = blockTable.data();
+    a.block_table_cols = in.blockTableCols;
+    a.cache_seqlens = seqlens.data();
+    a.cache_seqlens_host = in.cacheSeqlens.data();
+    a.page_table_host = in.blockTable.data();
+  }
   mla_decode_plan plan;
   if (mla_plan_decode(ctx, &a, &plan))
     return makeError(mla_last_error());
@@ -174,6 +214,60 @@ llvm::Expected<DecodeRun> mlir::mla::runDecode(HostModule &host,
   run.stage1 = plan.stage1;
   run.ranStage2 = plan.stage2 != nullptr;
   return run;
+}
+
+/// Moves r.inputs' back-to-back KV rows into a paged cache (DecodeInputs):
+/// shuffled rows (token_indices) or shuffled pages (block_table), with a
+/// few spare ones; rows no token uses hold `nanRow`, table entries no token
+/// uses name no row of the cache.
+static void scatterIntoPages(const DecodeKernels &k, RandomDecode &r,
+                             const std::vector<uint8_t> &nanRow,
+                             std::mt19937_64 &rng) {
+  DecodeInputs &in = r.inputs;
+  const std::vector<int32_t> &indptr = r.problem.kvIndptr;
+  int64_t batch = in.batch, rowBytes = nanRow.size();
+  int64_t page = k.kvLayout == "block_table" ? k.pageSize : 1;
+  // Pages of each sequence, and the cache's (3 spare).
+  std::vector<int64_t> pagesOf(batch);
+  int64_t pages = 3, maxPages = 0;
+  for (int64_t b = 0; b < batch; ++b) {
+    pagesOf[b] = (indptr[b + 1] - indptr[b] + page - 1) / page;
+    pages += pagesOf[b];
+    maxPages = std::max(maxPages, pagesOf[b]);
+  }
+  std::vector<int32_t> perm(pages);
+  for (int64_t i = 0; i < pages; ++i)
+    perm[i] = static_cast<int32_t>(i);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  std::vector<uint8_t> cache(pages * page * rowBytes);
+  for (int64_t row = 0; row < pages * page; ++row)
+    std::memcpy(&cache[row * rowBytes], nanRow.data(), rowBytes);
+  int64_t next = 0; // the next page of perm
+  if (k.kvLayout == "block_table") {
+    in.blockTableCols = maxPages + 1; // a spare column, never used
+    in.blockTable.assign(batch * in.blockTableCols,
+                         static_cast<int32_t>(pages + 1000));
+    in.cacheSeqlens.clear();
+  } else {
+    in.kvIndices.assign(indptr[batch] + 5, static_cast<int32_t>(-7));
+  }
+  for (int64_t b = 0; b < batch; ++b) {
+    int64_t len = indptr[b + 1] - indptr[b];
+    if (k.kvLayout == "block_table")
+      in.cacheSeqlens.push_back(static_cast<int32_t>(len));
+    for (int64_t j = 0; j < pagesOf[b]; ++j) {
+      int32_t p = perm[next++];
+      if (k.kvLayout == "block_table")
+        in.blockTable[b * in.blockTableCols + j] = p;
+      else
+        in.kvIndices[indptr[b] + j] = p;
+      for (int64_t t = j * page; t < std::min((j + 1) * page, len); ++t)
+        std::memcpy(&cache[(int64_t(p) * page + t % page) * rowBytes],
+                    &in.kv[(indptr[b] + t) * rowBytes], rowBytes);
+    }
+  }
+  in.kv = std::move(cache);
+  in.kvRows = pages * page;
 }
 
 llvm::Expected<RandomDecode>
@@ -243,6 +337,8 @@ mlir::mla::makeRandomDecode(const DecodeKernels &k,
     amax = std::max(amax, std::fabs(x));
   }
   r.kv.resize(nkv);
+  // One row's bytes that read as NaN (the poison of unused cache rows).
+  std::vector<uint8_t> nanRow;
   if (k.kvType.isBF16()) {
     in.kv.resize(nkv * 2);
     for (int64_t i = 0; i < nkv; ++i) {
@@ -250,23 +346,28 @@ mlir::mla::makeRandomDecode(const DecodeKernels &k,
       std::memcpy(&in.kv[2 * i], &bits, 2);
       r.kv[i] = mla_ref::bf16ToFloat(bits);
     }
-    return r;
+    for (int64_t c = 0; c < k.qkDim; ++c)
+      nanRow.insert(nanRow.end(), {0xC0, 0x7F});
+  } else {
+    mla_ref::Fp8Format fmt;
+    if (isa<Float8E4M3FNType>(k.kvType))
+      fmt = mla_ref::Fp8Format::E4M3FN;
+    else if (isa<Float8E4M3FNUZType>(k.kvType))
+      fmt = mla_ref::Fp8Format::E4M3FNUZ;
+    else
+      return makeError("unsupported KV element type");
+    float scale =
+        static_cast<float>(std::max(amax, 1e-12) / mla_ref::fp8Max(fmt));
+    in.kvScale = scale;
+    in.kv.resize(nkv);
+    for (int64_t i = 0; i < nkv; ++i) {
+      in.kv[i] = mla_ref::encodeFp8(raw[i] / scale, fmt);
+      r.kv[i] = mla_ref::decodeFp8(in.kv[i], fmt) * static_cast<double>(scale);
+    }
+    nanRow.assign(k.qkDim, fmt == mla_ref::Fp8Format::E4M3FN ? 0x7F : 0x80);
   }
-  mla_ref::Fp8Format fmt;
-  if (isa<Float8E4M3FNType>(k.kvType))
-    fmt = mla_ref::Fp8Format::E4M3FN;
-  else if (isa<Float8E4M3FNUZType>(k.kvType))
-    fmt = mla_ref::Fp8Format::E4M3FNUZ;
-  else
-    return makeError("unsupported KV element type");
-  float scale =
-      static_cast<float>(std::max(amax, 1e-12) / mla_ref::fp8Max(fmt));
-  in.kvScale = scale;
-  in.kv.resize(nkv);
-  for (int64_t i = 0; i < nkv; ++i) {
-    in.kv[i] = mla_ref::encodeFp8(raw[i] / scale, fmt);
-    r.kv[i] = mla_ref::decodeFp8(in.kv[i], fmt) * static_cast<double>(scale);
-  }
+  if (k.kvLayout != "contiguous")
+    scatterIntoPages(k, r, nanRow, rng);
   return r;
 }
 

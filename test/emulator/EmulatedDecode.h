@@ -35,12 +35,15 @@ struct Compiled {
   std::string code;
 };
 
-/// The fp8 spec's code object for `chip` ("gfx950" or "gfx942").
-inline Compiled load(const std::string &chip = "gfx950") {
+/// The fp8 spec's code object for `chip` ("gfx950" or "gfx942"), or that
+/// of spec `spec` (gfx950's paged specs).
+inline Compiled load(const std::string &chip = "gfx950",
+                     const std::string &spec = "") {
   Compiled c;
   c.chip = chip;
-  c.spec = chip == "gfx942" ? "deepseek_r1_decode_fp8_mi300x"
-                            : "deepseek_r1_decode_fp8";
+  c.spec = !spec.empty()      ? spec
+           : chip == "gfx942" ? "deepseek_r1_decode_fp8_mi300x"
+                              : "deepseek_r1_decode_fp8";
   c.fp8 = chip == "gfx942" ? mla_ref::Fp8Format::E4M3FNUZ
                            : mla_ref::Fp8Format::E4M3FN;
   std::string dir = std::string(MLA_TEST_CODE_DIR) + "/" + chip;
@@ -66,6 +69,10 @@ struct DecodeCall {
   const int32_t *kvHost = nullptr; ///< kv_indptr_host, or none
   int64_t numSplits = 0;
   size_t kvRowsShort = 0; ///< register the KV buffer this many rows short
+  /// Paged specs: kv_indices (token list; `kv` indexes it) or, with
+  /// `seqlens`, a block table of `tableCols` columns.
+  std::vector<int32_t> table, seqlens;
+  int64_t tableCols = 0;
 };
 
 struct DecodeResult {
@@ -109,7 +116,8 @@ inline DecodeResult decode(const Compiled &c, const std::string &code,
     r.kv[i] = mla_ref::decodeFp8(kv[i], c.fp8) * scale;
   }
   r.out.assign(size_t(batch) * r.heads * r.vDim, 0xFFFF);
-  std::vector<int32_t> qo = call.qo, kvp = call.kv;
+  std::vector<int32_t> qo = call.qo, kvp = call.kv, table = call.table,
+                       seqlens = call.seqlens;
 
   mla::emu::Device dev;
   const mla_backend *backend = mla_backend_emulator(&dev, nullptr, nullptr);
@@ -132,6 +140,16 @@ inline DecodeResult decode(const Compiled &c, const std::string &code,
   a.kv_indptr_host = call.kvHost;
   a.num_splits = call.numSplits;
   a.kv_rows = call.kvRows;
+  bool blockTable = d->kv_layout == MLA_KV_BLOCK_TABLE;
+  if (d->kv_layout == MLA_KV_TOKEN_INDICES) {
+    a.kv_indices = table.data();
+    a.kv_indices_len = table.size();
+  } else if (blockTable) {
+    a.kv_indptr = nullptr;
+    a.block_table = table.data();
+    a.block_table_cols = call.tableCols;
+    a.cache_seqlens = seqlens.data();
+  }
   mla_decode_plan plan{};
   std::vector<uint8_t> ws;
   if (mla_plan_decode(ctx, &a, &plan)) {
@@ -144,7 +162,14 @@ inline DecodeResult decode(const Compiled &c, const std::string &code,
                          false);
     dev.registerBuffer(&scale, 4, "kv_scale", false);
     dev.registerBuffer(qo.data(), qo.size() * 4, "qo_indptr", false);
-    dev.registerBuffer(kvp.data(), kvp.size() * 4, "kv_indptr", false);
+    if (!blockTable)
+      dev.registerBuffer(kvp.data(), kvp.size() * 4, "kv_indptr", false);
+    if (!table.empty())
+      dev.registerBuffer(table.data(), table.size() * 4,
+                         blockTable ? "block_table" : "kv_indices", false);
+    if (!seqlens.empty())
+      dev.registerBuffer(seqlens.data(), seqlens.size() * 4, "cache_seqlens",
+                         false);
     dev.registerBuffer(r.out.data(), r.out.size() * 2, "out");
     if (plan.workspace_bytes)
       dev.registerBuffer(ws.data(), plan.workspace_bytes, "workspace");
@@ -172,6 +197,29 @@ inline std::vector<double> referenceRow(const DecodeResult &r, int64_t qRow,
   size_t n = size_t(r.heads) * r.qkDim;
   std::vector<double> q(r.q.begin() + qRow * n, r.q.begin() + (qRow + 1) * n);
   return mla_ref::referenceDecode(p, q, r.kv);
+}
+
+/// The float64 reference of Q row `qRow` over the KV rows `rows` of `r`'s
+/// cache, in order; a row index outside the cache stands for a row of
+/// zeros (what a kernel reads for a page entry that names no row).
+inline std::vector<double> referenceGathered(const DecodeResult &r,
+                                             int64_t qRow,
+                                             const std::vector<int64_t> &rows) {
+  std::vector<double> kv(rows.size() * r.qkDim, 0.0);
+  int64_t cacheRows = int64_t(r.kv.size()) / r.qkDim;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i] >= 0 && rows[i] < cacheRows)
+      std::copy(r.kv.begin() + rows[i] * r.qkDim,
+                r.kv.begin() + (rows[i] + 1) * r.qkDim,
+                kv.begin() + i * r.qkDim);
+  mla_ref::DecodeProblem p;
+  p.batch = 1, p.heads = r.heads, p.qkDim = r.qkDim, p.vDim = r.vDim;
+  p.softmaxScale = r.softmaxScale;
+  p.qoIndptr = {0, 1};
+  p.kvIndptr = {0, int32_t(rows.size())};
+  size_t n = size_t(r.heads) * r.qkDim;
+  std::vector<double> q(r.q.begin() + qRow * n, r.q.begin() + (qRow + 1) * n);
+  return mla_ref::referenceDecode(p, q, kv);
 }
 
 /// Output row `row` of `r`, as floats.

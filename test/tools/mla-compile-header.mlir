@@ -62,7 +62,7 @@ mla.decode @small {
 // CHECK-NEXT: {"sm_90", small_sm_90_code, sizeof(small_sm_90_code), NULL, NULL, 132, 3, small_sm_90_kernels},
 // CHECK-LABEL: static const mla_spec_desc small_spec = {
 // CHECK-NEXT: MLA_LAUNCHER_ABI_VERSION, "small",
-// CHECK-NEXT: 16, 96, 64, 64, 1, 16, /* heads, qk_dim, v_dim, block_n, q_seq_len, block_m */
+// CHECK-NEXT: 16, 96, 64, 64, 1, 16, 0, 1, /* heads, qk_dim, v_dim, block_n, q_seq_len, block_m, kv_layout, page_size */
 // CHECK-NEXT: 0.102062076, "bf16", "f8E4M3FN", "bf16",
 // CHECK-NEXT: 1, /* has_kv_scale (f8E4M3FN KV) */
 // CHECK-NEXT: (int)(sizeof(small_split_candidates) / sizeof(int64_t)), small_split_candidates,

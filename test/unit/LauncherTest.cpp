@@ -619,6 +619,201 @@ TEST(LauncherRowGroups, GridsAndWorkspaceCountQueryRows) {
             mla_context_create(&spec, "gfx950", 0, backends, &ctx));
 }
 
+/// The gfx950 fp8 spec's descriptor turned into a paged one (`layout`):
+/// stage 1 takes kv_indices beside kv_indptr, or cache_seqlens and
+/// block_table in its place, as mla-expand-decode writes them.
+struct PagedSpec {
+  mla_spec_desc spec = deepseek_r1_decode_fp8_spec;
+  mla_target_desc target = spec.targets[0];
+  std::vector<mla_kernel_desc> kernels;
+  std::vector<std::vector<mla_arg_desc>> args;
+
+  PagedSpec(int layout, int pageSize) {
+    spec.kv_layout = layout;
+    spec.page_size = pageSize;
+    kernels.assign(target.kernels, target.kernels + target.num_kernels);
+    args.resize(kernels.size());
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      for (int j = 0; j < kernels[i].num_args; ++j) {
+        mla_arg_desc a = kernels[i].args[j];
+        if (!std::strcmp(a.name, "kv_indptr") && layout == MLA_KV_BLOCK_TABLE) {
+          a.name = "cache_seqlens";
+          args[i].push_back(a);
+          a.name = "block_table";
+          a.rank = 2;
+          a.shape[0] = a.shape[1] = -1;
+        } else if (!std::strcmp(a.name, "kv_indptr") &&
+                   layout == MLA_KV_TOKEN_INDICES) {
+          args[i].push_back(a);
+          a.name = "kv_indices";
+        }
+        args[i].push_back(a);
+      }
+      kernels[i].args = args[i].data();
+      kernels[i].num_args = int(args[i].size());
+    }
+    target.kernels = kernels.data();
+    spec.targets = &target;
+  }
+};
+
+TEST(LauncherPaging, BlockTableArgumentsAreCheckedAndBound) {
+  FakeBackend backend;
+  const mla_backend *backends[] = {&backend, nullptr};
+  PagedSpec paged(MLA_KV_BLOCK_TABLE, 64);
+  mla_context *ctx = nullptr;
+  ASSERT_EQ(MLA_SUCCESS,
+            mla_context_create(&paged.spec, "gfx950", 0, backends, &ctx))
+      << mla_last_error();
+  Arena<4096> buf;
+  int32_t qo[3] = {0, 1, 2}, seqlens[2] = {128, 256};
+  int32_t table[2 * 4] = {3, 0, 9, 9, 1, 2, 4, 5};
+  std::vector<unsigned char> ws(64 << 20);
+  mla_decode_args a{};
+  a.q = a.kv = a.out = buf.bytes;
+  a.kv_scale = reinterpret_cast<const float *>(buf.bytes);
+  a.qo_indptr = qo;
+  a.batch = 2;
+  a.max_kv_len = 256;
+  a.kv_rows = 6 * 64;
+  a.block_table = table;
+  a.block_table_cols = 4;
+  a.cache_seqlens = seqlens;
+  a.cache_seqlens_host = seqlens;
+  a.num_splits = 2;
+  a.workspace = reinterpret_cast<void *>(
+      (reinterpret_cast<uintptr_t>(ws.data()) + 255) / 256 * 256);
+  a.workspace_bytes = ws.size() - 256;
+  auto refused = [&](mla_decode_args bad, mla_status want, const char *phrase) {
+    mla_decode_plan plan;
+    EXPECT_EQ(want, mla_plan_decode(ctx, &bad, &plan));
+    EXPECT_NE(std::string(mla_last_error()).find(phrase), std::string::npos)
+        << mla_last_error();
+  };
+  // kv_indptr is not needed; the table and the lengths are.
+  mla_decode_args bad = a;
+  bad.block_table = nullptr;
+  refused(bad, MLA_ERROR_INVALID_ARGUMENT, "block_table is NULL");
+  bad = a;
+  bad.cache_seqlens = nullptr;
+  refused(bad, MLA_ERROR_INVALID_ARGUMENT, "cache_seqlens is NULL");
+  bad = a;
+  bad.block_table = table + 0; // fine
+  bad.cache_seqlens = reinterpret_cast<const int32_t *>(buf.bytes + 2);
+  refused(bad, MLA_ERROR_MISALIGNED, "cache_seqlens");
+  bad = a;
+  bad.block_table_cols = -1;
+  refused(bad, MLA_ERROR_INVALID_ARGUMENT, "block_table_cols is -1");
+  // Validation reads the host copies: the lengths, then the pages in use.
+  bad = a;
+  bad.flags = MLA_DECODE_VALIDATE;
+  bad.qo_indptr_host = qo;
+  refused(bad, MLA_ERROR_INVALID_ARGUMENT, "page_table_host is NULL");
+  bad.page_table_host = table; // sequence 1's page 0 ... fine; entry 9 unused
+  int32_t longer[2] = {257, 256};
+  bad.cache_seqlens_host = longer;
+  refused(bad, MLA_ERROR_INVALID_ARGUMENT, "cache_seqlens[0] is 257");
+  bad.cache_seqlens_host = seqlens;
+  int32_t outside[2 * 4] = {3, 0, 9, 9, 6, 2, 4, 5}; // 6 pages: 0 .. 5
+  bad.page_table_host = outside;
+  refused(bad, MLA_ERROR_INVALID_ARGUMENT,
+          "block_table[1][0] is 6, not a page of kv");
+  bad.page_table_host = table;
+  mla_decode_plan plan;
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &bad, &plan)) << mla_last_error();
+  // The host lengths (cache_seqlens_host) decide the mask-free stage 1.
+  EXPECT_TRUE(plan.mask_free);
+  int32_t ragged[2] = {100, 256};
+  bad.flags = 0;
+  bad.cache_seqlens_host = ragged;
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &bad, &plan)) << mla_last_error();
+  EXPECT_FALSE(plan.mask_free);
+  EXPECT_TRUE(backend.launches.empty());
+  // Launched: block_table's descriptor is [batch, block_table_cols].
+  ASSERT_EQ(MLA_SUCCESS, mla_decode_run(ctx, &plan, &a, nullptr))
+      << mla_last_error();
+  ASSERT_EQ(2u, backend.launches.size());
+  const std::vector<uint64_t> &w = backend.launches[0].words;
+  bool found = false;
+  for (size_t i = 0; i + 4 < w.size(); ++i)
+    if (w[i] == reinterpret_cast<uintptr_t>(table) && w[i + 1] == w[i] &&
+        w[i + 2] == 0 && w[i + 3] == 2 && w[i + 4] == 4)
+      found = true;
+  EXPECT_TRUE(found) << "block_table packed as [2, 4]";
+  mla_context_destroy(ctx);
+
+  // A page size that is not a power of two, or a page size > 1 without a
+  // block table, is a malformed descriptor; so is a kernel argument of
+  // another layout.
+  PagedSpec odd(MLA_KV_BLOCK_TABLE, 48);
+  EXPECT_EQ(MLA_ERROR_INVALID_SPEC,
+            mla_context_create(&odd.spec, "gfx950", 0, backends, &ctx));
+  PagedSpec wrong(MLA_KV_BLOCK_TABLE, 64);
+  wrong.spec.kv_layout = MLA_KV_TOKEN_INDICES;
+  wrong.spec.page_size = 1;
+  EXPECT_EQ(MLA_ERROR_INVALID_SPEC,
+            mla_context_create(&wrong.spec, "gfx950", 0, backends, &ctx));
+  EXPECT_NE(std::string(mla_last_error()).find("does not belong"),
+            std::string::npos)
+      << mla_last_error();
+  PagedSpec pages(MLA_KV_CONTIGUOUS, 1);
+  pages.spec.page_size = 16;
+  EXPECT_EQ(MLA_ERROR_INVALID_SPEC,
+            mla_context_create(&pages.spec, "gfx950", 0, backends, &ctx));
+}
+
+TEST(LauncherPaging, TokenListIsValidatedAgainstTheListAndTheCache) {
+  FakeBackend backend;
+  const mla_backend *backends[] = {&backend, nullptr};
+  PagedSpec paged(MLA_KV_TOKEN_INDICES, 1);
+  mla_context *ctx = nullptr;
+  ASSERT_EQ(MLA_SUCCESS,
+            mla_context_create(&paged.spec, "gfx950", 0, backends, &ctx))
+      << mla_last_error();
+  Arena<4096> buf;
+  int32_t qo[3] = {0, 1, 2}, kvp[3] = {0, 3, 5};
+  int32_t indices[5] = {7, 2, 9, 0, 1};
+  mla_decode_args a{};
+  a.q = a.kv = a.out = buf.bytes;
+  a.kv_scale = reinterpret_cast<const float *>(buf.bytes);
+  a.qo_indptr = qo;
+  a.kv_indptr = kvp;
+  a.batch = 2;
+  a.max_kv_len = 3;
+  a.kv_rows = 10;
+  a.kv_indices = indices;
+  a.kv_indices_len = 5;
+  a.num_splits = 1;
+  mla_decode_plan plan;
+  mla_decode_args bad = a;
+  bad.kv_indices = nullptr;
+  EXPECT_EQ(MLA_ERROR_INVALID_ARGUMENT, mla_plan_decode(ctx, &bad, &plan));
+  EXPECT_NE(std::string(mla_last_error()).find("kv_indices is NULL"),
+            std::string::npos);
+  bad = a;
+  bad.flags = MLA_DECODE_VALIDATE;
+  bad.kv_indptr_host = kvp;
+  bad.qo_indptr_host = qo;
+  bad.page_table_host = indices;
+  bad.kv_indices_len = 4; // kv_indptr ends at 5
+  EXPECT_EQ(MLA_ERROR_INVALID_ARGUMENT, mla_plan_decode(ctx, &bad, &plan));
+  EXPECT_NE(std::string(mla_last_error()).find("past kv_indices_len = 4"),
+            std::string::npos)
+      << mla_last_error();
+  bad.kv_indices_len = 5;
+  bad.kv_rows = 9; // index 9 is no row
+  EXPECT_EQ(MLA_ERROR_INVALID_ARGUMENT, mla_plan_decode(ctx, &bad, &plan));
+  EXPECT_NE(std::string(mla_last_error()).find("kv_indices[2] is 9"),
+            std::string::npos)
+      << mla_last_error();
+  bad.kv_rows = 10;
+  EXPECT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &bad, &plan)) << mla_last_error();
+  ASSERT_EQ(MLA_SUCCESS, mla_decode_run(ctx, &plan, &a, nullptr))
+      << mla_last_error();
+  EXPECT_EQ(1u, backend.launches.size());
+  mla_context_destroy(ctx);
+}
+
 TEST(LauncherStatus, EveryStatusHasAName) {
   for (int s = MLA_SUCCESS; s <= MLA_ERROR_DRIVER; ++s)
     EXPECT_EQ(0, std::strncmp("MLA_",

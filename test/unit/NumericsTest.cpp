@@ -259,7 +259,8 @@ namespace {
 
 /// `file` with `q_seq_len`, `num_heads` and (when given) `block_m` replaced.
 std::string servingSpec(const char *file, int64_t qSeqLen, int64_t heads,
-                        int64_t blockM) {
+                        int64_t blockM, const char *layout = nullptr,
+                        int64_t pageSize = 1) {
   std::string src = readKernel(file);
   auto set = [&](const std::string &key, int64_t v) {
     size_t at = src.find(key + " = ");
@@ -269,7 +270,11 @@ std::string servingSpec(const char *file, int64_t qSeqLen, int64_t heads,
     src.replace(at, end - at, key + " = " + std::to_string(v));
     return true;
   };
-  bool ok = set("q_seq_len", qSeqLen) && set("num_heads", heads);
+  bool ok = set("q_seq_len", qSeqLen) && set("num_heads", heads) &&
+            set("page_size", pageSize);
+  if (ok && layout)
+    src.insert(src.find("block_n = "),
+               std::string("kv_layout = \"") + layout + "\", ");
   if (ok && blockM)
     src.insert(src.find("block_n = "),
                "block_m = " + std::to_string(blockM) + ", ");
@@ -279,6 +284,8 @@ std::string servingSpec(const char *file, int64_t qSeqLen, int64_t heads,
 struct ServingCase {
   int64_t qSeqLen, heads, blockM; ///< blockM 0: the default (16)
   const char *file;
+  const char *layout = nullptr; ///< kv_layout; null: contiguous
+  int64_t pageSize = 1;
 };
 
 /// Multi-token prediction and 32 to 128 heads (issue 17): a sampled grid of
@@ -287,6 +294,8 @@ struct ServingCase {
 /// where the causal edge falls inside a tile or on its boundary, and split
 /// counts that leave whole splits past a token's edge. The reference's
 /// causal rule is FlashMLA's: token i of s_q sees keys [0, L - s_q + i].
+/// Paged KV joins the grid: a token list and block tables of 16, 64 and
+/// 256 rows, alone and with several tokens and heads.
 TEST(DecodeNumericsServing, CausalTokensAndHeadGroups) {
   const ServingCase cases[] = {
       {2, 16, 0, "deepseek_r1_decode_fp8.mlir"},
@@ -302,16 +311,33 @@ TEST(DecodeNumericsServing, CausalTokensAndHeadGroups) {
       {2, 16, 32, "deepseek_r1_decode_fp8.mlir"},
       {4, 16, 32, "deepseek_r1_decode_bf16.mlir"},
       {3, 32, 96, "deepseek_r1_decode_fp8.mlir"},
+      // Paged KV: rows scattered over shuffled pages, unused rows NaN and
+      // unused table entries outside the cache (makeRandomDecode). Pages
+      // smaller than, equal to and larger than a tile; a token list.
+      {1, 16, 0, "deepseek_r1_decode_fp8.mlir", "token_indices", 1},
+      {1, 16, 0, "deepseek_r1_decode_bf16.mlir", "block_table", 16},
+      {1, 16, 0, "deepseek_r1_decode_fp8_qp16.mlir", "block_table", 64},
+      {1, 16, 0, "deepseek_r1_decode_fp8.mlir", "block_table", 256},
+      {2, 16, 32, "deepseek_r1_decode_fp8.mlir", "block_table", 64},
+      {3, 32, 0, "deepseek_r1_decode_bf16.mlir", "token_indices", 1},
+      {4, 64, 32, "deepseek_r1_decode_fp8.mlir", "block_table", 16},
+      {1, 128, 0, "deepseek_r1_decode_fp8.mlir", "block_table", 64},
+      {2, 128, 128, "deepseek_r1_decode_fp8_qp16.mlir", "token_indices", 1},
   };
   for (const ServingCase &sc : cases) {
     std::string label = std::string(sc.file) + " q_seq_len " +
                         std::to_string(sc.qSeqLen) + " heads " +
                         std::to_string(sc.heads) + " block_m " +
-                        std::to_string(sc.blockM ? sc.blockM : 16);
+                        std::to_string(sc.blockM ? sc.blockM : 16) + " " +
+                        (sc.layout ? sc.layout : "contiguous") + " page " +
+                        std::to_string(sc.pageSize);
     SCOPED_TRACE(label);
-    auto c = compileSpec(servingSpec(sc.file, sc.qSeqLen, sc.heads, sc.blockM));
+    auto c = compileSpec(servingSpec(sc.file, sc.qSeqLen, sc.heads, sc.blockM,
+                                     sc.layout, sc.pageSize));
     ASSERT_TRUE(c) << "could not compile " << label;
     EXPECT_EQ(c->kernels.qSeqLen, sc.qSeqLen);
+    EXPECT_EQ(c->kernels.kvLayout, sc.layout ? sc.layout : "contiguous");
+    EXPECT_EQ(c->kernels.pageSize, sc.pageSize);
     // Several tokens: only a masked stage 1 (the causal edge falls inside
     // a tile whatever the length).
     EXPECT_EQ(c->kernels.stage1MaskFree.empty(), sc.qSeqLen > 1);

@@ -142,8 +142,9 @@ void mla_compile::emitLauncherHeader(raw_ostream &os, StringRef spec,
      << "  MLA_LAUNCHER_ABI_VERSION, " << cString(spec) << ",\n"
      << "  " << first.num_heads << ", " << first.qk_dim << ", " << first.v_dim
      << ", " << first.block_n << ", " << first.q_seq_len << ", "
-     << first.block_m
-     << ", /* heads, qk_dim, v_dim, block_n, q_seq_len, block_m */\n"
+     << first.block_m << ", " << first.kv_layout << ", " << first.page_size
+     << ", /* heads, qk_dim, v_dim, block_n, q_seq_len, block_m, kv_layout, "
+        "page_size */\n"
      << "  " << format("%.9g", first.softmax_scale) << ", "
      << cString(first.q_type) << ", " << cString(first.kv_type) << ", "
      << cString(first.out_type) << ",\n"

@@ -109,7 +109,7 @@ LogicalResult mlir::mla::runOnEmulator(MLIRContext &ctx, ModuleOp parsed,
                          backends, &mctx))
     return error(mla_last_error());
 
-  Buffer q, kv, scale, qo, kvp, outBuf, ws;
+  Buffer q, kv, scale, qo, kvp, outBuf, ws, indices, table, seqlens;
   q.alloc(in.q.size() * 2, 0);
   std::memcpy(q.data(), in.q.data(), q.bytes);
   kv.alloc(std::max<size_t>(in.kv.size(), 1), 0);
@@ -133,6 +133,14 @@ LogicalResult mlir::mla::runOnEmulator(MLIRContext &ctx, ModuleOp parsed,
   dev.registerBuffer(qo.data(), qo.bytes, "qo_indptr", false);
   dev.registerBuffer(kvp.data(), kvp.bytes, "kv_indptr", false);
   dev.registerBuffer(outBuf.data(), outBuf.bytes, "out");
+  // Paged KV: the page table and lengths, registered at their exact sizes.
+  auto put = [&](Buffer &buf, const std::vector<int32_t> &v, const char *name) {
+    buf.alloc(std::max<size_t>(v.size() * 4, 4), 0);
+    std::memcpy(buf.data(), v.data(), v.size() * 4);
+    if (!v.empty())
+      dev.registerBuffer(buf.data(), v.size() * 4, name, false);
+    return static_cast<const int32_t *>(buf.data());
+  };
   if (wsBytes)
     dev.registerBuffer(ws.data(), wsBytes, "workspace");
 
@@ -148,7 +156,17 @@ LogicalResult mlir::mla::runOnEmulator(MLIRContext &ctx, ModuleOp parsed,
   a.batch = batch;
   a.max_kv_len = maxLen;
   a.kv_indptr_host = in.kvIndptr.data();
-  a.kv_rows = in.kvIndptr[batch]; // the rows `kv` holds
+  a.kv_rows = in.kvRows >= 0 ? in.kvRows : in.kvIndptr[batch]; // rows of kv
+  if (k.kvLayout == "token_indices") {
+    a.kv_indices = put(indices, in.kvIndices, "kv_indices");
+    a.kv_indices_len = in.kvIndices.size();
+  } else if (k.kvLayout == "block_table") {
+    a.kv_indptr = a.kv_indptr_host = nullptr;
+    a.block_table = put(table, in.blockTable, "block_table");
+    a.block_table_cols = in.blockTableCols;
+    a.cache_seqlens = put(seqlens, in.cacheSeqlens, "cache_seqlens");
+    a.cache_seqlens_host = in.cacheSeqlens.data();
+  }
   mla_decode_plan plan;
   if (mla_plan_decode(mctx, &a, &plan))
     return error(mla_last_error());

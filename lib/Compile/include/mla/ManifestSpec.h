@@ -25,7 +25,7 @@ namespace mlir::mla {
 /// The manifest format's version (docs/Manifest.md): mla-compile writes it
 /// as "manifest_version"; every reader refuses another. Bump it when a key
 /// changes meaning or a reader would misread a new manifest.
-constexpr int kManifestVersion = 2;
+constexpr int kManifestVersion = 3;
 
 class ManifestSpec {
 public:

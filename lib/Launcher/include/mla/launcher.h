@@ -40,7 +40,7 @@ extern "C" {
 
 /* Bumped whenever the descriptor structs below change layout; generated
  * headers record the version they were written for. */
-#define MLA_LAUNCHER_ABI_VERSION 6
+#define MLA_LAUNCHER_ABI_VERSION 7
 
 /* C++ sees a fixed underlying type, so that any int a C caller passes
  * (mla_status_name(42)) is a value of the type, not undefined behaviour. */
@@ -87,9 +87,20 @@ typedef enum mla_grid_dim {
 
 #define MLA_MAX_RANK 4
 
+/* Where a sequence's KV tokens are in kv (ABI 7; the spec's kv_layout). */
+typedef enum mla_kv_layout {
+  MLA_KV_CONTIGUOUS = 0,    /* rows kv_indptr[b] .. kv_indptr[b+1] - 1 */
+  MLA_KV_TOKEN_INDICES = 1, /* rows kv_indices[kv_indptr[b] ..
+                               kv_indptr[b+1] - 1] (page size 1) */
+  MLA_KV_BLOCK_TABLE = 2    /* cache_seqlens[b] tokens, token t in row
+                               block_table[b][t / page_size] * page_size
+                               + t % page_size */
+} mla_kv_layout;
+
 typedef struct mla_arg_desc {
   const char *name; /* q, kv, kv_scale, qo_indptr, kv_indptr, num_splits,
-                       partial, lse, out */
+                       partial, lse, out; paged KV (ABI 7): kv_indices,
+                       cache_seqlens, block_table */
   int kind;         /* mla_arg_kind */
   int rank;
   int64_t shape[MLA_MAX_RANK]; /* -1: given at launch */
@@ -126,8 +137,10 @@ typedef struct mla_spec_desc {
   int abi_version; /* MLA_LAUNCHER_ABI_VERSION */
   const char *name;
   int num_heads, qk_dim, v_dim, block_n, q_seq_len;
-  int block_m; /* query rows per stage-1 program (ABI 6): divides num_heads,
-                  or is whole tokens dividing q_seq_len x num_heads */
+  int block_m;   /* query rows per stage-1 program (ABI 6): divides num_heads,
+                    or is whole tokens dividing q_seq_len x num_heads */
+  int kv_layout; /* mla_kv_layout (ABI 7) */
+  int page_size; /* rows per page: 1, or a power of two with a block table */
   double softmax_scale;                    /* applied to Q.K^T (before exp) */
   const char *q_type, *kv_type, *out_type; /* MLIR names: bf16, f8E4M3FN, ... */
   int has_kv_scale;                        /* one f32 per-tensor KV scale */
@@ -185,6 +198,24 @@ typedef struct mla_decode_args {
                       qo_indptr[b] is not a row of q / out writes nothing */
   const int32_t *qo_indptr_host; /* optional host copy of qo_indptr */
   uint32_t flags;                /* MLA_DECODE_* bits below */
+  /* ABI 7: paged KV, for specs whose kv_layout is not contiguous (NULL / 0
+     otherwise). kv is then the whole cache, kv_rows rows (a block table's
+     cache [num_pages, page_size, 576] is num_pages x page_size rows). No
+     table content makes a kernel read outside kv: a token whose entry names
+     no row of it reads as zeros (MLA_DECODE_VALIDATE refuses such a table
+     instead), and a length the table cannot hold runs as zero. */
+  const int32_t *kv_indices;    /* MLA_KV_TOKEN_INDICES: kv_indices_len rows of
+                                   kv; kv_indptr indexes this list */
+  int64_t kv_indices_len;       /* >= 0 */
+  const int32_t *block_table;   /* MLA_KV_BLOCK_TABLE: [batch,
+                                   block_table_cols] pages of kv (row-major) */
+  int64_t block_table_cols;     /* >= 0: pages a sequence may use */
+  const int32_t *cache_seqlens; /* MLA_KV_BLOCK_TABLE: [batch] lengths, in
+                                   place of kv_indptr (which may be NULL) */
+  const int32_t *cache_seqlens_host; /* optional host copy (the mask-free
+                                        dispatch and validation read it) */
+  const int32_t *page_table_host;    /* MLA_DECODE_VALIDATE with paged KV: a
+                                        host copy of kv_indices or block_table */
 } mla_decode_args;
 
 /* flags: check the indptr contents on the host before launching, and
@@ -193,7 +224,11 @@ typedef struct mla_decode_args {
  * qo_indptr_host, which must be copies of the device arrays. kv_indptr
  * must rise from >= 0 to <= kv_rows with every length <= max_kv_len, and
  * qo_indptr[b + 1] - qo_indptr[b] must be q_seq_len, from >= 0 to
- * <= batch * q_seq_len. */
+ * <= batch * q_seq_len. Paged KV (ABI 7) also needs page_table_host:
+ * token_indices' kv_indptr ends at <= kv_indices_len and every listed
+ * index is a row of kv; a block table's cache_seqlens_host (instead of
+ * kv_indptr_host) holds lengths in [0, min(max_kv_len, block_table_cols x
+ * page_size)] and every page a sequence uses lies wholly in kv. */
 #define MLA_DECODE_VALIDATE 1u
 
 /* What mla_decode will launch for these arguments. */

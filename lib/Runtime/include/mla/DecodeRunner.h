@@ -27,7 +27,9 @@ struct DecodeKernels {
   std::string stage2;         ///< empty when splits = 1 was fixed
   int64_t blockN = 0, blockM = 0;
   int64_t heads = 0, qkDim = 0, vDim = 0;
-  int64_t qSeqLen = 1; ///< query tokens per sequence
+  int64_t qSeqLen = 1;                 ///< query tokens per sequence
+  std::string kvLayout = "contiguous"; ///< the spec's kv_layout
+  int64_t pageSize = 1;                ///< rows per page (block_table)
   Type kvType;
   bool hasKVScale = false;
   std::vector<int64_t> splitCandidates;
@@ -43,10 +45,17 @@ llvm::Expected<DecodeKernels> findDecodeKernels(ModuleOp module,
                                                 llvm::StringRef spec);
 
 /// Host inputs of one decode: q as bf16 bits (total_q x heads x qkDim), KV
-/// as raw element bytes (fp8 codes or bf16 bits, total_kv x qkDim).
+/// as raw element bytes (fp8 codes or bf16 bits, kvRows x qkDim). Contiguous
+/// KV: sequence b is rows kvIndptr[b] .. kvIndptr[b+1]. token_indices:
+/// kvIndptr indexes kvIndices, a list of rows. block_table: cacheSeqlens
+/// gives the lengths (kvIndptr is unused) and blockTable (batch x
+/// blockTableCols) the pages.
 struct DecodeInputs {
   int64_t batch = 0;
   std::vector<int32_t> qoIndptr, kvIndptr;
+  std::vector<int32_t> kvIndices, blockTable, cacheSeqlens;
+  int64_t blockTableCols = 0;
+  int64_t kvRows = -1; ///< rows of kv; -1: kvIndptr[batch] (contiguous)
   std::vector<uint16_t> q;
   std::vector<uint8_t> kv;
   float kvScale = 1.0f;
@@ -69,7 +78,11 @@ llvm::Expected<DecodeRun> runDecode(HostModule &host, const DecodeKernels &k,
 /// Fresh random inputs for sequences of `lengths`: q ~ N(0, 1) rounded to
 /// bf16; KV ~ N(0, 1), quantised per tensor to the kernels' fp8 format
 /// (scale = amax / fp8 max) or rounded to bf16. `problem`, `q` and `kv`
-/// describe the same inputs for the float64 reference (dequantised).
+/// describe the same inputs for the float64 reference (dequantised), with
+/// the sequences' KV rows back to back. Paged kernels get those rows
+/// scattered over a cache in shuffled pages (token_indices: shuffled
+/// rows), every other row and table entry poisoned (NaN rows, entries
+/// outside the cache), so that a row read from the wrong place shows.
 struct RandomDecode {
   DecodeInputs inputs;
   mla_ref::DecodeProblem problem;
