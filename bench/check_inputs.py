@@ -68,7 +68,57 @@ cases = [
      "kv_indptr_host has 2 entries"),
     ("kv_indptr_host longer than kv_seq_len", setcfg("kv_indptr_host", [0, 100, 137, 9999]),
      L.LauncherError, "kv_indptr_host gives sequence 2 length 9862"),
+    ("kv_indices int64", setcfg("kv_indices", torch.arange(393, device="cuda")), TypeError,
+     "kv_indices must be"),
 ]
-failed = sum(not case(*c) for c in cases)
-print(f"{len(cases) - failed} of {len(cases)} bad inputs refused with the expected error")
+
+
+def paged_case(name, mutate, expect, phrase):
+    """mla_with_kvcache (FlashMLA's convention) on a block table of 64-row
+    pages, one argument made bad."""
+    data, _ = B.make_inputs([100, 37, 256], "bf16", 7)
+    q, kvd = data[0], data[1]
+    args = dict(q=q.view(3, 1, 16, B.QK),
+                k_cache=torch.zeros((8, 64, 1, B.QK), dtype=torch.bfloat16, device="cuda"),
+                block_table=torch.arange(12, dtype=torch.int32, device="cuda").view(3, 4) % 8,
+                cache_seqlens=torch.tensor([100, 37, 256], dtype=torch.int32, device="cuda"))
+    mutate(args)
+    torch.cuda.synchronize()
+    try:
+        M.mla_with_kvcache(**args)
+    except expect as e:
+        ok = phrase in str(e)
+        print(f"{'ok  ' if ok else 'FAIL'} {name:34} {type(e).__name__}: {e}")
+        return ok
+    except Exception as e:  # the wrong kind of error
+        print(f"FAIL {name:34} {type(e).__name__}: {e}")
+        return False
+    print(f"FAIL {name:34} no error")
+    return False
+
+
+def setp(k, v): return lambda a: a.__setitem__(k, v)
+
+
+paged_cases = [
+    ("page size 16 (none compiled)", setp("k_cache", torch.zeros(
+        (32, 16, 1, B.QK), dtype=torch.bfloat16, device="cuda")), ValueError,
+     "a block table of 16-row pages"),
+    ("block_table int64", lambda a: a.__setitem__("block_table", a["block_table"].long()),
+     TypeError, "block_table must be"),
+    ("block_table 1-d", lambda a: a.__setitem__("block_table", a["block_table"].flatten()),
+     ValueError, "block_table must be"),
+    ("cache_seqlens one short", lambda a: a.__setitem__("cache_seqlens", a["cache_seqlens"][:2]),
+     ValueError, "cache_seqlens must be"),
+    ("k_cache head dim 512", lambda a: a.__setitem__("k_cache", a["k_cache"][..., :512]
+                                                      .contiguous()), ValueError, "k_cache must be"),
+    ("fp8 k_cache without kv_scale", lambda a: a.__setitem__("k_cache", a["k_cache"].to(
+        torch.float8_e4m3fn)), ValueError, "kv_scale is missing"),
+    ("cache_seqlens past the table (validate)", lambda a: (
+        a["cache_seqlens"].fill_(300), a.__setitem__("validate", True)), L.LauncherError,
+     "cache_seqlens[0] is 300"),
+]
+failed = sum(not case(*c) for c in cases) + sum(not paged_case(*c) for c in paged_cases)
+n = len(cases) + len(paged_cases)
+print(f"{n - failed} of {n} bad inputs refused with the expected error")
 sys.exit(1 if failed else 0)

@@ -67,11 +67,17 @@ step "serving shapes" python3 bench/serving_h200.py "${flashmla[@]}" --extra-spe
   --reps 30 --json "$OUT/serving.json"
 step "memcheck (serving shapes)" compute-sanitizer --tool memcheck --error-exitcode 3 \
   python3 bench/serving_h200.py --memcheck-case
+# Paged KV (issue 17): block tables of 64-row pages and token lists against
+# the float32 reference, malformed tables, and page 64 timed beside
+# contiguous KV and FlashMLA's paged decode.
+step "paged KV" python3 bench/paged_h200.py "${flashmla[@]}" --reps 30 --json "$OUT/paged.json"
+step "memcheck (paged KV)" compute-sanitizer --tool memcheck --error-exitcode 3 \
+  python3 bench/paged_h200.py --memcheck-case
 # Host time of a call and its layers.
 step "host time" python3 bench/probe_host.py
 # Every split count of every task shape beside the cost model's choice.
 step "split sweep" python3 bench/sweep_splits.py
-grep -E "^ +[0-9]+/[0-9]+|^[0-9]+x[0-9]+: call|serving checks|MTP 2 /|FlashMLA =|_m32:|bf16 task|^[0-9]+x8192 .*q_seq_len|geomean|memory bandwidth|failed|memcheck case|ERROR SUMMARY|relative error|chosen|bad inputs refused|indptr battery|^FAIL" "$OUT/log.txt" |
+grep -E "^ +[0-9]+/[0-9]+|paged checks|paged 64 /|malformed table|^[0-9]+x8192 (fp8|bf16): contiguous|^[0-9]+x[0-9]+: call|serving checks|MTP 2 /|FlashMLA =|_m32:|bf16 task|^[0-9]+x8192 .*q_seq_len|geomean|memory bandwidth|failed|memcheck case|ERROR SUMMARY|relative error|chosen|bad inputs refused|indptr battery|^FAIL" "$OUT/log.txt" |
   grep -v " ok$" | tail -40
 printf '%s\n' "${summary[@]}"
 exit $status

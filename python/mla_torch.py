@@ -57,6 +57,7 @@ class Spec:
         self.name, self.device = name, device
         self.heads, self.qk_dim, self.v_dim = m["num_heads"], m["qk_dim"], m["v_dim"]
         self.q_seq_len = m["q_seq_len"]
+        self.kv_layout, self.page_size = m["kv_layout"], m["page_size"]
         self.q_dtype, self.kv_dtype = _TORCH_TYPE[m["q_type"]], _TORCH_TYPE[m["kv_type"]]
         self.out_dtype = _TORCH_TYPE[m["out_type"]]
         self.has_kv_scale = bool(desc.desc.has_kv_scale)
@@ -115,7 +116,7 @@ class Spec:
                          f"{'' if t.is_contiguous() else ' (not contiguous)'}")
 
     def decode(self, q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len,
-               kv_indptr_host=None, num_splits=0, validate=False, out=None):
+               kv_indptr_host=None, num_splits=0, validate=False, out=None, kv_indices=None):
         """One decode; returns the output (a new tensor). kv_indptr_host: a
         host copy of kv_indptr (a list or tuple), which lets the launcher
         pick the mask-free stage 1; num_splits: 0 (the launcher chooses) or
@@ -125,8 +126,14 @@ class Spec:
         the host (a synchronisation) and has the launcher refuse bad
         contents with a ValueError naming the entry instead. out: a
         tensor to write into instead of a new one (rows no valid qo_indptr
-        entry names are left as they are)."""
+        entry names are left as they are). kv_indices: a token_indices
+        spec's row list (SGLang / AITER), which kv_indptr indexes."""
         self.check_inputs(q, kv, kv_scale, qo_indptr, kv_indptr, batch)
+        if (kv_indices is not None) != (self.kv_layout == "token_indices"):
+            raise ValueError(f"kv_indices is {'given' if kv_indices is not None else 'missing'}; "
+                             f"spec {self.name} has kv_layout {self.kv_layout!r}")
+        if kv_indices is not None:
+            self._check_index_tensor("kv_indices", kv_indices, 1)
         shape = (q.shape[0], self.heads, self.v_dim)
         if out is None:
             out = torch.empty(shape, dtype=self.out_dtype, device=self.torch_device)
@@ -138,13 +145,24 @@ class Spec:
         entry = self.entries.get(key)
         stream = _current_stream(self.device)
         if entry is None:
-            entry = self._plan(key, q, kv, kv_scale, qo_indptr, kv_indptr, out)
+            entry = self._plan(key, q, kv, kv_scale, qo_indptr, kv_indptr, out, kv_indices)
         plan, args, workspaces, plan_ref, args_ref = entry
         args.q, args.kv, args.out = q.data_ptr(), kv.data_ptr(), out.data_ptr()
         args.qo_indptr, args.kv_indptr = qo_indptr.data_ptr(), kv_indptr.data_ptr()
         args.kv_rows = kv.shape[0]
+        if kv_indices is not None:
+            args.kv_indices, args.kv_indices_len = kv_indices.data_ptr(), kv_indices.shape[0]
         if kv_scale is not None:
             args.kv_scale = kv_scale.data_ptr()
+        self._workspace(plan, args, workspaces, stream)
+        if validate:
+            host = None if kv_indices is None else kv_indices  # opt-in sync: validate
+            self._run_validated(plan_ref, args, stream, qo_indptr, kv_indptr, host)
+        else:
+            self.context.run_ref(plan_ref, args_ref, stream)
+        return out
+
+    def _workspace(self, plan, args, workspaces, stream):
         if plan.workspace_bytes:
             # The plan's workspace, one per stream (FlashInfer keeps it with
             # the plan too): allocated once, so a call allocates only its
@@ -154,25 +172,115 @@ class Spec:
                 ws = workspaces[stream] = torch.empty(plan.workspace_bytes, dtype=torch.uint8,
                                                       device=self.torch_device)
             args.workspace = ws.data_ptr()
-        if validate:
-            self._run_validated(plan_ref, args, stream, qo_indptr, kv_indptr)
-        else:
-            self.context.run_ref(plan_ref, args_ref, stream)
-        return out
 
-    def _run_validated(self, plan_ref, args, stream, qo_indptr, kv_indptr):
+    def _check_index_tensor(self, name, t, rank):
+        if (not isinstance(t, torch.Tensor) or t.dtype != torch.int32 or t.dim() != rank
+                or not t.is_contiguous() or t.get_device() != self.device):
+            self._refuse(name, t, torch.int32, "[n]" if rank == 1 else "[batch, max_pages]")
+
+    def _run_validated(self, plan_ref, args, stream, qo_indptr, kv_indptr, table=None,
+                       seqlens=None):
         """mla_decode_run with MLA_DECODE_VALIDATE and host copies of the
-        device indptrs (the launcher's check is the one rule), on a copy of
-        the cached arguments: the cache keeps its own host copy, and the
-        arrays made here live only as long as this call."""
-        n = qo_indptr.shape[0]
-        kv_host = (ctypes.c_int32 * n)(*kv_indptr.tolist())  # opt-in sync: validate
-        qo_host = (ctypes.c_int32 * n)(*qo_indptr.tolist())  # opt-in sync: validate
+        device indptrs, lengths and page table (the launcher's check is the
+        one rule), on a copy of the cached arguments: the cache keeps its
+        own host copy, and the arrays made here live only as long as this
+        call."""
+        host = lambda t: (ctypes.c_int32 * t.numel())(*t.flatten().tolist())  # noqa: E731
         checked = L.DecodeArgs.from_buffer_copy(args)
-        checked.kv_indptr_host = kv_host
-        checked.qo_indptr_host = qo_host
+        keep = []
+        for field, t in (("kv_indptr_host", kv_indptr), ("qo_indptr_host", qo_indptr),
+                         ("page_table_host", table), ("cache_seqlens_host", seqlens)):
+            if t is not None:
+                keep.append(host(t))  # opt-in sync: validate
+                setattr(checked, field, keep[-1])
         checked.flags = L.DECODE_VALIDATE
         self.context.run_ref(plan_ref, ctypes.byref(checked), stream)
+
+    def decode_paged(self, q, k_cache, kv_scale, block_table, cache_seqlens, max_kv_len=None,
+                     cache_seqlens_host=None, num_splits=0, validate=False):
+        """One decode of a block_table spec in FlashMLA's convention: q
+        [batch, q_seq_len, heads, qk_dim] (or [batch x q_seq_len, heads,
+        qk_dim]), k_cache [num_pages, page_size, 1, qk_dim] (or without the
+        1), block_table [batch, max_pages] int32, cache_seqlens [batch]
+        int32. Returns out [batch, q_seq_len, heads, v_dim] (a new tensor).
+        max_kv_len (for the split choice) defaults to max_pages x page_size,
+        which bounds every length without reading the device;
+        cache_seqlens_host (a host copy) lets the launcher pick the
+        mask-free stage 1. A table entry that names no page of the cache
+        reads as zeros, a length the table cannot hold runs as zero;
+        validate=True (a synchronisation) refuses both instead."""
+        if self.kv_layout != "block_table":
+            raise ValueError(f"spec {self.name} has kv_layout {self.kv_layout!r}, not "
+                             f"'block_table'")
+        if not isinstance(block_table, torch.Tensor) or block_table.dim() != 2:
+            self._refuse("block_table", block_table, torch.int32, "[batch, max_pages]")
+        batch, cols = block_table.shape
+        self._check_index_tensor("block_table", block_table, 2)
+        if (not isinstance(cache_seqlens, torch.Tensor) or cache_seqlens.dtype != torch.int32
+                or cache_seqlens.shape != (batch,) or not cache_seqlens.is_contiguous()
+                or cache_seqlens.get_device() != self.device):
+            self._refuse("cache_seqlens", cache_seqlens, torch.int32, f"[{batch}]")
+        if not isinstance(k_cache, torch.Tensor):
+            self._refuse("k_cache", k_cache, self.kv_dtype, "")
+        ks = k_cache.shape
+        if (k_cache.dim() not in (3, 4) or ks[1] != self.page_size or ks[-1] != self.qk_dim
+                or (k_cache.dim() == 4 and ks[2] != 1) or k_cache.dtype not in self.kv_dtypes
+                or not k_cache.is_contiguous() or k_cache.get_device() != self.device):
+            self._refuse("k_cache", k_cache, self.kv_dtype,
+                         f"[num_pages, {self.page_size}, 1, {self.qk_dim}]")
+        if isinstance(q, torch.Tensor) and q.dim() == 4:
+            q = q.reshape(q.shape[0] * q.shape[1], q.shape[2], q.shape[3])
+        if max_kv_len is None:
+            max_kv_len = cols * self.page_size
+        qo = self._qo_indptr(batch)
+        kv = k_cache.reshape(ks[0] * ks[1], self.qk_dim)
+        self.check_inputs(q, kv, kv_scale, qo, qo, batch)
+        out = torch.empty((q.shape[0], self.heads, self.v_dim), dtype=self.out_dtype,
+                          device=self.torch_device)
+        key = ("paged", batch, cols, max_kv_len, num_splits,
+               None if cache_seqlens_host is None else tuple(int(x) for x in cache_seqlens_host))
+        entry = self.entries.get(key)
+        stream = _current_stream(self.device)
+        if entry is None:
+            host = key[-1]
+            if host is not None and len(host) != batch:
+                raise ValueError(f"cache_seqlens_host has {len(host)} entries; batch {batch} "
+                                 f"needs {batch}")
+            args = L.DecodeArgs(q=q.data_ptr(), kv=kv.data_ptr(), qo_indptr=qo.data_ptr(),
+                                out=out.data_ptr(), batch=batch, max_kv_len=max_kv_len,
+                                num_splits=num_splits, kv_rows=kv.shape[0],
+                                block_table=block_table.data_ptr(), block_table_cols=cols,
+                                cache_seqlens=cache_seqlens.data_ptr(),
+                                cache_seqlens_host=(ctypes.c_int32 * batch)(*host) if host
+                                else None)
+            if kv_scale is not None:
+                args.kv_scale = kv_scale.data_ptr()
+            plan = self.context.plan(args)
+            args.workspace_bytes = plan.workspace_bytes
+            if len(self.entries) > 256:
+                self.entries.clear()
+            entry = self.entries[key] = (plan, args, {}, ctypes.byref(plan), ctypes.byref(args))
+        plan, args, workspaces, plan_ref, args_ref = entry
+        args.q, args.kv, args.out, args.qo_indptr = (q.data_ptr(), kv.data_ptr(), out.data_ptr(),
+                                                     qo.data_ptr())
+        args.block_table, args.cache_seqlens = block_table.data_ptr(), cache_seqlens.data_ptr()
+        args.kv_rows = kv.shape[0]
+        if kv_scale is not None:
+            args.kv_scale = kv_scale.data_ptr()
+        self._workspace(plan, args, workspaces, stream)
+        if validate:
+            self._run_validated(plan_ref, args, stream, qo, None, block_table, cache_seqlens)
+        else:
+            self.context.run_ref(plan_ref, args_ref, stream)
+        return out.view(batch, q.shape[0] // batch, self.heads, self.v_dim)
+
+    def _qo_indptr(self, batch):
+        """0, q_seq_len, 2 q_seq_len, ... on the device, made once per batch."""
+        qo = self.entries.get(("qo", batch))
+        if qo is None:
+            qo = self.entries[("qo", batch)] = torch.arange(
+                batch + 1, dtype=torch.int32, device=self.torch_device) * self.q_seq_len
+        return qo
 
     def plan(self, batch, max_kv_len, num_splits=0, kv_indptr_host=None):
         """The plan decode() made and keeps for these arguments (None before
@@ -180,7 +288,7 @@ class Spec:
         entry = self.entries.get(_plan_key(batch, max_kv_len, num_splits, kv_indptr_host))
         return entry[0] if entry else None
 
-    def _plan(self, key, q, kv, kv_scale, qo_indptr, kv_indptr, out):
+    def _plan(self, key, q, kv, kv_scale, qo_indptr, kv_indptr, out, kv_indices=None):
         """mla_plan_decode for `key` = (batch, max_kv_len, num_splits, host
         lengths): the plan, the argument struct calls fill in, and the
         plan's workspaces by stream."""
@@ -194,6 +302,8 @@ class Spec:
                             batch, max_kv_len,
                             (ctypes.c_int32 * len(host))(*host) if host else None, num_splits,
                             kv.shape[0])
+        if kv_indices is not None:
+            args.kv_indices, args.kv_indices_len = kv_indices.data_ptr(), kv_indices.shape[0]
         plan = self.context.plan(args)
         args.workspace_bytes = plan.workspace_bytes
         if len(self.entries) > 256:
@@ -238,38 +348,50 @@ def spec_named(name, device=None):
 _chosen = {}
 
 
-def shape_suffix(q_seq_len=1, heads=16):
+def shape_suffix(q_seq_len=1, heads=16, paging=None):
     """The spec-name suffix of a serving shape (kernels/): "" for the task's
     q_seq_len 1 x 16 heads, "_mtp2" for 2 query tokens, "_h128" for 128 heads,
-    "_mtp2_h128" for both."""
-    return (f"_mtp{q_seq_len}" if q_seq_len != 1 else "") + (f"_h{heads}" if heads != 16 else "")
+    "_mtp2_h128" for both; then "_paged64" for a block table of 64-row pages
+    (paging = 64) or "_kvindices" for a token list (paging = "indices")."""
+    page = {None: "", "indices": "_kvindices"}.get(paging, f"_paged{paging}")
+    return ((f"_mtp{q_seq_len}" if q_seq_len != 1 else "") +
+            (f"_h{heads}" if heads != 16 else "") + page)
 
 
-def spec_for(kv_format, device=None, q_seq_len=1, heads=16):
+def spec_for(kv_format, device=None, q_seq_len=1, heads=16, paging=None):
     """The first spec of _SPECS[kv_format] (+ shape_suffix) found in
-    $MLA_ARTIFACTS whose manifest has q_seq_len query tokens and `heads`
-    heads; ValueError naming the specs looked for when none is there."""
-    key = (kv_format, device, q_seq_len, heads)
+    $MLA_ARTIFACTS whose manifest has q_seq_len query tokens, `heads` heads
+    and the KV layout `paging` asks for; ValueError naming the specs looked
+    for when none is there."""
+    key = (kv_format, device, q_seq_len, heads, paging)
     name = _chosen.get(key)
     if name is None:
         folder = os.environ.get("MLA_ARTIFACTS", "artifacts")
-        names = [n + shape_suffix(q_seq_len, heads) for n in _SPECS[kv_format]]
+        names = [n + shape_suffix(q_seq_len, heads, paging) for n in _SPECS[kv_format]]
         found = [n for n in names if os.path.exists(os.path.join(folder, n + ".json"))]
         if not found:
-            if (q_seq_len, heads) == (1, 16):
+            if (q_seq_len, heads, paging) == (1, 16, None):
                 found = names  # Spec() names the missing file
             else:
+                layout = ("contiguous KV" if paging is None else "a token list (kv_indices)"
+                          if paging == "indices" else f"a block table of {paging}-row pages")
                 raise ValueError(
-                    f"no compiled spec for kv_format {kv_format!r} with q_seq_len {q_seq_len} "
-                    f"and {heads} heads in {folder} (looked for {', '.join(names)}; compile one "
-                    f"with mla-compile from a spec with q_seq_len = {q_seq_len}, "
-                    f"num_heads = {heads})")
+                    f"no compiled spec for kv_format {kv_format!r} with q_seq_len {q_seq_len}, "
+                    f"{heads} heads and {layout} in {folder} (looked for {', '.join(names)}; "
+                    f"compile one with mla-compile from a spec with q_seq_len = {q_seq_len}, "
+                    f"num_heads = {heads} and that kv_layout / page_size)")
         name = found[0]
         path = os.path.join(folder, name + ".json")
         m = L.read_manifest(path) if os.path.exists(path) else None
         if m is not None and (m["q_seq_len"], m["num_heads"]) != (q_seq_len, heads):
             raise ValueError(f"spec {name} in {folder} has q_seq_len {m['q_seq_len']} and "
                              f"{m['num_heads']} heads; the inputs have {q_seq_len} and {heads}")
+        want = ("contiguous", 1) if paging is None else ("token_indices", 1) \
+            if paging == "indices" else ("block_table", paging)
+        if m is not None and (m["kv_layout"], m["page_size"]) != want:
+            raise ValueError(f"spec {name} in {folder} has kv_layout {m['kv_layout']!r} with "
+                             f"page_size {m['page_size']}; the inputs need {want[0]!r} with "
+                             f"{want[1]}")
         _chosen[key] = name
     return spec_named(name, device)
 
@@ -373,7 +495,11 @@ def custom_kernel(data):
     device = q.get_device() if isinstance(q, torch.Tensor) and q.is_cuda else None
     # The serving shape from the inputs (config's q_seq_len and num_heads,
     # when given, must agree: _config_check), then the spec compiled for it.
-    s = spec_for(fmt, device, *_serving_shape(q, config.get("batch_size")))
+    # config["kv_indices"] (SGLang / AITER's token list, which kv_indptr
+    # then indexes) picks the spec compiled for it.
+    kv_indices = config.get("kv_indices")
+    s = spec_for(fmt, device, *_serving_shape(q, config.get("batch_size")),
+                 paging=None if kv_indices is None else "indices")
     _config_check(s, config)
     # Spec.decode is what torch.ops.mla.decode runs; called directly here it
     # saves the dispatcher's ~5 us of host time per call (probe_host.py).
@@ -383,4 +509,26 @@ def custom_kernel(data):
     # (one synchronisation) and raises ValueError on bad ones.
     return s.decode(q, kv, scale, qo_indptr, kv_indptr, config["batch_size"],
                     config["kv_seq_len"], config.get("kv_indptr_host"),
-                    validate=bool(config.get("validate", False)))
+                    validate=bool(config.get("validate", False)), kv_indices=kv_indices)
+
+
+def mla_with_kvcache(q, k_cache, block_table, cache_seqlens, kv_scale=None, max_kv_len=None,
+                     cache_seqlens_host=None, validate=False):
+    """FlashMLA's flash_mla_with_kvcache convention (causal for several
+    query tokens, softmax scale and dims from the spec): q [batch,
+    q_seq_len, heads, 576] bf16, k_cache [num_pages, page_size, 1, 576] bf16,
+    or fp8 (float8_e4m3fn / uint8 codes) with kv_scale (one float32),
+    block_table [batch, max_pages] int32, cache_seqlens [batch] int32.
+    Returns out [batch, q_seq_len, heads, 512]; no LSE (the kernels keep
+    it in the workspace). The spec is the one compiled for this KV format,
+    shape and page size (spec_for; ValueError naming what is missing).
+    Never reads device memory on the host unless validate=True."""
+    for name, t in (("q", q), ("k_cache", k_cache)):
+        if not isinstance(t, torch.Tensor) or t.dim() != 4:
+            raise ValueError(f"{name} must be a 4-d tensor; got "
+                             f"{list(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__}")
+    fmt = "bf16" if k_cache.dtype == torch.bfloat16 else "fp8"
+    s = spec_for(fmt, q.get_device() if q.is_cuda else None, q.shape[1], q.shape[2],
+                 paging=k_cache.shape[1])
+    return s.decode_paged(q, k_cache, kv_scale, block_table, cache_seqlens, max_kv_len,
+                          cache_seqlens_host, validate=validate)

@@ -1,0 +1,254 @@
+"""Paged KV on an NVIDIA GPU (issue 17): a block table of 64-row pages
+(FlashMLA / vLLM: mla_torch.mla_with_kvcache) and a token list (SGLang /
+AITER: custom_kernel with config["kv_indices"]), checked and timed beside
+contiguous KV, FlashMLA beside.
+
+    MLA_ARTIFACTS=artifacts PYTHONPATH=python python3 bench/paged_h200.py \
+        [--flashmla DIR] [--json out.json] [--memcheck-case]
+
+Checks: fresh random inputs (seed printed); the sequences' KV rows scattered
+over shuffled pages of a cache with spare pages, every row no token uses NaN
+and every table entry no token uses outside the cache, so that a row read
+from the wrong place shows; the output poisoned with NaN, host
+synchronisations errors; against bench_h200's float32 reference on the
+contiguous copy. Ragged lengths with 0 and 1, whole tiles, one and two
+query tokens. Malformed tables: entries outside the cache give those rows'
+keys and values zeros (checked against the reference with those rows
+zeroed), validate=True refuses them naming the entry.
+
+Timing (bench_h200's method: L2 flushed, events around the whole call,
+median of --reps, queued) at 64 x 8192 and 256 x 8192, fp8 (qp16) and bf16:
+contiguous (custom_kernel) against a block table of 64 (shuffled pages),
+each as the masked default and with host lengths (mask-free); FlashMLA's
+bf16 decode on the same shuffled table. Target: page 64 within 5 % of
+contiguous. Exits 1 if a check fails.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_h200 as B  # noqa: E402
+import mla_launcher as L  # noqa: E402
+import mla_torch  # noqa: E402
+
+QK, V, SM_SCALE = B.QK, B.V, B.SM_SCALE
+
+
+def paged(data, page, seed):
+    """data's KV (its format's entry) in a paged cache: (cache [pages x page,
+    1, QK], table [batch, cols] or, for page None, the token list, lengths).
+    Pages (rows, page None) shuffled, 3 spare; unused rows NaN, unused
+    entries past the cache."""
+    q, kvd, qo, kvp, config = data
+    fmt = config["kv_format"]
+    kv = kvd["fp8"][0] if fmt == "fp8" else kvd["bf16"]
+    ptr = kvp.tolist()
+    lengths = [ptr[b + 1] - ptr[b] for b in range(len(ptr) - 1)]
+    size = 1 if page is None else page
+    pages_of = [-(-n // size) for n in lengths]
+    total = sum(pages_of) + 3
+    g = torch.Generator().manual_seed(seed)
+    perm = torch.randperm(total, generator=g).to(device="cuda", dtype=torch.int64)
+    cache = torch.empty((total * size, 1, QK), dtype=kv.dtype, device="cuda")
+    if fmt == "fp8":
+        cache.view(torch.uint8).fill_(0x7F)  # e4m3fn NaN
+    else:
+        cache.fill_(float("nan"))
+    first = 0
+    entries = []
+    dst, src = cache.view(torch.uint8), kv.view(torch.uint8)  # index_put on bytes
+    for b, n in enumerate(lengths):
+        mine = perm[first:first + pages_of[b]]
+        first += pages_of[b]
+        if n:
+            t = torch.arange(n, device="cuda")
+            dst[mine[t // size] * size + t % size] = src[ptr[b]:ptr[b + 1]]
+        entries.append(mine)
+    if page is None:
+        index = torch.cat(entries + [torch.full((5,), -7, device="cuda")]).to(torch.int32)
+        return cache, index, lengths
+    cols = max(pages_of) + 1
+    table = torch.full((len(lengths), cols), total + 1000, dtype=torch.int32, device="cuda")
+    for b, mine in enumerate(entries):
+        table[b, :len(mine)] = mine.to(torch.int32)
+    return cache, table, lengths
+
+
+def table_call(data, cache, table, lengths, host_lengths=False, validate=False):
+    """mla_with_kvcache on data's q and the paged cache: returns a
+    time_call-able function and the [rows, heads, V] view of its output."""
+    q, kvd, _, _, config = data
+    bs, s_q, heads = len(lengths), config["q_seq_len"], config["num_heads"]
+    qv = q.view(bs, s_q, heads, QK)
+    kc = cache.view(-1, 64, 1, QK)
+    seqlens = torch.tensor(lengths, dtype=torch.int32, device="cuda")
+    scale = kvd["fp8"][1] if config["kv_format"] == "fp8" else None
+    host = lengths if host_lengths else None
+
+    def run(_):
+        return mla_torch.mla_with_kvcache(qv, kc, table, seqlens, scale,
+                                          cache_seqlens_host=host, validate=validate)
+    return run
+
+
+def checked(fn, ref):
+    """fn() on NaN-poisoned memory, host syncs as errors: (rel err, NaN)."""
+    B.poison()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        out = fn(None)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    torch.cuda.synchronize()
+    got = out.reshape(ref.shape).float()
+    den = ref.norm().item()
+    e = (got - ref).norm().item()
+    return (e / den if den > 0 else e), bool(torch.isnan(got).any())
+
+
+def check_case(lengths, s_q, fmt, layout, seed):
+    data, deq = B.make_inputs(lengths, fmt, seed, s_q)
+    ref = B.reference(data, deq)
+    if layout == "table":
+        cache, table, lens = paged(data, 64, seed)
+        return checked(table_call(data, cache, table, lens), ref)
+    cache, index, _ = paged(data, None, seed)
+    q, kvd, qo, kvp, config = data
+    kvd = dict(kvd)
+    kvd[fmt] = (cache, kvd["fp8"][1]) if fmt == "fp8" else cache
+    config = dict(config, kv_indices=index)
+    return checked(lambda _: mla_torch.custom_kernel((q, kvd, qo, kvp, config)), ref)
+
+
+def check_malformed(fmt, seed):
+    """Sequence 0's pages 1 and 2 name no page (-1, past the cache): its
+    tokens there read zeros; validate=True refuses the table."""
+    lengths = [300, 200, 0, 64]
+    data, deq = B.make_inputs(lengths, fmt, seed)
+    cache, table, lens = paged(data, 64, seed)
+    pages = cache.shape[0] // 64
+    table[0, 1] = -1
+    table[0, 2] = pages + 5
+    zeroed = deq.clone()
+    zeroed[64:192] = 0  # sequence 0 starts at row 0
+    err, nan = checked(table_call(data, cache, table, lens), B.reference(data, zeroed))
+    refused = ""
+    try:
+        table_call(data, cache, table, lens, validate=True)(None)
+        torch.cuda.synchronize()
+    except L.LauncherArgumentError as e:
+        refused = str(e)
+    return err, nan, refused
+
+
+def flashmla_fn(fm, data, cache, table, lengths):
+    q, _, _, _, config = data
+    bs, heads = len(lengths), config["num_heads"]
+    qv = q.view(bs, 1, heads, QK)
+    kc = cache.view(-1, 64, 1, QK)
+    sl = torch.tensor(lengths, dtype=torch.int32, device="cuda")
+    meta, _ = fm.get_mla_metadata()
+
+    def run(_):
+        return fm.flash_mla_with_kvcache(qv, kc, table, sl, V, meta, None,
+                                         softmax_scale=SM_SCALE, causal=False)
+    return run
+
+
+# Block tables in both formats; token lists (SGLang / AITER's fp8 path) in
+# fp8, the sm_90 spec compiled for them (deepseek_r1_decode_fp8_qp16_kvindices).
+LAYOUTS = (("table", "fp8"), ("table", "bf16"), ("indices", "fp8"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--flashmla", help="folder with FlashMLA's built flash_mla module")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--json")
+    ap.add_argument("--memcheck-case", action="store_true",
+                    help="one small ragged case per layout and the malformed table, then exit")
+    args = ap.parse_args()
+    seed = int(time.time())
+    print(f"device {torch.cuda.get_device_name()}, seed base {seed}")
+    results = {"date": time.strftime("%Y-%m-%d"), "device": torch.cuda.get_device_name(),
+               "seed": seed, "checks": [], "timing": []}
+    failed = 0
+    ragged = [0, 1, 63, 64, 65, 1000, 8191]
+    if args.memcheck_case:
+        cases = [(l, 1, f, [0, 1, 70, 129]) for l, f in LAYOUTS]
+    else:
+        cases = [(l, s_q, f, lens) for l, f in LAYOUTS
+                 for s_q, lens in ((1, ragged), (1, [1024] * 4), (1, [8192] * 64))]
+        cases += [("table", 2, "fp8", ragged)] if os.path.exists(os.path.join(
+            os.environ.get("MLA_ARTIFACTS", "artifacts"),
+            "deepseek_r1_decode_fp8_qp16_mtp2_paged64.json")) else []
+    for i, (layout, s_q, fmt, lens) in enumerate(cases):
+        err, nan = check_case(lens, s_q, fmt, layout, seed + i)
+        ok = err <= 2e-2 and not nan
+        failed += not ok
+        name = f"{layout} {fmt} q_seq_len {s_q} " + (
+            "ragged" if lens in (ragged, [0, 1, 70, 129]) else f"{len(lens)}x{lens[0]}")
+        print(f"  {name:40s} rel err {err:.3e}{' NaN' if nan else ''} {'ok' if ok else 'FAILED'}")
+        results["checks"].append(dict(name=name, seed=seed + i, err=err, nan=nan, ok=ok))
+    for fmt in ("fp8", "bf16"):
+        err, nan, refused = check_malformed(fmt, seed)
+        ok = err <= 2e-2 and not nan and "block_table[0][1] is -1" in refused
+        failed += not ok
+        print(f"  malformed table {fmt}: rel err {err:.3e} (bad pages as zero rows), "
+              f"validate: {refused or 'NOT refused'} {'ok' if ok else 'FAILED'}")
+        results["checks"].append(dict(name=f"malformed table {fmt}", err=err, nan=nan,
+                                      refused=refused, ok=ok))
+    n = len(cases) + 2
+    print(f"{n - failed}/{n} paged checks ok")
+    if args.memcheck_case:
+        sys.exit(1 if failed else 0)
+
+    fm = None
+    if args.flashmla:
+        sys.path.insert(0, args.flashmla)
+        import flash_mla as fm
+    flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
+    for bs, kv in ((64, 8192), (256, 8192)):
+        for fmt in ("fp8", "bf16"):
+            data, _ = B.make_inputs([kv] * bs, fmt, seed)
+            cache, table, lens = paged(data, 64, seed)
+            row = dict(bs=bs, kv=kv, fmt=fmt)
+            row["contiguous_us"] = B.time_call(mla_torch.custom_kernel, data, args.reps, flush,
+                                               synced=False)
+            row["paged64_us"] = B.time_call(table_call(data, cache, table, lens), None,
+                                            args.reps, flush, synced=False)
+            data[4]["kv_indptr_host"] = data[3].tolist()
+            row["contiguous_mask_free_us"] = B.time_call(mla_torch.custom_kernel, data, args.reps,
+                                                         flush, synced=False)
+            row["paged64_mask_free_us"] = B.time_call(
+                table_call(data, cache, table, lens, host_lengths=True), None, args.reps, flush,
+                synced=False)
+            if fm is not None and fmt == "bf16":
+                row["flashmla_paged64_us"] = B.time_call(flashmla_fn(fm, data, cache, table, lens),
+                                                         None, args.reps, flush, synced=False)
+            row["ratio"] = row["paged64_us"] / row["contiguous_us"]
+            row["ratio_mask_free"] = row["paged64_mask_free_us"] / row["contiguous_mask_free_us"]
+            results["timing"].append(row)
+            fl = (f", FlashMLA paged 64 {row['flashmla_paged64_us']:.1f} us"
+                  if "flashmla_paged64_us" in row else "")
+            print(f"{bs}x{kv} {fmt}: contiguous {row['contiguous_us']:.1f} us, paged 64 "
+                  f"{row['paged64_us']:.1f} us ({row['ratio']:.3f}x); mask-free "
+                  f"{row['contiguous_mask_free_us']:.1f} / {row['paged64_mask_free_us']:.1f} us "
+                  f"({row['ratio_mask_free']:.3f}x){fl} (target <= 1.05)")
+    worst = max(max(r["ratio"], r["ratio_mask_free"]) for r in results["timing"])
+    print(f"paged 64 / contiguous, worst: {worst:.3f} (target <= 1.05)")
+    results["worst_ratio"] = worst
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
