@@ -19,7 +19,11 @@ SPECS = [("deepseek_r1_decode_fp8", "gfx950"), ("deepseek_r1_decode_bf16", "gfx9
          # 128 heads (8 row groups per sequence).
          ("deepseek_r1_decode_fp8_mtp2", "gfx950"), ("deepseek_r1_decode_fp8_h128", "gfx950"),
          ("deepseek_r1_decode_fp8_mi300x_mtp2", "gfx942"),
-         ("deepseek_r1_decode_fp8_mi300x_h128", "gfx942")]
+         ("deepseek_r1_decode_fp8_mi300x_h128", "gfx942"),
+         # Paged KV (issue 17): a block table of 64-row pages, a token list.
+         ("deepseek_r1_decode_fp8_paged64", "gfx950"), ("deepseek_r1_decode_fp8_kvindices", "gfx950"),
+         ("deepseek_r1_decode_fp8_mi300x_paged64", "gfx942"),
+         ("deepseek_r1_decode_fp8_mi300x_kvindices", "gfx942")]
 VARIANTS = {"mask_free": (4096, 8192), "masked": (4095, 8191)}
 
 
