@@ -433,6 +433,30 @@ def _decode_fake(q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len, spec,
     return q.new_empty((q.shape[0], m["num_heads"], m["v_dim"]), dtype=_TORCH_TYPE[m["out_type"]])
 
 
+_op_library.define(
+    "decode_paged(Tensor q, Tensor k_cache, Tensor? kv_scale, Tensor block_table, "
+    "Tensor cache_seqlens, str spec, int max_kv_len=-1, bool validate=False) -> Tensor")
+
+
+def _decode_paged_gpu(q, k_cache, kv_scale, block_table, cache_seqlens, spec, max_kv_len=-1,
+                      validate=False):
+    return spec_named(spec, q.get_device()).decode_paged(
+        q, k_cache, kv_scale, block_table, cache_seqlens,
+        None if max_kv_len < 0 else max_kv_len, validate=validate)
+
+
+_op_library.impl("decode_paged", _decode_paged_gpu, "CUDA")
+
+
+@torch.library.register_fake("mla::decode_paged")
+def _decode_paged_fake(q, k_cache, kv_scale, block_table, cache_seqlens, spec, max_kv_len=-1,
+                       validate=False):
+    m = L.read_manifest(os.path.join(os.environ.get("MLA_ARTIFACTS", "artifacts"),
+                                     spec + ".json"))
+    return q.new_empty((q.shape[0], q.shape[1], m["num_heads"], m["v_dim"]),
+                       dtype=_TORCH_TYPE[m["out_type"]])
+
+
 def decode(q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len, kv_format="fp8",
            kv_indptr_host=None, validate=False):
     """torch.ops.mla.decode with the spec chosen for kv_format."""
@@ -522,7 +546,9 @@ def mla_with_kvcache(q, k_cache, block_table, cache_seqlens, kv_scale=None, max_
     Returns out [batch, q_seq_len, heads, 512]; no LSE (the kernels keep
     it in the workspace). The spec is the one compiled for this KV format,
     shape and page size (spec_for; ValueError naming what is missing).
-    Never reads device memory on the host unless validate=True."""
+    Never reads device memory on the host unless validate=True, so it can
+    be captured in a CUDA graph; torch.ops.mla.decode_paged (spec named)
+    is the same as a custom op, for torch.compile."""
     for name, t in (("q", q), ("k_cache", k_cache)):
         if not isinstance(t, torch.Tensor) or t.dim() != 4:
             raise ValueError(f"{name} must be a 4-d tensor; got "
