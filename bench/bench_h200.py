@@ -399,10 +399,24 @@ def main():
             line += (f"; baseline fresh {geo(bf_all):.1f} us, in place {geo(bi_all):.1f} us, "
                      f"repeated queued {geo(bq_all):.1f} us, synced {geo(base_all):.1f} us")
         print(line)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=2)
     print(f"{failed} failed, {len(results['correctness']) - failed} passed")
+    finish(results, args.json, failed)
+
+
+def flashmla_module(folder):
+    """FlashMLA's flash_mla module built in `folder` (None without one)."""
+    if not folder:
+        return None
+    sys.path.insert(0, folder)
+    import flash_mla
+    return flash_mla
+
+
+def finish(results, path, failed):
+    """Writes `results` to `path` (if any) and exits 1 if a check failed."""
+    if path:
+        with open(path, "w") as f:
+            json.dump(results, f, indent=1)
     sys.exit(1 if failed else 0)
 
 

@@ -17,15 +17,11 @@ import mla_launcher as L  # noqa: E402
 import mla_torch as M  # noqa: E402
 
 
-def case(name, mutate, expect, phrase):
-    data, _ = B.make_inputs([100, 37, 256], "fp8", 7)
-    q, kvd, qo, kvp, config = data
-    kvd = dict(kvd)
-    args = [q, kvd, qo, kvp, dict(config)]
-    mutate(args)
+def refused(name, call, expect, phrase):
+    """call() must raise `expect` with `phrase` in its message."""
     torch.cuda.synchronize()
     try:
-        M.custom_kernel(tuple(args))
+        call()
     except expect as e:
         ok = phrase in str(e)
         print(f"{'ok  ' if ok else 'FAIL'} {name:34} {type(e).__name__}: {e}")
@@ -35,6 +31,16 @@ def case(name, mutate, expect, phrase):
         return False
     print(f"FAIL {name:34} no error")
     return False
+
+
+def case(name, mutate, expect, phrase):
+    """custom_kernel on the task's inputs, one argument made bad."""
+    data, _ = B.make_inputs([100, 37, 256], "fp8", 7)
+    q, kvd, qo, kvp, config = data
+    kvd = dict(kvd)
+    args = [q, kvd, qo, kvp, dict(config)]
+    mutate(args)
+    return refused(name, lambda: M.custom_kernel(tuple(args)), expect, phrase)
 
 
 def setq(a, v): a[0] = v
@@ -83,18 +89,7 @@ def paged_case(name, mutate, expect, phrase):
                 block_table=torch.arange(12, dtype=torch.int32, device="cuda").view(3, 4) % 8,
                 cache_seqlens=torch.tensor([100, 37, 256], dtype=torch.int32, device="cuda"))
     mutate(args)
-    torch.cuda.synchronize()
-    try:
-        M.mla_with_kvcache(**args)
-    except expect as e:
-        ok = phrase in str(e)
-        print(f"{'ok  ' if ok else 'FAIL'} {name:34} {type(e).__name__}: {e}")
-        return ok
-    except Exception as e:  # the wrong kind of error
-        print(f"FAIL {name:34} {type(e).__name__}: {e}")
-        return False
-    print(f"FAIL {name:34} no error")
-    return False
+    return refused(name, lambda: M.mla_with_kvcache(**args), expect, phrase)
 
 
 def setp(k, v): return lambda a: a.__setitem__(k, v)

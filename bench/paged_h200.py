@@ -24,8 +24,6 @@ bf16 decode on the same shuffled table. Target: page 64 within 5 % of
 contiguous. Exits 1 if a check fails.
 """
 import argparse
-import json
-import math
 import os
 import sys
 import time
@@ -266,10 +264,7 @@ def main():
     if args.memcheck_case:
         sys.exit(1 if failed else 0)
 
-    fm = None
-    if args.flashmla:
-        sys.path.insert(0, args.flashmla)
-        import flash_mla as fm
+    fm = B.flashmla_module(args.flashmla)
     flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
     for bs, kv in ((64, 8192), (256, 8192)):
         for fmt in ("fp8", "bf16"):
@@ -301,10 +296,7 @@ def main():
     worst = max(max(r["ratio"], r["ratio_mask_free"]) for r in results["timing"])
     print(f"paged 64 / contiguous, worst: {worst:.3f} (target <= 1.05)")
     results["worst_ratio"] = worst
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
-    sys.exit(1 if failed else 0)
+    B.finish(results, args.json, failed)
 
 
 if __name__ == "__main__":

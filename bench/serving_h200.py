@@ -19,7 +19,6 @@ KV, paged 64, the same shapes (causal for q_seq_len 2).
 Exits 1 if a check fails.
 """
 import argparse
-import json
 import math
 import os
 import sys
@@ -102,10 +101,7 @@ def main():
     if args.memcheck_case:
         sys.exit(1 if failed else 0)
 
-    fm = None
-    if args.flashmla:
-        sys.path.insert(0, args.flashmla)
-        import flash_mla as fm
+    fm = B.flashmla_module(args.flashmla)
     flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
     rows = []
     for bs, kv in ((64, 8192), (256, 8192)):
@@ -192,10 +188,7 @@ def main():
         r = find(64, "bf16", 1, 128) / find(64, "bf16", 1, 128, "flashmla_us")
         print(f"128 heads at 64x8192 bf16: ours / FlashMLA = {r:.2f}")
         results["h128_vs_flashmla"] = r
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
-    sys.exit(1 if failed else 0)
+    B.finish(results, args.json, failed)
 
 
 if __name__ == "__main__":

@@ -156,8 +156,7 @@ class Spec:
             args.kv_scale = kv_scale.data_ptr()
         self._workspace(plan, args, workspaces, stream)
         if validate:
-            host = None if kv_indices is None else kv_indices  # opt-in sync: validate
-            self._run_validated(plan_ref, args, stream, qo_indptr, kv_indptr, host)
+            self._run_validated(plan_ref, args, stream, qo_indptr, kv_indptr, kv_indices)
         else:
             self.context.run_ref(plan_ref, args_ref, stream)
         return out
@@ -185,13 +184,15 @@ class Spec:
         one rule), on a copy of the cached arguments: the cache keeps its
         own host copy, and the arrays made here live only as long as this
         call."""
-        host = lambda t: (ctypes.c_int32 * t.numel())(*t.flatten().tolist())  # noqa: E731
+        def host(t):  # a device tensor's contents as a host int32 array
+            return (ctypes.c_int32 * t.numel())(*t.flatten().tolist())  # opt-in sync: validate
+
         checked = L.DecodeArgs.from_buffer_copy(args)
         keep = []
         for field, t in (("kv_indptr_host", kv_indptr), ("qo_indptr_host", qo_indptr),
                          ("page_table_host", table), ("cache_seqlens_host", seqlens)):
             if t is not None:
-                keep.append(host(t))  # opt-in sync: validate
+                keep.append(host(t))
                 setattr(checked, field, keep[-1])
         checked.flags = L.DECODE_VALIDATE
         self.context.run_ref(plan_ref, ctypes.byref(checked), stream)

@@ -84,62 +84,21 @@ static bool aligned(const void *p, size_t a) {
   return reinterpret_cast<uintptr_t>(p) % a == 0;
 }
 
-/// MLA_DECODE_VALIDATE: the host copies' contents, entry by entry, against
-/// what the kernels would otherwise guard (mla/launcher.h).
-static mla_status validateBlockTable(const mla_spec_desc &s,
-                                     const mla_decode_args *a);
-
-static mla_status validateIndptrs(const mla_spec_desc &s,
-                                  const mla_decode_args *a) {
-  if (s.kv_layout == MLA_KV_BLOCK_TABLE)
-    return validateBlockTable(s, a);
-  const int32_t *kv = a->kv_indptr_host, *qo = a->qo_indptr_host;
-  if (!kv || !qo)
-    return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "flags has MLA_DECODE_VALIDATE but %s is NULL; validation "
-                "reads the host copies of both indptrs",
-                kv ? "qo_indptr_host" : "kv_indptr_host");
-  bool indices = s.kv_layout == MLA_KV_TOKEN_INDICES;
-  if (indices && !a->page_table_host)
-    return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "flags has MLA_DECODE_VALIDATE but page_table_host is NULL; "
-                "validation reads a host copy of kv_indices");
-  if (kv[0] < 0)
-    return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "kv_indptr[0] is %d; it must be >= 0", kv[0]);
+/// MLA_DECODE_VALIDATE, the rule every layout shares: qo_indptr (host
+/// copy) in steps of q_seq_len from >= 0 to <= batch x q_seq_len.
+static mla_status validateQoIndptr(const mla_spec_desc &s,
+                                   const mla_decode_args *a) {
+  const int32_t *qo = a->qo_indptr_host;
   if (qo[0] < 0)
     return fail(MLA_ERROR_INVALID_ARGUMENT,
                 "qo_indptr[0] is %d; it must be >= 0", qo[0]);
-  for (int64_t b = 0; b < a->batch; ++b) {
-    int64_t len = int64_t(kv[b + 1]) - kv[b];
-    if (len < 0)
-      return fail(MLA_ERROR_INVALID_ARGUMENT,
-                  "kv_indptr decreases at sequence %lld (%d then %d)",
-                  (long long)b, kv[b], kv[b + 1]);
-    if (len > a->max_kv_len)
-      return fail(MLA_ERROR_INVALID_ARGUMENT,
-                  "kv_indptr gives sequence %lld length %lld; max_kv_len is "
-                  "%lld",
-                  (long long)b, (long long)len, (long long)a->max_kv_len);
+  for (int64_t b = 0; b < a->batch; ++b)
     if (int64_t(qo[b + 1]) - qo[b] != s.q_seq_len)
       return fail(MLA_ERROR_INVALID_ARGUMENT,
                   "qo_indptr gives sequence %lld %lld query rows (%d to %d); "
                   "spec '%s' has q_seq_len %d",
                   (long long)b, (long long)(int64_t(qo[b + 1]) - qo[b]), qo[b],
                   qo[b + 1], s.name, s.q_seq_len);
-  }
-  int64_t kvEnd = indices ? a->kv_indices_len : a->kv_rows;
-  if (kv[a->batch] > kvEnd)
-    return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "kv_indptr[%lld] is %d, past %s = %lld", (long long)a->batch,
-                kv[a->batch], indices ? "kv_indices_len" : "kv_rows",
-                (long long)kvEnd);
-  if (indices)
-    for (int64_t i = kv[0]; i < kv[a->batch]; ++i)
-      if (a->page_table_host[i] < 0 || a->page_table_host[i] >= a->kv_rows)
-        return fail(MLA_ERROR_INVALID_ARGUMENT,
-                    "kv_indices[%lld] is %d, not a row of kv (kv_rows = %lld)",
-                    (long long)i, a->page_table_host[i], (long long)a->kv_rows);
   if (int64_t(qo[a->batch]) > a->batch * s.q_seq_len)
     return fail(MLA_ERROR_INVALID_ARGUMENT,
                 "qo_indptr[%lld] is %d, past q's %lld rows (batch x q_seq_len)",
@@ -149,22 +108,10 @@ static mla_status validateIndptrs(const mla_spec_desc &s,
 }
 
 /// MLA_DECODE_VALIDATE for a block table: lengths from cache_seqlens_host,
-/// every page a sequence uses wholly inside kv, and qo_indptr as for the
-/// other layouts.
+/// every page a sequence uses wholly inside kv.
 static mla_status validateBlockTable(const mla_spec_desc &s,
                                      const mla_decode_args *a) {
-  const int32_t *len = a->cache_seqlens_host, *qo = a->qo_indptr_host,
-                *table = a->page_table_host;
-  if (!len || !qo || !table)
-    return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "flags has MLA_DECODE_VALIDATE but %s is NULL; validation "
-                "reads host copies of cache_seqlens, qo_indptr and "
-                "block_table",
-                !len ? "cache_seqlens_host"
-                     : (!qo ? "qo_indptr_host" : "page_table_host"));
-  if (qo[0] < 0)
-    return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "qo_indptr[0] is %d; it must be >= 0", qo[0]);
+  const int32_t *len = a->cache_seqlens_host, *table = a->page_table_host;
   int64_t capacity = a->block_table_cols * int64_t(s.page_size);
   int64_t pages = a->kv_rows / s.page_size;
   for (int64_t b = 0; b < a->batch; ++b) {
@@ -185,19 +132,70 @@ static mla_status validateBlockTable(const mla_spec_desc &s,
                     (long long)b, (long long)j, e, (long long)pages,
                     s.page_size);
     }
-    if (int64_t(qo[b + 1]) - qo[b] != s.q_seq_len)
-      return fail(MLA_ERROR_INVALID_ARGUMENT,
-                  "qo_indptr gives sequence %lld %lld query rows (%d to %d); "
-                  "spec '%s' has q_seq_len %d",
-                  (long long)b, (long long)(int64_t(qo[b + 1]) - qo[b]), qo[b],
-                  qo[b + 1], s.name, s.q_seq_len);
   }
-  if (int64_t(qo[a->batch]) > a->batch * s.q_seq_len)
-    return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "qo_indptr[%lld] is %d, past q's %lld rows (batch x q_seq_len)",
-                (long long)a->batch, qo[a->batch],
-                (long long)(a->batch * s.q_seq_len));
   return MLA_SUCCESS;
+}
+
+/// MLA_DECODE_VALIDATE for kv_indptr: rising from >= 0, every length <=
+/// max_kv_len, ending inside kv (contiguous) or inside kv_indices, whose
+/// listed rows must be rows of kv (token list).
+static mla_status validateKvIndptr(const mla_spec_desc &s,
+                                   const mla_decode_args *a) {
+  const int32_t *kv = a->kv_indptr_host;
+  bool indices = s.kv_layout == MLA_KV_TOKEN_INDICES;
+  if (kv[0] < 0)
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "kv_indptr[0] is %d; it must be >= 0", kv[0]);
+  for (int64_t b = 0; b < a->batch; ++b) {
+    int64_t len = int64_t(kv[b + 1]) - kv[b];
+    if (len < 0)
+      return fail(MLA_ERROR_INVALID_ARGUMENT,
+                  "kv_indptr decreases at sequence %lld (%d then %d)",
+                  (long long)b, kv[b], kv[b + 1]);
+    if (len > a->max_kv_len)
+      return fail(MLA_ERROR_INVALID_ARGUMENT,
+                  "kv_indptr gives sequence %lld length %lld; max_kv_len is "
+                  "%lld",
+                  (long long)b, (long long)len, (long long)a->max_kv_len);
+  }
+  int64_t kvEnd = indices ? a->kv_indices_len : a->kv_rows;
+  if (kv[a->batch] > kvEnd)
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "kv_indptr[%lld] is %d, past %s = %lld", (long long)a->batch,
+                kv[a->batch], indices ? "kv_indices_len" : "kv_rows",
+                (long long)kvEnd);
+  if (indices)
+    for (int64_t i = kv[0]; i < kv[a->batch]; ++i)
+      if (a->page_table_host[i] < 0 || a->page_table_host[i] >= a->kv_rows)
+        return fail(MLA_ERROR_INVALID_ARGUMENT,
+                    "kv_indices[%lld] is %d, not a row of kv (kv_rows = %lld)",
+                    (long long)i, a->page_table_host[i], (long long)a->kv_rows);
+  return MLA_SUCCESS;
+}
+
+/// MLA_DECODE_VALIDATE: the host copies' contents, entry by entry, against
+/// what the kernels would otherwise guard (mla/launcher.h).
+static mla_status validateIndptrs(const mla_spec_desc &s,
+                                  const mla_decode_args *a) {
+  bool table = s.kv_layout == MLA_KV_BLOCK_TABLE;
+  bool indices = s.kv_layout == MLA_KV_TOKEN_INDICES;
+  const char *missing = !a->qo_indptr_host                ? "qo_indptr_host"
+                        : table && !a->cache_seqlens_host ? "cache_seqlens_host"
+                        : !table && !a->kv_indptr_host    ? "kv_indptr_host"
+                        : (table || indices) && !a->page_table_host
+                            ? "page_table_host"
+                            : nullptr;
+  if (missing)
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "flags has MLA_DECODE_VALIDATE but %s is NULL; validation "
+                "reads host copies of qo_indptr and of %s",
+                missing,
+                table     ? "cache_seqlens and block_table"
+                : indices ? "kv_indptr and kv_indices"
+                          : "kv_indptr");
+  if (mla_status st = table ? validateBlockTable(s, a) : validateKvIndptr(s, a))
+    return st;
+  return validateQoIndptr(s, a);
 }
 
 /// The checks on a call's buffers and sizes, shared by planning and running.
