@@ -445,9 +445,13 @@ struct Lowering {
   /// first chunk, which exists whenever the loop runs).
   /// A paged load's `table` and `tableOffset` are lowered values at the
   /// insertion point (null for a contiguous load).
+  /// `wholeTiles`: a paged mask-free tile within one page copies without
+  /// a per-copy bound where the page lies wholly in the source (a branch
+  /// per tile); for tiles copied and waited for at once (the prefetched
+  /// ones measured slower with the branch).
   void emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
                          Value dstOffset, Value table = Value(),
-                         Value tableOffset = Value());
+                         Value tableOffset = Value(), bool wholeTiles = false);
 
   /// A paged load's row map (LoadOp::isPaged) for the tile from logical
   /// row `start`: what pagedRow needs, computed once per tile. A tile
