@@ -234,7 +234,9 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   unsigned a = 0;
   Value q = entry->getArgument(a++), kv = entry->getArgument(a++);
   Value scalePtr = s.kvScale ? entry->getArgument(a++) : Value();
-  Value qoIndptr = entry->getArgument(a++), kvIndptr = entry->getArgument(a++);
+  Value qoIndptr = entry->getArgument(a++);
+  // kv_indptr, or cache_seqlens with a block table.
+  Value kvRanges = entry->getArgument(a++);
   Value pageTable =
       s.tokenIndices() || s.blockTable() ? entry->getArgument(a++) : Value();
   Value numSplits = entry->getArgument(a++);
@@ -288,12 +290,12 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   Value kvBegin, kvLen;
   if (s.blockTable()) {
     std::tie(kvBegin, kvLen) =
-        guardedTableRange(b, loc, kvIndptr, batch, pageTable, s.pageSize);
+        guardedTableRange(b, loc, kvRanges, batch, pageTable, s.pageSize);
     pageTable = memref::CollapseShapeOp::create(
         b, loc, pageTable, SmallVector<ReassociationIndices>{{0, 1}});
   } else {
     std::tie(kvBegin, kvLen) = guardedKvRange(
-        b, loc, kvIndptr, batch, s.tokenIndices() ? pageTable : kv);
+        b, loc, kvRanges, batch, s.tokenIndices() ? pageTable : kv);
   }
   // Every token's programs split the sequence's whole length alike, so
   // that they walk the same tiles; a token's causal edge then ends its
