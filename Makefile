@@ -49,7 +49,7 @@ artifacts: build
 	         kernels/deepseek_r1_decode_fp8_mtp2.mlir kernels/deepseek_r1_decode_fp8_h128.mlir \
 	         kernels/deepseek_r1_decode_bf16_mtp2.mlir kernels/deepseek_r1_decode_bf16_h128.mlir \
 	         kernels/deepseek_r1_decode_fp8_qp16_paged64.mlir kernels/deepseek_r1_decode_bf16_paged64.mlir \
-	         kernels/deepseek_r1_decode_fp8_qp16_kvindices.mlir; do \
+	         kernels/deepseek_r1_decode_fp8_qp16_kvindices.mlir kernels/deepseek_r1_decode_fp8_qp16_mtp2_paged64.mlir; do \
 	  $(BUILD)/bin/mla-compile $$s --chip=sm_90 --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
 	cp $(BUILD)/lib/libmla_launcher-cuda.so $(ARTIFACTS)/
 
