@@ -42,10 +42,29 @@ template <U32 (*F)(U32, U32)> bool vpk16(Exec &x, const Inst &in) {
     }
   return true;
 }
+/// v_pk_mad_u16: each half a * b + c, low 16 bits (three packed sources).
+bool vpkMadU16(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  for (unsigned l = 0; l < 64; ++l)
+    if (e >> l & 1) {
+      U32 r = 0;
+      for (bool hi : {false, true}) {
+        U32 v = half16(x, in.srcs[0], l, hi) * half16(x, in.srcs[1], l, hi) +
+                half16(x, in.srcs[2], l, hi);
+        r |= (v & 0xffff) << (hi ? 16 : 0);
+      }
+      x.setV(in.defs[0], l, r);
+    }
+  return true;
+}
 U32 pkLshl(U32 a, U32 b) { return b << (a & 15); }
 U32 pkLshr(U32 a, U32 b) { return b >> (a & 15); }
 U32 pkAdd(U32 a, U32 b) { return a + b; }
 U32 pkSub(U32 a, U32 b) { return a - b; }
+U32 pkMulLo(U32 a, U32 b) { return a * b; }
+U32 pkMinU(U32 a, U32 b) { return a < b ? a : b; }
+U32 pkMaxU(U32 a, U32 b) { return a > b ? a : b; }
+U32 pkAshr(U32 a, U32 b) { return U32(int16_t(b) >> (a & 15)); }
 
 /// One f32 element of a packed-f32 source (v_pk_*_f32, gfx90a+).
 float pkF32(Exec &x, const Opnd &o, unsigned l, bool hi) {
@@ -144,6 +163,11 @@ void mla::emu::addPackedOps(OpTable &t) {
   V("v_pk_lshrrev_b16", vpk16<pkLshr>);
   V("v_pk_add_u16", vpk16<pkAdd>);
   V("v_pk_sub_u16", vpk16<pkSub>);
+  V("v_pk_mul_lo_u16", vpk16<pkMulLo>);
+  V("v_pk_mad_u16", vpkMadU16);
+  V("v_pk_min_u16", vpk16<pkMinU>);
+  V("v_pk_max_u16", vpk16<pkMaxU>);
+  V("v_pk_ashrrev_i16", vpk16<pkAshr>);
   V("v_pk_add_f32", vpkF32<0>);
   V("v_pk_mul_f32", vpkF32<1>);
   V("v_pk_fma_f32", vpkF32<2>);

@@ -299,6 +299,7 @@ OP(i_lshrrev16, return ((b & 0xffff) >> (a & 15));)
 OP(i_add16, return (a + b) & 0xffff;)
 OP(i_sub16, return (a - b) & 0xffff;)
 OP(i_mul_lo16, return (a * b) & 0xffff;)
+OP(i_mad16, return (a * b + c) & 0xffff;)
 OP(i_add3, return a + b + c;)
 OP(i_and_or, return (a & b) | c;)
 OP(i_or3, return a | b | c;)
@@ -422,6 +423,8 @@ void mla::emu::addVectorOps(OpTable &t) {
   I2("v_max_i32", i_max_i32);
   I2("v_bcnt_u32_b32", i_bcnt);
   I3("v_add3_u32", i_add3);
+  I3("v_mad_legacy_u16", i_mad16);
+  I3("v_mad_u16", i_mad16);
   I3("v_and_or_b32", i_and_or);
   I3("v_or3_b32", i_or3);
   I3("v_xad_u32", i_xad);

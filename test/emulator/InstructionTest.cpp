@@ -147,6 +147,46 @@ TEST(EmulatorVector, Multiply24BitHighHalf) {
       }));
 }
 
+TEST(EmulatorVector, Packed16BitMultiplyMinMaxShift) {
+  // The mxfp4 decode's packed 16-bit integer math (LLVM vectorises it):
+  // low 16 bits of each half's product, unsigned min / max, arithmetic
+  // shift; op_sel picks the high half of a source for the low result.
+  EXPECT_OK(run(
+      "gfx950",
+      "v_pk_mul_lo_u16 v3, v1, v2\n"
+      "v_pk_min_u16 v4, v1, v2\n"
+      "v_pk_max_u16 v5, v1, v2\n"
+      "v_pk_ashrrev_i16 v6, v2, v1\n"
+      "v_pk_mul_lo_u16 v7, v1, v2 op_sel:[1,0] op_sel_hi:[1,1]\n"
+      "v_pk_mad_u16 v8, v1, 34, v2 op_sel_hi:[1,0,1]\n"
+      "v_mad_legacy_u16 v9, v1, 34, v2",
+      64,
+      [](WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l) {
+          w.V(1, l) = (0x8000u + 977u * l) << 16 | (300u + l);
+          w.V(2, l) = (l % 16) << 16 | (0x7F80u - l);
+        }
+      },
+      [](const WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l) {
+          uint32_t a0 = 300 + l, a1 = (0x8000u + 977u * l) & 0xFFFF;
+          uint32_t b0 = 0x7F80 - l, b1 = l % 16;
+          auto pack = [](uint32_t lo, uint32_t hi) {
+            return (lo & 0xFFFF) | (hi & 0xFFFF) << 16;
+          };
+          EXPECT_EQ(w.V(3, l), pack(a0 * b0, a1 * b1)) << l;
+          EXPECT_EQ(w.V(4, l), pack(std::min(a0, b0), std::min(a1, b1))) << l;
+          EXPECT_EQ(w.V(5, l), pack(std::max(a0, b0), std::max(a1, b1))) << l;
+          EXPECT_EQ(w.V(6, l), pack(uint32_t(int16_t(a0) >> (b0 & 15)),
+                                    uint32_t(int16_t(a1) >> (b1 & 15))))
+              << l;
+          EXPECT_EQ(w.V(7, l), pack(a1 * b0, a1 * b1)) << l;
+          EXPECT_EQ(w.V(8, l), pack(a0 * 34 + b0, a1 * 34 + b1)) << l;
+          EXPECT_EQ(w.V(9, l), (a0 * 34 + b0) & 0xFFFF) << l;
+        }
+      }));
+}
+
 TEST(EmulatorVector, FloatModifiersSdwaDppAndPacked) {
   EXPECT_OK(run(
       "gfx950",
