@@ -15,6 +15,10 @@ include "mlir/IR/CommonTypeConstraints.td"
 // the target lowering.
 def MLA_Tile : StaticShapeTensorOf<[AnyFloat]>;
 def MLA_F32Tile : StaticShapeTensorOf<[F32]>;
+// Bytes of a block-scaled format as stored (mxfp4: packed e2m1 pairs, e8m0
+// scales); only `mla.load` makes them and only `mla.dequant` reads them.
+def MLA_ByteTile : StaticShapeTensorOf<[I8]>;
+def MLA_LoadedTile : StaticShapeTensorOf<[AnyFloat, I8]>;
 // A page table: a dynamically sized row of i32 entries.
 def MLA_PageTable : Type<
     CPred<"::llvm::isa<::mlir::MemRefType>($_self) && "
@@ -42,7 +46,17 @@ def MLA_DecodeOp : MLA_Op<"decode", [Symbol]> {
     Shape and type attributes: `num_heads`, `num_kv_heads`, `qk_dim`,
     `v_dim`, `rope_dim`, `q_type`, `kv_type`, `out_type`, `kv_scale`
     (`"none"` or `"per_tensor"`: one f32 scale that dequantises every KV
-    element), `page_size`, `q_seq_len`, `softmax_scale`.
+    element; `"block32_e8m0"` for `kv_type = f4E2M1FN`), `page_size`,
+    `q_seq_len`, `softmax_scale`.
+
+    mxfp4 KV (`kv_type = f4E2M1FN, kv_scale = "block32_e8m0"`, the OCP MX
+    format): a cache row holds `qk_dim / 2` bytes, two e2m1 values per byte
+    with the even element in the low nibble, and a scale array of e8m0
+    bytes (2^(e - 127), 0xFF = NaN), one per block of 32 consecutive values
+    of a row, whose row stride is the array's own (quantisers pad it). A
+    value is its e2m1 value times its block's scale. Each KV tile is
+    dequantised to bf16 (`mla.dequant`: exact but for results beyond bf16's
+    range), so Q and P stay bf16 (`qp_type` bf16).
 
     Numerics attribute `qp_type` (optional): the element type Q and the
     softmax probabilities P are rounded to before the two matrix products.
@@ -131,6 +145,8 @@ def MLA_DecodeOp : MLA_Op<"decode", [Symbol]> {
   let extraClassDeclaration = [{
     /// True when KV elements need the per-tensor dequantisation scale.
     bool hasKVScale() { return getKvScale() == "per_tensor"; }
+    /// True for mxfp4 KV: packed e2m1 pairs with e8m0 block scales.
+    bool isMxfp4KV() { return getKvScale() == "block32_e8m0"; }
     /// The strongest divisor of every sequence length that the spec states
     /// (from `kv_len` or `kv_len_multiple_of`); 1 when it states none.
     int64_t getKnownKVLenDivisor();
@@ -250,7 +266,8 @@ def MLA_LoadOp : MLA_Op<"load", [AttrSizedOperandSegments]> {
     Reads a tile whose rank r is at most the buffer's rank; the tile spans the
     buffer's trailing r dimensions starting at `indices` (one per buffer
     dimension). Element types must agree: conversions are explicit
-    (`mla.cast`).
+    (`mla.cast`, `mla.dequant` for a block-scaled format's bytes, which load
+    as `i8` tiles).
 
     With `bound`, the load is masked along the tile's first dimension: tile
     row `i` is read only if `indices[rank - r] + i < bound`, and is zero
@@ -277,7 +294,7 @@ def MLA_LoadOp : MLA_Op<"load", [AttrSizedOperandSegments]> {
                        Arg<Optional<MLA_PageTable>, "", [MemRead]>:$table,
                        Optional<Index>:$table_offset,
                        OptionalAttr<I64Attr>:$page_size);
-  let results = (outs MLA_Tile:$result);
+  let results = (outs MLA_LoadedTile:$result);
   let assemblyFormat = [{
     $source `[` $indices `]` (`pages` $table^ `[` $table_offset `]` `page_size` $page_size)? (`bound` $bound^)? attr-dict `:` type($source) `->` type($result)
   }];
@@ -336,6 +353,36 @@ def MLA_CastOp : MLA_Op<"cast", [Pure, SameOperandsAndResultShape]> {
   let arguments = (ins MLA_Tile:$source);
   let results = (outs MLA_Tile:$result);
   let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def MLA_DequantOp : MLA_Op<"dequant", [Pure]> {
+  let summary = "values of a block-scaled format from its stored bytes";
+  let description = [{
+    Decodes a tile of a block-scaled format. `format = "mxfp4"` (OCP MX
+    fp4): `data` holds two e2m1 values per byte (element 2j in the low
+    nibble of byte j, 2j + 1 in the high one) and `scales` one e8m0 byte
+    per block of 32 consecutive elements of a row (scale 2^(e - 127); 0xFF
+    is NaN). Element (r, c) is `e2m1(nibble c of row r) * scale(r, c / 32)`,
+    rounded to the result type: bf16 holds every such value exactly up to
+    its largest finite one; larger ones become infinite (scales of 2^126
+    and up with values of 4 and up).
+
+    A row that a masked load read as zeros (both bytes zero) decodes to
+    zeros.
+
+    ```mlir
+    %d = mla.load %kv[%r, %c0] bound %end : memref<?x288xi8> -> tensor<64x288xi8>
+    %s = mla.load %kv_scales[%r, %c0] bound %end : memref<?x?xi8> -> tensor<64x18xi8>
+    %k = mla.dequant %d, %s format "mxfp4" : tensor<64x288xi8>, tensor<64x18xi8> -> tensor<64x576xbf16>
+    ```
+  }];
+  let arguments = (ins MLA_ByteTile:$data, MLA_ByteTile:$scales,
+                       StrAttr:$format);
+  let results = (outs MLA_Tile:$result);
+  let assemblyFormat = [{
+    $data `,` $scales `format` $format attr-dict `:` type($data) `,` type($scales) `->` type($result)
+  }];
   let hasVerifier = 1;
 }
 

@@ -134,8 +134,10 @@ LogicalResult DecodeOp::verify() {
   Type q = getQType(), kv = getKvType(), out = getOutType();
   if (!q.isBF16() && !q.isF32())
     return emitOpError("q_type must be bf16 or f32, got ") << q;
-  if (!kv.isBF16() && !isa<Float8E4M3FNType, Float8E4M3FNUZType>(kv))
-    return emitOpError("kv_type must be bf16, f8E4M3FN or f8E4M3FNUZ, got ")
+  if (!kv.isBF16() &&
+      !isa<Float8E4M3FNType, Float8E4M3FNUZType, Float4E2M1FNType>(kv))
+    return emitOpError(
+               "kv_type must be bf16, f8E4M3FN, f8E4M3FNUZ or f4E2M1FN, got ")
            << kv;
   if (!out.isBF16() && !out.isF32())
     return emitOpError("out_type must be bf16 or f32, got ") << out;
@@ -154,11 +156,19 @@ LogicalResult DecodeOp::verify() {
              << "): both operands of each matrix product share one fp8 format";
   }
 
-  if (getKvScale() != "none" && getKvScale() != "per_tensor")
-    return emitOpError("kv_scale must be \"none\" or \"per_tensor\", got \"")
+  if (getKvScale() != "none" && getKvScale() != "per_tensor" &&
+      getKvScale() != "block32_e8m0")
+    return emitOpError("kv_scale must be \"none\", \"per_tensor\" or "
+                       "\"block32_e8m0\", got \"")
            << getKvScale() << "\"";
   if (isa<Float8E4M3FNType, Float8E4M3FNUZType>(kv) && !hasKVScale())
     return emitOpError("fp8 KV (") << kv << ") needs kv_scale = \"per_tensor\"";
+  if (isa<Float4E2M1FNType>(kv) != isMxfp4KV())
+    return emitOpError("kv_scale = \"block32_e8m0\" goes with kv_type = "
+                       "f4E2M1FN (mxfp4) and only with it, got kv_type ")
+           << kv << " and kv_scale \"" << getKvScale() << "\"";
+  // (Every spec's qk_dim and v_dim are multiples of 32, mxfp4's block, and
+  // qp_type f16 / fp8 need an fp8 kv_type: mxfp4 runs with bf16 Q and P.)
 
   float scale = getSoftmaxScale().convertToFloat();
   if (!(scale > 0.0f) || !std::isfinite(scale))
@@ -327,6 +337,36 @@ LogicalResult LoadOp::verify() {
       return emitOpError("page_size must be a power of two up to 4096, got ")
              << p;
   }
+  return success();
+}
+
+LogicalResult DequantOp::verify() {
+  if (getFormat() != "mxfp4")
+    return emitOpError("format must be \"mxfp4\", got \"")
+           << getFormat() << "\"";
+  auto data = getData().getType(), scales = getScales().getType();
+  auto res = getResult().getType();
+  if (data.getRank() != 2 || scales.getRank() != 2 || res.getRank() != 2)
+    return emitOpError("data, scales and result must be rank-2 tiles");
+  if (!res.getElementType().isBF16())
+    return emitOpError("result element type must be bf16, got ")
+           << res.getElementType();
+  int64_t rows = res.getDimSize(0), cols = res.getDimSize(1);
+  if (data.getDimSize(0) != rows || scales.getDimSize(0) != rows)
+    return emitOpError() << "data (" << data.getDimSize(0) << ") and scales ("
+                         << scales.getDimSize(0)
+                         << ") must have the result's rows (" << rows << ")";
+  if (cols % 32)
+    return emitOpError() << "result columns (" << cols
+                         << ") must be whole blocks of 32";
+  if (data.getDimSize(1) * 2 != cols)
+    return emitOpError() << "data holds two values per byte: " << cols
+                         << " columns need " << cols / 2 << " bytes, got "
+                         << data.getDimSize(1);
+  if (scales.getDimSize(1) * 32 != cols)
+    return emitOpError() << "one scale per block of 32: " << cols
+                         << " columns need " << cols / 32 << " scales, got "
+                         << scales.getDimSize(1);
   return success();
 }
 

@@ -34,10 +34,11 @@ struct DecodeShape {
   int64_t heads, qkDim, vDim, blockN;
   Type qType, kvType, outType;
   bool kvScale;
-  Type qpType;      ///< what Q and P are rounded to for the matrix products
-  int64_t qSeqLen;  ///< query tokens per sequence (causal among themselves)
-  int64_t blockM;   ///< query rows per stage-1 program: part of one token
-                    ///< (divides heads) or whole tokens
+  bool mxfp4;      ///< kv_scale block32_e8m0: packed e2m1 pairs and e8m0 scales
+  Type qpType;     ///< what Q and P are rounded to for the matrix products
+  int64_t qSeqLen; ///< query tokens per sequence (causal among themselves)
+  int64_t blockM;  ///< query rows per stage-1 program: part of one token
+                   ///< (divides heads) or whole tokens
   StringRef layout; ///< kv_layout: contiguous, token_indices, block_table
   int64_t pageSize; ///< rows per page (block_table)
 
@@ -53,12 +54,17 @@ struct DecodeShape {
 /// Types of the global buffers both stages share.
 struct Buffers {
   MemRefType q, kv, scale, indptr, partial, lse, out, blockTable;
+  MemRefType kvScales; ///< mxfp4: e8m0 bytes [rows, blocks], padded stride
 
   Buffers(MLIRContext *ctx, const DecodeShape &s) {
     int64_t dyn = ShapedType::kDynamic;
     Type f32 = Float32Type::get(ctx);
     q = MemRefType::get({dyn, s.heads, s.qkDim}, s.qType);
-    kv = MemRefType::get({dyn, s.qkDim}, s.kvType);
+    Type i8 = IntegerType::get(ctx, 8);
+    // mxfp4 rows are qk_dim / 2 bytes of packed e2m1 pairs.
+    kv = s.mxfp4 ? MemRefType::get({dyn, s.qkDim / 2}, i8)
+                 : MemRefType::get({dyn, s.qkDim}, s.kvType);
+    kvScales = MemRefType::get({dyn, dyn}, i8);
     scale = MemRefType::get({1}, f32);
     indptr = MemRefType::get({dyn}, IntegerType::get(ctx, 32));
     blockTable = MemRefType::get({dyn, dyn}, IntegerType::get(ctx, 32));
@@ -173,6 +179,8 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   SmallVector<Type> args{buf.q, buf.kv};
   if (s.kvScale)
     args.push_back(buf.scale);
+  if (s.mxfp4)
+    args.push_back(buf.kvScales);
   args.append({buf.indptr, buf.indptr});
   if (s.tokenIndices())
     args.push_back(buf.indptr);
@@ -214,6 +222,8 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   SmallVector<StringRef> names{"q", "kv"};
   if (s.kvScale)
     names.push_back("kv_scale");
+  if (s.mxfp4)
+    names.push_back("kv_scales");
   names.push_back("qo_indptr");
   if (s.blockTable())
     names.append({"cache_seqlens", "block_table"});
@@ -234,6 +244,7 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   unsigned a = 0;
   Value q = entry->getArgument(a++), kv = entry->getArgument(a++);
   Value scalePtr = s.kvScale ? entry->getArgument(a++) : Value();
+  Value kvScales = s.mxfp4 ? entry->getArgument(a++) : Value();
   Value qoIndptr = entry->getArgument(a++);
   // kv_indptr, or cache_seqlens with a block table.
   Value kvRanges = entry->getArgument(a++);
@@ -296,6 +307,21 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   } else {
     std::tie(kvBegin, kvLen) = guardedKvRange(
         b, loc, kvRanges, batch, s.tokenIndices() ? pageTable : kv);
+  }
+  // mxfp4: every tile also reads qk_dim / 32 scales of each row. A scale
+  // array with fewer columns, or (contiguous) fewer rows than the range
+  // needs, makes the sequence empty, as a bad range does; paged loads
+  // check each gathered row against both buffers themselves.
+  if (s.mxfp4) {
+    using P = arith::CmpIPredicate;
+    Value ok = cmp(b, loc, P::sge, memref::DimOp::create(b, loc, kvScales, c1),
+                   cst(s.qkDim / 32));
+    if (!pageTable) {
+      Value end = arith::AddIOp::create(b, loc, kvBegin, kvLen);
+      Value rows = memref::DimOp::create(b, loc, kvScales, c0);
+      ok = arith::AndIOp::create(b, loc, ok, cmp(b, loc, P::sle, end, rows));
+    }
+    kvLen = arith::SelectOp::create(b, loc, ok, kvLen, c0);
   }
   // Every token's programs split the sequence's whole length alike, so
   // that they walk the same tiles; a token's causal edge then ends its
@@ -368,16 +394,27 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
     Value n = body->getArgument(0);
     Value m = body->getArgument(1), l = body->getArgument(2);
     Value acc = body->getArgument(3);
-    auto kT = tile({s.blockN, s.qkDim}, s.kvType);
-    Value k;
-    if (pageTable) // rows gathered from token n on through the table
-      k = LoadOp::create(b, loc, kT, kv, ValueRange{n, c0}, rowEnd, pageTable,
-                         kvBegin, b.getI64IntegerAttr(s.pageSize));
-    else
-      k = LoadOp::create(
-          b, loc, kT, kv,
+    Type kvElt = s.mxfp4 ? b.getBF16Type() : s.kvType;
+    auto kT = tile({s.blockN, s.qkDim}, kvElt);
+    auto loadRows = [&](RankedTensorType t, Value src) -> Value {
+      if (pageTable) // rows gathered from token n on through the table
+        return LoadOp::create(b, loc, t, src, ValueRange{n, c0}, rowEnd,
+                              pageTable, kvBegin,
+                              b.getI64IntegerAttr(s.pageSize));
+      return LoadOp::create(
+          b, loc, t, src,
           ValueRange{arith::AddIOp::create(b, loc, kvBegin, n), c0}, rowEnd,
           Value(), Value(), IntegerAttr());
+    };
+    Value k;
+    if (s.mxfp4) {
+      Type i8 = b.getI8Type();
+      Value data = loadRows(tile({s.blockN, s.qkDim / 2}, i8), kv);
+      Value scales = loadRows(tile({s.blockN, s.qkDim / 32}, i8), kvScales);
+      k = DequantOp::create(b, loc, kT, data, scales, b.getStringAttr("mxfp4"));
+    } else {
+      k = loadRows(kT, kv);
+    }
     auto scoresT = tile({bm, s.blockN}, f32);
     Value scores = DotOp::create(b, loc, scoresT, qTile, k, Value(),
                                  /*transpose_rhs=*/true);
@@ -393,7 +430,7 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
     Value p = sm.getProbs();
     if (!opType.isF32())
       p = CastOp::create(b, loc, tile({bm, s.blockN}, opType), p);
-    Value v = SliceOp::create(b, loc, tile({s.blockN, s.vDim}, s.kvType), k,
+    Value v = SliceOp::create(b, loc, tile({s.blockN, s.vDim}, kvElt), k,
                               b.getDenseI64ArrayAttr({0, 0}));
     Value accNew = DotOp::create(b, loc, accT, p, v, sm.getNewAcc(),
                                  /*transpose_rhs=*/false);
@@ -486,6 +523,7 @@ struct MLAExpandDecode
           spec.getKvType(),
           spec.getOutType(),
           spec.hasKVScale(),
+          spec.isMxfp4KV(),
           spec.getQpType().value_or(BFloat16Type::get(spec.getContext())),
           static_cast<int64_t>(spec.getQSeqLen()),
           spec.getRowsPerProgram(),

@@ -35,6 +35,7 @@ using namespace mlir::mla;
 namespace {
 
 /// Storage of a tile element in host buffers.
+using mla::mxfp4ToBf16;
 using mla::storageType;
 
 /// Emits `for i0 in [0, shape0) ... for iN in [0, shapeN)` and calls `body`
@@ -252,6 +253,38 @@ struct CastLowering : TilePattern<CastOp> {
       Value v = toF32(rw, loc, load(rw, loc, a.getSource(), iv),
                       op.getSource().getType().getElementType());
       return fromF32(rw, loc, v, resT.getElementType());
+    });
+    return success();
+  }
+};
+
+struct DequantLowering : TilePattern<DequantOp> {
+  using TilePattern::TilePattern;
+  LogicalResult matchAndRewrite(DequantOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Type i32 = rw.getI32Type();
+    replaceByElements(op, op.getResult().getType(), rw, [&](ValueRange iv) {
+      Value r = iv[0], col = iv[1];
+      Value byteCol =
+          arith::DivUIOp::create(rw, loc, col, cstIndex(rw, loc, 2));
+      Value blockCol =
+          arith::DivUIOp::create(rw, loc, col, cstIndex(rw, loc, 32));
+      Value byte = arith::ExtUIOp::create(
+          rw, loc, i32, load(rw, loc, a.getData(), {r, byteCol}));
+      // Element 2j in the low nibble of byte j, 2j + 1 in the high one.
+      Value shift = arith::IndexCastOp::create(
+          rw, loc, i32,
+          arith::MulIOp::create(
+              rw, loc,
+              arith::RemUIOp::create(rw, loc, col, cstIndex(rw, loc, 2)),
+              cstIndex(rw, loc, 4)));
+      Value code = arith::AndIOp::create(
+          rw, loc, arith::ShRUIOp::create(rw, loc, byte, shift),
+          cstI32(rw, loc, 0xF));
+      Value scale = arith::ExtUIOp::create(
+          rw, loc, i32, load(rw, loc, a.getScales(), {r, blockCol}));
+      return mxfp4ToBf16(rw, loc, code, scale);
     });
     return success();
   }
@@ -630,8 +663,8 @@ struct MLALowerToLoops
         });
     patterns.add<DimLowering, CollapseShapeLowering>(types, ctx);
     patterns.add<FillLowering, LoadLowering, StoreLowering, CastLowering,
-                 ScaleLowering, SliceLowering, MaskLowering, DotLowering,
-                 OnlineSoftmaxLowering, SoftmaxFinalizeLowering,
+                 DequantLowering, ScaleLowering, SliceLowering, MaskLowering,
+                 DotLowering, OnlineSoftmaxLowering, SoftmaxFinalizeLowering,
                  SplitKReduceLowering, SplitRangeLowering, KvLoopLowering,
                  YieldLowering>(types, ctx);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))

@@ -155,6 +155,47 @@ Value mlir::mla::fromF32(OpBuilder &b, Location loc, Value v, Type t) {
   return arith::TruncIOp::create(b, loc, b.getI16Type(), hi);
 }
 
+Value mlir::mla::mxfp4ToBf16(OpBuilder &b, Location loc, Value code,
+                             Value scale) {
+  using P = arith::CmpIPredicate;
+  auto c = [&](int64_t v) { return cstI32(b, loc, v); };
+  auto andi = [&](Value x, int64_t m) {
+    return arith::AndIOp::create(b, loc, x, c(m)).getResult();
+  };
+  auto shl = [&](Value x, Value n) {
+    return arith::ShLIOp::create(b, loc, x, n).getResult();
+  };
+  auto cmpc = [&](P p, Value x, int64_t v) {
+    return arith::CmpIOp::create(b, loc, p, x, c(v)).getResult();
+  };
+  auto sel = [&](Value cond, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, cond, x, y).getResult();
+  };
+  // A value is M * 2^(scale - 128), M = 2 * |e2m1| in {0,1,2,3,4,6,8,12}.
+  Value mag = andi(code, 7);
+  Value sign = shl(andi(code, 8), c(12));
+  // Normal results: the bf16 exponent field is the scale plus
+  // the e2m1 exponent, the mantissa bit e2m1's: bits = (scale << 7) +
+  // (mag << 6) - 128, less 64 more for mag 1 (0.5, e2m1's subnormal);
+  // past the largest finite value, infinity; with scales 0 and 1 it may
+  // fall below the normals (negative, or a field of 0).
+  Value normal =
+      arith::AddIOp::create(b, loc, shl(scale, c(7)), shl(mag, c(6)));
+  normal = arith::SubIOp::create(b, loc, normal,
+                                 sel(cmpc(P::eq, mag, 1), c(192), c(128)));
+  normal = arith::MinSIOp::create(b, loc, normal, c(0x7F80));
+  // Below bf16's smallest normal (only with scales 0 and 1): a subnormal,
+  // M << (5 + scale) in units of 2^-133, M from a table of nibbles.
+  Value m =
+      andi(arith::ShRUIOp::create(b, loc, c(0xC8643210), shl(mag, c(2))), 0xF);
+  Value low = shl(m, arith::AddIOp::create(b, loc, scale, c(5)));
+  Value bits = sel(cmpc(P::slt, normal, 0x80), low, normal);
+  bits = sel(cmpc(P::eq, mag, 0), c(0), bits);
+  bits = sel(cmpc(P::eq, scale, 255), c(0x7FC0), bits);
+  bits = arith::OrIOp::create(b, loc, bits, sign);
+  return arith::TruncIOp::create(b, loc, b.getI16Type(), bits);
+}
+
 Value mlir::mla::storedZero(OpBuilder &b, Location loc, Type t) {
   Type st = storageType(t);
   if (isa<IntegerType>(st))

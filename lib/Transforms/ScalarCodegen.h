@@ -35,6 +35,12 @@ Value toF32(OpBuilder &b, Location loc, Value stored, Type t);
 /// FNUZ saturating) and returns its stored form.
 Value fromF32(OpBuilder &b, Location loc, Value v, Type t);
 
+/// The bf16 bits (i16) of one mxfp4 element: e2m1 `code` (i32, 0..15)
+/// times the e8m0 block scale `scale` (i32, 0..255: 2^(scale - 127), 255 =
+/// NaN). Exact, with subnormal results, and infinite past bf16's range.
+/// Integer arithmetic only, so every target decodes alike.
+Value mxfp4ToBf16(OpBuilder &b, Location loc, Value code, Value scale);
+
 /// The stored zero of float type `t`.
 Value storedZero(OpBuilder &b, Location loc, Type t);
 

@@ -81,7 +81,7 @@ mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, ro
 
 // -----
 
-// expected-error @+1 {{kv_type must be bf16, f8E4M3FN or f8E4M3FNUZ, got 'f8E5M2'}}
+// expected-error @+1 {{kv_type must be bf16, f8E4M3FN, f8E4M3FNUZ or f4E2M1FN, got 'f8E5M2'}}
 mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E5M2, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
 
 // -----
@@ -111,7 +111,7 @@ mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, ro
 
 // -----
 
-// expected-error @+1 {{kv_scale must be "none" or "per_tensor", got "per_token"}}
+// expected-error @+1 {{kv_scale must be "none", "per_tensor" or "block32_e8m0", got "per_token"}}
 mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_token", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
 
 // -----
@@ -649,4 +649,93 @@ func.func @f() attributes {mla.split_candidates = [1, 2]} {
 // expected-error @+1 {{'mla.shared_byte' is not an attribute of the mla dialect}}
 func.func @f() attributes {mla.shared_byte = 0 : i64} {
   return
+}
+
+// -----
+
+// expected-error @+1 {{kv_scale = "block32_e8m0" goes with kv_type = f4E2M1FN (mxfp4) and only with it, got kv_type 'f4E2M1FN' and kv_scale "none"}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f4E2M1FN, out_type = bf16, kv_scale = "none", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+
+// -----
+
+// expected-error @+1 {{kv_scale = "block32_e8m0" goes with kv_type = f4E2M1FN (mxfp4) and only with it, got kv_type 'bf16' and kv_scale "block32_e8m0"}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = bf16, out_type = bf16, kv_scale = "block32_e8m0", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4}
+
+// -----
+
+mla.kernel @k(%d: memref<?x288xi8>, %s: memref<?x?xi8>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %dt = mla.load %d[%i, %i] : memref<?x288xi8> -> tensor<64x288xi8>
+  %st = mla.load %s[%i, %i] : memref<?x?xi8> -> tensor<64x18xi8>
+  // expected-error @+1 {{format must be "mxfp4", got "nvfp4"}}
+  %k = mla.dequant %dt, %st format "nvfp4" : tensor<64x288xi8>, tensor<64x18xi8> -> tensor<64x576xbf16>
+  mla.return
+}
+
+// -----
+
+mla.kernel @k(%d: memref<?x288xi8>, %s: memref<?x?xi8>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %dt = mla.load %d[%i, %i] : memref<?x288xi8> -> tensor<64x288xi8>
+  %st = mla.load %s[%i, %i] : memref<?x?xi8> -> tensor<64x18xi8>
+  // expected-error @+1 {{result element type must be bf16, got 'f32'}}
+  %k = mla.dequant %dt, %st format "mxfp4" : tensor<64x288xi8>, tensor<64x18xi8> -> tensor<64x576xf32>
+  mla.return
+}
+
+// -----
+
+mla.kernel @k(%d: memref<?x288xi8>, %s: memref<?x?xi8>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %dt = mla.load %d[%i, %i] : memref<?x288xi8> -> tensor<64x288xi8>
+  %st = mla.load %s[%i, %i] : memref<?x?xi8> -> tensor<32x18xi8>
+  // expected-error @+1 {{data (64) and scales (32) must have the result's rows (64)}}
+  %k = mla.dequant %dt, %st format "mxfp4" : tensor<64x288xi8>, tensor<32x18xi8> -> tensor<64x576xbf16>
+  mla.return
+}
+
+// -----
+
+mla.kernel @k(%d: memref<?x288xi8>, %s: memref<?x?xi8>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %dt = mla.load %d[%i, %i] : memref<?x288xi8> -> tensor<64x16xi8>
+  %st = mla.load %s[%i, %i] : memref<?x?xi8> -> tensor<64x1xi8>
+  // expected-error @+1 {{result columns (40) must be whole blocks of 32}}
+  %k = mla.dequant %dt, %st format "mxfp4" : tensor<64x16xi8>, tensor<64x1xi8> -> tensor<64x40xbf16>
+  mla.return
+}
+
+// -----
+
+mla.kernel @k(%d: memref<?x288xi8>, %s: memref<?x?xi8>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %dt = mla.load %d[%i, %i] : memref<?x288xi8> -> tensor<64x288xi8>
+  %st = mla.load %s[%i, %i] : memref<?x?xi8> -> tensor<64x18xi8>
+  // expected-error @+1 {{data holds two values per byte: 512 columns need 256 bytes, got 288}}
+  %k = mla.dequant %dt, %st format "mxfp4" : tensor<64x288xi8>, tensor<64x18xi8> -> tensor<64x512xbf16>
+  mla.return
+}
+
+// -----
+
+mla.kernel @k(%d: memref<?x288xi8>, %s: memref<?x?xi8>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %dt = mla.load %d[%i, %i] : memref<?x288xi8> -> tensor<64x288xi8>
+  %st = mla.load %s[%i, %i] : memref<?x?xi8> -> tensor<64x16xi8>
+  // expected-error @+1 {{one scale per block of 32: 576 columns need 18 scales, got 16}}
+  %k = mla.dequant %dt, %st format "mxfp4" : tensor<64x288xi8>, tensor<64x16xi8> -> tensor<64x576xbf16>
+  mla.return
+}
+
+// -----
+
+mla.kernel @k(%d: memref<?x288xi8>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %dt = mla.load %d[%i, %i] : memref<?x288xi8> -> tensor<64x288xi8>
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of floating-point values}}
+  %c = mla.cast %dt : tensor<64x288xi8> -> tensor<64x288xf32>
+  mla.return
+}
+
+// -----
+
+mla.kernel @k(%d: memref<?x16x288xi8>, %s: memref<?x?xi8>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %dt = mla.load %d[%i, %i, %i] : memref<?x16x288xi8> -> tensor<1x16x288xi8>
+  %st = mla.load %s[%i, %i] : memref<?x?xi8> -> tensor<16x18xi8>
+  // expected-error @+1 {{data, scales and result must be rank-2 tiles}}
+  %k = mla.dequant %dt, %st format "mxfp4" : tensor<1x16x288xi8>, tensor<16x18xi8> -> tensor<16x576xbf16>
+  mla.return
 }
