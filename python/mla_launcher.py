@@ -12,7 +12,7 @@ import json
 import os
 
 MANIFEST_VERSION = 3
-ABI_VERSION = 7
+ABI_VERSION = 8
 DECODE_VALIDATE = 1  # mla_decode_args.flags: MLA_DECODE_VALIDATE
 
 _c64, _vp, _cs, _ci = ctypes.c_int64, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
@@ -57,7 +57,8 @@ class DecodeArgs(ctypes.Structure):  # mla_decode_args
                 ("kv_indices", _vp), ("kv_indices_len", _c64),
                 ("block_table", _vp), ("block_table_cols", _c64),
                 ("cache_seqlens", _vp), ("cache_seqlens_host", ctypes.POINTER(ctypes.c_int32)),
-                ("page_table_host", ctypes.POINTER(ctypes.c_int32))]
+                ("page_table_host", ctypes.POINTER(ctypes.c_int32)),
+                ("kv_scales", _vp), ("kv_scales_rows", _c64), ("kv_scales_stride", _c64)]
 
 
 class DecodePlan(ctypes.Structure):  # mla_decode_plan
@@ -170,7 +171,7 @@ class SpecDescriptor:
                              m["block_n"], m["q_seq_len"], m["block_m"],
                              KV_LAYOUTS.get(m["kv_layout"], -1), m["page_size"], m["softmax_scale"],
                              s(m["q_type"]), s(m["kv_type"]), s(m["out_type"]),
-                             int(m["kv_scale"] not in ("", "none")), len(cands), cands,
+                             int(m["kv_scale"] == "per_tensor"), len(cands), cands,
                              model["program_overhead"], model["combine_launch"],
                              model["combine_per_partial"], model.get("combine_per_split", 0.0),
                              1, ctypes.pointer(self.target))

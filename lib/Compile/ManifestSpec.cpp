@@ -111,7 +111,7 @@ ManifestSpec::read(const json::Object &m, std::string code) {
   d.q_type = s->keep(str(m, "q_type"));
   d.kv_type = s->keep(str(m, "kv_type"));
   d.out_type = s->keep(str(m, "out_type"));
-  d.has_kv_scale = str(m, "kv_scale") != "none" && !str(m, "kv_scale").empty();
+  d.has_kv_scale = str(m, "kv_scale") == "per_tensor";
   d.num_split_candidates = s->candidates_.size();
   d.split_candidates = s->candidates_.data();
   if (const json::Object *model = m.getObject("split_cost_model")) {

@@ -35,7 +35,8 @@ bool isKnownArg(const char *name) {
   static const char *const known[] = {
       "q",         "kv",         "kv_scale",      "qo_indptr",
       "kv_indptr", "num_splits", "partial",       "lse",
-      "out",       "kv_indices", "cache_seqlens", "block_table"};
+      "out",       "kv_indices", "cache_seqlens", "block_table",
+      "kv_scales"};
   for (const char *k : known)
     if (std::strcmp(k, name) == 0)
       return true;
@@ -55,6 +56,8 @@ int expectedDynamicDims(const char *name) {
     return 2; // batch, splits
   if (!std::strcmp(name, "block_table"))
     return 2; // batch, block_table_cols
+  if (!std::strcmp(name, "kv_scales"))
+    return 2; // kv_scales_rows, kv_scales_stride
   if (!std::strcmp(name, "kv_scale"))
     return 0;
   return 1; // rows of q / out / kv, batch + 1 of the indptrs
@@ -442,6 +445,8 @@ static mla_status launchKernel(mla_context &ctx, const Kernel &k,
       p = a.kv, dyn[0] = a.kv_rows;
     else if (n == "kv_scale")
       p = a.kv_scale;
+    else if (n == "kv_scales") // its stride is the memref's row length
+      p = a.kv_scales, dyn[0] = a.kv_scales_rows, dyn[1] = a.kv_scales_stride;
     else if (n == "qo_indptr")
       p = a.qo_indptr, dyn[0] = a.batch + 1;
     else if (n == "kv_indptr")

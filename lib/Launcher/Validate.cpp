@@ -205,6 +205,7 @@ mla_status mla_launcher::validateArgs(const mla_spec_desc &s,
   // aligned): they are not checked.
   bool table = s.kv_layout == MLA_KV_BLOCK_TABLE;
   bool indices = s.kv_layout == MLA_KV_TOKEN_INDICES;
+  bool mxfp4 = hasBlockScales(s);
   auto used = [&](bool use, const void *p) { return use ? p : &s; };
   struct {
     const char *name;
@@ -213,6 +214,7 @@ mla_status mla_launcher::validateArgs(const mla_spec_desc &s,
   } ptrs[] = {{"q", a->q, 16},
               {"kv", a->kv, 16},
               {"kv_scale", used(s.has_kv_scale, a->kv_scale), 4},
+              {"kv_scales", used(mxfp4, a->kv_scales), 1},
               {"qo_indptr", a->qo_indptr, 4},
               {"kv_indptr", used(!table, a->kv_indptr), 4},
               {"kv_indices", used(indices, a->kv_indices), 4},
@@ -257,12 +259,30 @@ mla_status mla_launcher::validateArgs(const mla_spec_desc &s,
                 "block_table_cols is %lld; it must be in [0, INT32_MAX] with "
                 "batch x block_table_cols entries addressable",
                 (long long)a->block_table_cols);
+  if (mxfp4 && (a->kv_scales_rows < 0 || a->kv_scales_rows > INT32_MAX))
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "kv_scales_rows is %lld; it must be the number of rows "
+                "kv_scales holds, in [0, INT32_MAX]",
+                (long long)a->kv_scales_rows);
+  if (mxfp4 &&
+      (a->kv_scales_stride < s.qk_dim / 32 || a->kv_scales_stride > INT32_MAX))
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "kv_scales_stride is %lld; a row holds %d e8m0 scales (qk_dim "
+                "%d / 32), so it must be in [%d, INT32_MAX]",
+                (long long)a->kv_scales_stride, s.qk_dim / 32, s.qk_dim,
+                s.qk_dim / 32);
   if (a->flags & ~MLA_DECODE_VALIDATE)
     return fail(MLA_ERROR_INVALID_ARGUMENT,
                 "flags is 0x%x; only MLA_DECODE_VALIDATE (0x1) is defined",
                 a->flags);
-  if (a->flags & MLA_DECODE_VALIDATE)
+  if (a->flags & MLA_DECODE_VALIDATE) {
+    if (mxfp4 && a->kv_scales_rows < a->kv_rows)
+      return fail(MLA_ERROR_INVALID_ARGUMENT,
+                  "kv_scales_rows (%lld) is less than kv_rows (%lld): every "
+                  "kv row needs its scales",
+                  (long long)a->kv_scales_rows, (long long)a->kv_rows);
     return validateIndptrs(s, a);
+  }
   return MLA_SUCCESS;
 }
 

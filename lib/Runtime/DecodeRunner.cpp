@@ -80,6 +80,9 @@ mlir::mla::findDecodeKernels(ModuleOp module, llvm::StringRef spec) {
            });
   };
   k.hasKVScale = hasArg("kv_scale");
+  k.mxfp4 = hasArg("kv_scales");
+  if (k.mxfp4)
+    k.kvType = Float4E2M1FNType::get(module.getContext());
   if (hasArg("kv_indices"))
     k.kvLayout = "token_indices";
   if (hasArg("block_table"))
@@ -124,10 +127,16 @@ llvm::Expected<DecodeRun> mlir::mla::runDecode(HostModule &host,
   }
   int64_t totalQ = in.qoIndptr[batch];
   int64_t totalKV = in.kvRows >= 0 ? in.kvRows : in.kvIndptr[batch];
-  int64_t eltBytes = k.kvType.getIntOrFloatBitWidth() / 8;
+  int64_t rowBytes =
+      k.mxfp4 ? k.qkDim / 2 : k.qkDim * (k.kvType.getIntOrFloatBitWidth() / 8);
   if (static_cast<int64_t>(in.q.size()) != totalQ * k.heads * k.qkDim ||
-      static_cast<int64_t>(in.kv.size()) != totalKV * k.qkDim * eltBytes)
+      static_cast<int64_t>(in.kv.size()) != totalKV * rowBytes)
     return makeError("q or kv buffer size does not match the indptr arrays");
+  if (k.mxfp4 &&
+      (in.kvScalesStride < k.qkDim / 32 ||
+       static_cast<int64_t>(in.kvScales.size()) != totalKV * in.kvScalesStride))
+    return makeError("kv_scales needs kv rows x a stride of at least qk_dim / "
+                     "32 bytes");
   if (indices && static_cast<int64_t>(in.kvIndices.size()) < in.kvIndptr[batch])
     return makeError("kv_indptr runs past kv_indices");
   if (splits < 0)
@@ -149,7 +158,11 @@ llvm::Expected<DecodeRun> mlir::mla::runDecode(HostModule &host,
   manifest["block_m"] = k.blockM;
   manifest["kv_layout"] = k.kvLayout;
   manifest["page_size"] = k.pageSize;
-  manifest["kv_scale"] = k.hasKVScale ? "per_tensor" : "none";
+  manifest["kv_scale"] = k.hasKVScale ? "per_tensor"
+                         : k.mxfp4    ? "block32_e8m0"
+                                      : "none";
+  if (k.mxfp4)
+    manifest["kv_type"] = "f4E2M1FN";
   manifest["split_candidates"] = llvm::json::Array(k.splitCandidates);
   manifest["kernels"] = llvm::json::Array(k.kernelManifest);
   manifest["split_cost_model"] = splitCostModelManifest();
@@ -177,6 +190,13 @@ llvm::Expected<DecodeRun> mlir::mla::runDecode(HostModule &host,
   a.q = q.data();
   a.kv = kv.data();
   a.kv_scale = k.hasKVScale ? &scale : nullptr;
+  std::vector<uint8_t> kvScales = in.kvScales;
+  kvScales.push_back(0); // never NULL, even with no KV rows
+  if (k.mxfp4) {
+    a.kv_scales = kvScales.data();
+    a.kv_scales_rows = totalKV;
+    a.kv_scales_stride = in.kvScalesStride;
+  }
   a.qo_indptr = qo.data();
   a.kv_indptr = kvp.data();
   a.out = run.out.data();
@@ -339,6 +359,41 @@ mlir::mla::makeRandomDecode(const DecodeKernels &k,
   r.kv.resize(nkv);
   // One row's bytes that read as NaN (the poison of unused cache rows).
   std::vector<uint8_t> nanRow;
+  if (k.mxfp4) {
+    // A padded scale stride (as the task's quantiser pads), never assumed
+    // to be qk_dim / 32. Rows are paged as data and scales together.
+    int64_t rows = p.kvIndptr.back(), dataBytes = k.qkDim / 2;
+    in.kvScalesStride = k.qkDim / 32 + 6;
+    mla_ref::quantizeMxfp4(raw, rows, k.qkDim, in.kvScalesStride, in.kv,
+                           in.kvScales);
+    std::vector<double> deq = mla_ref::dequantizeMxfp4(
+        in.kv.data(), in.kvScales.data(), rows, k.qkDim, in.kvScalesStride);
+    r.kv = std::move(deq);
+    if (k.kvLayout != "contiguous") {
+      int64_t rowBytes = dataBytes + in.kvScalesStride;
+      std::vector<uint8_t> joined(rows * rowBytes);
+      for (int64_t i = 0; i < rows; ++i) {
+        std::memcpy(&joined[i * rowBytes], &in.kv[i * dataBytes], dataBytes);
+        std::memcpy(&joined[i * rowBytes + dataBytes],
+                    &in.kvScales[i * in.kvScalesStride], in.kvScalesStride);
+      }
+      in.kv = std::move(joined);
+      // NaN rows: scale 0xFF.
+      nanRow.assign(rowBytes, 0xFF);
+      scatterIntoPages(k, r, nanRow, rng);
+      int64_t cacheRows = in.kvRows;
+      std::vector<uint8_t> data(cacheRows * dataBytes),
+          scales(cacheRows * in.kvScalesStride);
+      for (int64_t i = 0; i < cacheRows; ++i) {
+        std::memcpy(&data[i * dataBytes], &in.kv[i * rowBytes], dataBytes);
+        std::memcpy(&scales[i * in.kvScalesStride],
+                    &in.kv[i * rowBytes + dataBytes], in.kvScalesStride);
+      }
+      in.kv = std::move(data);
+      in.kvScales = std::move(scales);
+    }
+    return r;
+  }
   if (k.kvType.isBF16()) {
     in.kv.resize(nkv * 2);
     for (int64_t i = 0; i < nkv; ++i) {

@@ -155,11 +155,14 @@ TEST_P(DecodeNumerics, MatchesFloat64Reference) {
 INSTANTIATE_TEST_SUITE_P(
     Specs, DecodeNumerics,
     ::testing::Combine(::testing::Values("deepseek_r1_decode_fp8.mlir",
-                                         "deepseek_r1_decode_bf16.mlir"),
+                                         "deepseek_r1_decode_bf16.mlir",
+                                         "deepseek_r1_decode_mxfp4.mlir"),
                        ::testing::ValuesIn(kCases)),
     [](const auto &info) {
       std::string spec = std::get<0>(info.param);
-      spec = spec.find("fp8") != std::string::npos ? "fp8" : "bf16";
+      spec = spec.find("fp8") != std::string::npos     ? "fp8"
+             : spec.find("mxfp4") != std::string::npos ? "mxfp4"
+                                                       : "bf16";
       return spec + "_" + std::get<1>(info.param).name;
     });
 
@@ -323,6 +326,13 @@ TEST(DecodeNumericsServing, CausalTokensAndHeadGroups) {
       {4, 64, 32, "deepseek_r1_decode_fp8.mlir", "block_table", 16},
       {1, 128, 0, "deepseek_r1_decode_fp8.mlir", "block_table", 64},
       {2, 128, 128, "deepseek_r1_decode_fp8_qp16.mlir", "token_indices", 1},
+      // mxfp4 KV (issue 18): its scale rows are gathered through the same
+      // table as its data rows (unused rows: scale 0xFF, NaN).
+      {2, 16, 0, "deepseek_r1_decode_mxfp4.mlir"},
+      {1, 64, 0, "deepseek_r1_decode_mxfp4.mlir"},
+      {1, 16, 0, "deepseek_r1_decode_mxfp4.mlir", "block_table", 64},
+      {2, 32, 0, "deepseek_r1_decode_mxfp4.mlir", "token_indices", 1},
+      {1, 16, 0, "deepseek_r1_decode_mxfp4.mlir", "block_table", 16},
   };
   for (const ServingCase &sc : cases) {
     std::string label = std::string(sc.file) + " q_seq_len " +

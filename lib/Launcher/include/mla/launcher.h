@@ -40,7 +40,7 @@ extern "C" {
 
 /* Bumped whenever the descriptor structs below change layout; generated
  * headers record the version they were written for. */
-#define MLA_LAUNCHER_ABI_VERSION 7
+#define MLA_LAUNCHER_ABI_VERSION 8
 
 /* C++ sees a fixed underlying type, so that any int a C caller passes
  * (mla_status_name(42)) is a value of the type, not undefined behaviour. */
@@ -175,6 +175,8 @@ typedef struct mla_decode_args {
   const void *kv;        /* [kv_rows, qk_dim]; sequence b is rows
                             kv_indptr[b] .. kv_indptr[b+1]; 16-B aligned */
   const float *kv_scale; /* one float (specs with a KV scale), else NULL */
+  /* (mxfp4 KV, kv_type f4E2M1FN: kv rows are qk_dim / 2 bytes of e2m1
+     pairs, low nibble first; the e8m0 block scales are kv_scales, ABI 8) */
   const int32_t *qo_indptr; /* [batch + 1] */
   const int32_t *kv_indptr; /* [batch + 1] */
   void *out;       /* [batch * q_seq_len, heads, v_dim], 16-B aligned */
@@ -216,6 +218,14 @@ typedef struct mla_decode_args {
                                         dispatch and validation read it) */
   const int32_t *page_table_host;    /* MLA_DECODE_VALIDATE with paged KV: a
                                         host copy of kv_indices or block_table */
+  /* ABI 8: mxfp4 KV (spec kv_type "f4E2M1FN"; NULL / 0 otherwise): one e8m0
+     byte per block of 32 values of each kv row, row r's at
+     kv_scales[r * kv_scales_stride + block]. The stride is the array's own
+     (quantisers pad it): at least qk_dim / 32. A sequence whose rows reach
+     past kv_scales_rows runs as zero-length, as one past kv_rows does. */
+  const uint8_t *kv_scales;
+  int64_t kv_scales_rows;   /* >= 0: rows kv_scales holds */
+  int64_t kv_scales_stride; /* bytes from one row's scales to the next's */
 } mla_decode_args;
 
 /* flags: check the indptr contents on the host before launching, and

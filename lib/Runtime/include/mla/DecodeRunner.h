@@ -30,8 +30,9 @@ struct DecodeKernels {
   int64_t qSeqLen = 1;                 ///< query tokens per sequence
   std::string kvLayout = "contiguous"; ///< the spec's kv_layout
   int64_t pageSize = 1;                ///< rows per page (block_table)
-  Type kvType;
+  Type kvType; ///< f4E2M1FN for mxfp4 (whose kv rows are packed bytes)
   bool hasKVScale = false;
+  bool mxfp4 = false; ///< packed e2m1 rows with e8m0 block scales
   std::vector<int64_t> splitCandidates;
   /// The mask-free kernel was proven for every allowed split count
   /// (no masked kernel) rather than dispatched at run time.
@@ -59,6 +60,10 @@ struct DecodeInputs {
   std::vector<uint16_t> q;
   std::vector<uint8_t> kv;
   float kvScale = 1.0f;
+  /// mxfp4: kv rows are qkDim / 2 bytes; kvScales holds kvRows rows of
+  /// kvScalesStride e8m0 bytes (the first qkDim / 32 of each used).
+  std::vector<uint8_t> kvScales;
+  int64_t kvScalesStride = 0;
 };
 
 struct DecodeRun {
