@@ -109,7 +109,7 @@ LogicalResult mlir::mla::runOnEmulator(MLIRContext &ctx, ModuleOp parsed,
                          backends, &mctx))
     return error(mla_last_error());
 
-  Buffer q, kv, scale, qo, kvp, outBuf, ws, indices, table, seqlens;
+  Buffer q, kv, scale, qo, kvp, outBuf, ws, indices, table, seqlens, scales;
   q.alloc(in.q.size() * 2, 0);
   std::memcpy(q.data(), in.q.data(), q.bytes);
   kv.alloc(std::max<size_t>(in.kv.size(), 1), 0);
@@ -117,6 +117,10 @@ LogicalResult mlir::mla::runOnEmulator(MLIRContext &ctx, ModuleOp parsed,
   kv.bytes = in.kv.size();
   scale.alloc(4, 0);
   std::memcpy(scale.data(), &in.kvScale, 4);
+  // mxfp4's e8m0 block scales, registered at their exact size.
+  scales.alloc(std::max<size_t>(in.kvScales.size(), 1), 0);
+  std::memcpy(scales.data(), in.kvScales.data(), in.kvScales.size());
+  scales.bytes = in.kvScales.size();
   qo.alloc(in.qoIndptr.size() * 4, 0);
   std::memcpy(qo.data(), in.qoIndptr.data(), qo.bytes);
   kvp.alloc(in.kvIndptr.size() * 4, 0);
@@ -130,6 +134,8 @@ LogicalResult mlir::mla::runOnEmulator(MLIRContext &ctx, ModuleOp parsed,
   if (kv.bytes)
     dev.registerBuffer(kv.data(), kv.bytes, "kv", false);
   dev.registerBuffer(scale.data(), 4, "kv_scale", false);
+  if (scales.bytes)
+    dev.registerBuffer(scales.data(), scales.bytes, "kv_scales", false);
   dev.registerBuffer(qo.data(), qo.bytes, "qo_indptr", false);
   dev.registerBuffer(kvp.data(), kvp.bytes, "kv_indptr", false);
   dev.registerBuffer(outBuf.data(), outBuf.bytes, "out");
@@ -157,6 +163,11 @@ LogicalResult mlir::mla::runOnEmulator(MLIRContext &ctx, ModuleOp parsed,
   a.max_kv_len = maxLen;
   a.kv_indptr_host = in.kvIndptr.data();
   a.kv_rows = in.kvRows >= 0 ? in.kvRows : in.kvIndptr[batch]; // rows of kv
+  if (k.mxfp4) {
+    a.kv_scales = static_cast<const uint8_t *>(scales.data());
+    a.kv_scales_rows = a.kv_rows;
+    a.kv_scales_stride = in.kvScalesStride;
+  }
   if (k.kvLayout == "token_indices") {
     a.kv_indices = put(indices, in.kvIndices, "kv_indices");
     a.kv_indices_len = in.kvIndices.size();

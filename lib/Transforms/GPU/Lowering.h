@@ -8,6 +8,7 @@
 //   Tiles.cpp         shared memory, placements, fill / cast / scale /
 //                     slice / mask, stores, the KV loop and ifs, the op walk
 //   LowerLoad.cpp     tile loads, their prefetch and async copies
+//   LowerDequant.cpp  block-scaled (mxfp4) tiles decoded to bf16
 //   Operands.cpp      matrix operands read from shared memory
 //   LowerDot.cpp      mla.dot on the chip's matrix instruction
 //   LowerSoftmax.cpp  row reductions, online softmax, finalize
@@ -517,6 +518,10 @@ struct Lowering {
   }
 
   LogicalResult lowerSlice(SliceOp op);
+
+  /// mla.dequant of shared-memory byte tiles into a bf16 tile there
+  /// (LowerDequant.cpp).
+  LogicalResult lowerDequant(DequantOp op);
 
   LogicalResult lowerMask(MaskOp op);
 

@@ -625,6 +625,7 @@ LogicalResult Lowering::lowerOpByKind(Operation *op) {
         return folded.contains(o) ? success() : lowerScale(o);
       })
       .Case([&](SliceOp o) { return lowerSlice(o); })
+      .Case([&](DequantOp o) { return lowerDequant(o); })
       .Case([&](MaskOp o) { return lowerMask(o); })
       .Case([&](DotOp o) { return lowerDot(o); })
       .Case([&](OnlineSoftmaxOp o) { return lowerOnlineSoftmax(o); })
