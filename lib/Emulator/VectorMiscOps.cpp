@@ -48,6 +48,23 @@ bool vcmp(Exec &x, const Inst &in) {
     x.setS64(in.defs[0], r);
   return true;
 }
+/// 16-bit integer compares (VOPC e32 / e64 / SDWA): the sources' low 16
+/// bits after SDWA's source selects.
+template <typename T, bool (*P)(T, T)> bool vcmp16(Exec &x, const Inst &in) {
+  U64 e = x.exec(), r = 0;
+  for (unsigned l = 0; l < 64; ++l)
+    if (e >> l & 1) {
+      VArgs v;
+      readSrcs(x, in, l, 2, false, v);
+      if (P(T(v.a & 0xffff), T(v.b & 0xffff)))
+        r |= U64(1) << l;
+    }
+  if (in.defs.empty())
+    x.w.setVcc(r);
+  else
+    x.setS64(in.defs[0], r);
+  return true;
+}
 template <typename T> bool pEq(T a, T b) { return a == b; }
 template <typename T> bool pNe(T a, T b) { return a != b; }
 template <typename T> bool pLt(T a, T b) { return a < b; }
@@ -339,6 +356,16 @@ void mla::emu::addVectorMiscOps(OpTable &t) {
   CMPS("u64", U64, true, false);
   CMPS("i64", int64_t, true, false);
 #undef CMPS
+#define CMPS16(SUF, T)                                                         \
+  V("v_cmp_eq_" SUF, vcmp16<T, pEq<T>>);                                      \
+  V("v_cmp_ne_" SUF, vcmp16<T, pNe<T>>);                                      \
+  V("v_cmp_lt_" SUF, vcmp16<T, pLt<T>>);                                      \
+  V("v_cmp_le_" SUF, vcmp16<T, pLe<T>>);                                      \
+  V("v_cmp_gt_" SUF, vcmp16<T, pGt<T>>);                                      \
+  V("v_cmp_ge_" SUF, vcmp16<T, pGe<T>>)
+  CMPS16("u16", uint16_t);
+  CMPS16("i16", int16_t);
+#undef CMPS16
   V("v_cmp_eq_f32", vcmp<float, false, true, pEq<float>>);
   V("v_cmp_lt_f32", vcmp<float, false, true, pLt<float>>);
   V("v_cmp_le_f32", vcmp<float, false, true, pLe<float>>);

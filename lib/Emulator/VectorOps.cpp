@@ -300,6 +300,12 @@ OP(i_add16, return (a + b) & 0xffff;)
 OP(i_sub16, return (a - b) & 0xffff;)
 OP(i_mul_lo16, return (a * b) & 0xffff;)
 OP(i_mad16, return (a * b + c) & 0xffff;)
+OP(i_max3_u16, return std::max({a & 0xffff, b & 0xffff, c & 0xffff});)
+OP(i_min3_u16, return std::min({a & 0xffff, b & 0xffff, c & 0xffff});)
+OP(i_max3_i16,
+   return U32(uint16_t(std::max({int16_t(a), int16_t(b), int16_t(c)})));)
+OP(i_min3_i16,
+   return U32(uint16_t(std::min({int16_t(a), int16_t(b), int16_t(c)})));)
 OP(i_add3, return a + b + c;)
 OP(i_and_or, return (a & b) | c;)
 OP(i_or3, return a | b | c;)
@@ -425,6 +431,10 @@ void mla::emu::addVectorOps(OpTable &t) {
   I3("v_add3_u32", i_add3);
   I3("v_mad_legacy_u16", i_mad16);
   I3("v_mad_u16", i_mad16);
+  I3("v_max3_u16", i_max3_u16);
+  I3("v_min3_u16", i_min3_u16);
+  I3("v_max3_i16", i_max3_i16);
+  I3("v_min3_i16", i_min3_i16);
   I3("v_and_or_b32", i_and_or);
   I3("v_or3_b32", i_or3);
   I3("v_xad_u32", i_xad);

@@ -159,12 +159,17 @@ TEST(EmulatorVector, Packed16BitMultiplyMinMaxShift) {
       "v_pk_ashrrev_i16 v6, v2, v1\n"
       "v_pk_mul_lo_u16 v7, v1, v2 op_sel:[1,0] op_sel_hi:[1,1]\n"
       "v_pk_mad_u16 v8, v1, 34, v2 op_sel_hi:[1,0,1]\n"
-      "v_mad_legacy_u16 v9, v1, 34, v2",
+      "v_mad_legacy_u16 v9, v1, 34, v2\n"
+      "v_cmp_gt_u16_sdwa s[4:5], v1, v2 src0_sel:BYTE_0 src1_sel:WORD_1\n"
+      "v_cmp_lt_i16_e64 s[6:7], v1, v2\n"
+      "v_max3_u16 v10, v1, v2, v12\n"
+      "v_min3_i16 v11, v1, v2, 7",
       64,
       [](WaveState &w, unsigned) {
         for (unsigned l = 0; l < 64; ++l) {
           w.V(1, l) = (0x8000u + 977u * l) << 16 | (300u + l);
           w.V(2, l) = (l % 16) << 16 | (0x7F80u - l);
+          w.V(12, l) = 0xABCD7F00u; // max3 reads the low half
         }
       },
       [](const WaveState &w, unsigned) {
@@ -183,7 +188,23 @@ TEST(EmulatorVector, Packed16BitMultiplyMinMaxShift) {
           EXPECT_EQ(w.V(7, l), pack(a1 * b0, a1 * b1)) << l;
           EXPECT_EQ(w.V(8, l), pack(a0 * 34 + b0, a1 * 34 + b1)) << l;
           EXPECT_EQ(w.V(9, l), (a0 * 34 + b0) & 0xFFFF) << l;
+          EXPECT_EQ(w.V(10, l), std::max({a0, b0, 0x7F00u})) << l;
+          EXPECT_EQ(w.V(11, l),
+                    uint32_t(uint16_t(std::min(
+                        {int16_t(a0), int16_t(b0), int16_t(7)}))))
+              << l;
         }
+        // The compares: byte 0 of v1 against the high half of v2 (SDWA),
+        // and signed low halves.
+        uint64_t gt = 0, lt = 0;
+        for (unsigned l = 0; l < 64; ++l) {
+          if (((300u + l) & 0xFF) > l % 16)
+            gt |= uint64_t(1) << l;
+          if (int16_t(300 + l) < int16_t(0x7F80 - l))
+            lt |= uint64_t(1) << l;
+        }
+        EXPECT_EQ(uint64_t(w.s[4]) | uint64_t(w.s[5]) << 32, gt);
+        EXPECT_EQ(uint64_t(w.s[6]) | uint64_t(w.s[7]) << 32, lt);
       }));
 }
 
