@@ -196,6 +196,43 @@ Value mlir::mla::mxfp4ToBf16(OpBuilder &b, Location loc, Value code,
   return arith::TruncIOp::create(b, loc, b.getI16Type(), bits);
 }
 
+Value mlir::mla::mxfp4Base(OpBuilder &b, Location loc, Value scale) {
+  return arith::SubIOp::create(
+      b, loc, arith::ShLIOp::create(b, loc, scale, cstI32(b, loc, 7)),
+      cstI32(b, loc, 128));
+}
+
+Value mlir::mla::mxfp4ScaleIsNormal(OpBuilder &b, Location loc, Value scale) {
+  // 2 <= scale <= 252 as one unsigned compare.
+  return arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ule,
+      arith::SubIOp::create(b, loc, scale, cstI32(b, loc, 2)),
+      cstI32(b, loc, 250));
+}
+
+Value mlir::mla::mxfp4ToBf16Normal(OpBuilder &b, Location loc, Value code,
+                                   Value base) {
+  auto c = [&](int64_t v) { return cstI32(b, loc, v); };
+  // mxfp4ToBf16's normal formula, its mantissa-and-exponent term from a
+  // table of nibbles, d = {0, 0, 2, 3, 4, 5, 6, 7}[mag] (mag 1 = 0.5 is
+  // the scale's own binade less one: base already holds that -128):
+  // bits = base + (d << 6), 0 for mag 0, the sign at bit 15.
+  Value mag = arith::AndIOp::create(b, loc, code, c(7));
+  Value d = arith::AndIOp::create(
+      b, loc,
+      arith::ShRUIOp::create(b, loc, c(0x76543200),
+                             arith::ShLIOp::create(b, loc, mag, c(2))),
+      c(0xF));
+  Value bits = arith::AddIOp::create(
+      b, loc, arith::ShLIOp::create(b, loc, d, c(6)), base);
+  Value zero =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, mag, c(0));
+  bits = arith::SelectOp::create(b, loc, zero, c(0), bits);
+  Value sign = arith::ShLIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, code, c(8)), c(12));
+  return arith::OrIOp::create(b, loc, bits, sign);
+}
+
 Value mlir::mla::storedZero(OpBuilder &b, Location loc, Type t) {
   Type st = storageType(t);
   if (isa<IntegerType>(st))

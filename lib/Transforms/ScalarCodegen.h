@@ -41,6 +41,14 @@ Value fromF32(OpBuilder &b, Location loc, Value v, Type t);
 /// Integer arithmetic only, so every target decodes alike.
 Value mxfp4ToBf16(OpBuilder &b, Location loc, Value code, Value scale);
 
+/// The same for scales 2 .. 252 only (normal, finite results), in fewer
+/// operations: `base` is mxfp4Base(scale), computed once per block.
+/// Returns i32 bits (the high half zero).
+Value mxfp4ToBf16Normal(OpBuilder &b, Location loc, Value code, Value base);
+Value mxfp4Base(OpBuilder &b, Location loc, Value scale);
+/// Whether mxfp4ToBf16Normal holds for `scale` (i1).
+Value mxfp4ScaleIsNormal(OpBuilder &b, Location loc, Value scale);
+
 /// The stored zero of float type `t`.
 Value storedZero(OpBuilder &b, Location loc, Type t);
 

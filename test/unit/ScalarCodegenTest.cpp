@@ -31,8 +31,11 @@ TEST(ScalarCodegen, Mxfp4ToBf16EveryCodeAndScale) {
   Location loc = b.getUnknownLoc();
   auto module = ModuleOp::create(loc);
   b.setInsertionPointToEnd(module.getBody());
-  // One function per scale returning the 16 codes' bits.
+  // One function per scale returning the 16 codes' bits, the normal-only
+  // decode's (zero where it does not apply), and whether it applies.
   SmallVector<Type> results(16, b.getI16Type());
+  results.append(16, b.getI32Type());
+  results.push_back(b.getI1Type());
   for (int scale = 0; scale < 256; ++scale) {
     auto fn = func::FuncOp::create(b, loc, "s" + std::to_string(scale),
                                    b.getFunctionType({}, results));
@@ -42,6 +45,11 @@ TEST(ScalarCodegen, Mxfp4ToBf16EveryCodeAndScale) {
     for (int code = 0; code < 16; ++code)
       bits.push_back(mla::mxfp4ToBf16(b, loc, mla::cstI32(b, loc, code),
                                       mla::cstI32(b, loc, scale)));
+    Value base = mla::mxfp4Base(b, loc, mla::cstI32(b, loc, scale));
+    for (int code = 0; code < 16; ++code)
+      bits.push_back(
+          mla::mxfp4ToBf16Normal(b, loc, mla::cstI32(b, loc, code), base));
+    bits.push_back(mla::mxfp4ScaleIsNormal(b, loc, mla::cstI32(b, loc, scale)));
     func::ReturnOp::create(b, loc, bits);
   }
   PassManager pm(&ctx);
@@ -68,6 +76,21 @@ TEST(ScalarCodegen, Mxfp4ToBf16EveryCodeAndScale) {
         EXPECT_EQ(got, mla_ref::floatToBf16(static_cast<float>(want))) << want;
       }
       ++checked;
+    }
+    // The normal-only decode: exactly the scales 2 .. 252, and there the
+    // same bits as the exact one.
+    auto normal = ret.getOperand(32).getDefiningOp<arith::ConstantIntOp>();
+    ASSERT_TRUE(normal);
+    EXPECT_EQ(normal.value() != 0, scale >= 2 && scale <= 252) << scale;
+    if (scale < 2 || scale > 252)
+      continue;
+    for (int code = 0; code < 16; ++code) {
+      auto fast =
+          ret.getOperand(16 + code).getDefiningOp<arith::ConstantIntOp>();
+      auto exact = ret.getOperand(code).getDefiningOp<arith::ConstantIntOp>();
+      ASSERT_TRUE(fast && exact);
+      EXPECT_EQ(fast.value(), exact.value() & 0xFFFF)
+          << "scale " << scale << " code " << code;
     }
   }
   EXPECT_EQ(checked, 16 * 256);

@@ -18,6 +18,10 @@ namespace mlir::mla::gpulower {
 // 16-byte store, so that a quarter warp's stores cover 128 adjacent bytes
 // (no bank conflict). The decode is ScalarCodegen's mxfp4ToBf16, the same
 // integer arithmetic as the host lowering's.
+/// Rounds of items decoded under one branch: their scales and codes stay
+/// live together (sm_90 with 4 warps spilled with a whole tile's 36).
+constexpr int64_t kDequantBatch = 9;
+
 LogicalResult Lowering::lowerDequant(DequantOp op) {
   auto data = get(op.getData()), scales = get(op.getScales());
   if (!data || !scales || data->kind != Kind::Smem ||
@@ -27,57 +31,133 @@ LogicalResult Lowering::lowerDequant(DequantOp op) {
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
   constexpr int64_t kGroup = 8; // values per item: 4 bytes in, 16 bytes out
   int64_t groups = cols / kGroup, items = rows * groups;
+  if (items % threads)
+    return fail("decodes " + Twine(items) + " groups of 8 values, not a " +
+                "multiple of the program's " + Twine(threads) + " threads");
+  int64_t rounds = items / threads;
   auto tile = std::make_shared<Tile>();
   tile->kind = Kind::Smem;
   tile->type = t;
   tile->view = allocSmem(rows, cols, t.getElementType());
   barrierBeforeRewrite(); // the previous iteration's dots read the region
   Type i8 = b.getI8Type(), i16 = b.getI16Type(), i32 = b.getI32Type();
-  auto item = [&](Value it) {
-    Value r = arith::DivUIOp::create(b, loc(), it, idx(groups));
-    Value g = arith::RemUIOp::create(b, loc(), it, idx(groups));
+  auto vecT = VectorType::get({kGroup}, i16);
+  // Item it: row r, group g; its 4 bytes and its block's scale.
+  // (In 32 bits: a 64-bit index division by 72 costs CDNA about 20
+  // instructions an item.)
+  auto coords = [&](OpBuilder &nb, Location l, Value it) {
+    Value i = arith::IndexCastUIOp::create(nb, l, i32, it);
+    auto back = [&](Value v) {
+      return arith::IndexCastUIOp::create(nb, l, nb.getIndexType(), v)
+          .getResult();
+    };
+    return std::pair<Value, Value>{
+        back(arith::DivUIOp::create(nb, l, i, cstI32(nb, l, groups))),
+        back(arith::RemUIOp::create(nb, l, i, cstI32(nb, l, groups)))};
+  };
+  auto at = [&](OpBuilder &nb, Location l, Value x, int64_t off) -> Value {
+    return off ? arith::AddIOp::create(nb, l, x, cstIndex(nb, l, off))
+                     .getResult()
+               : x;
+  };
+  auto scaleOf = [&](OpBuilder &nb, Location l, Value it) -> Value {
+    auto [r, g] = coords(nb, l, it);
+    Value block =
+        arith::DivUIOp::create(nb, l, g, cstIndex(nb, l, 32 / kGroup));
+    Value s =
+        memref::LoadOp::create(nb, l, scales->view,
+                               ValueRange{at(nb, l, r, scales->rowOff),
+                                          at(nb, l, block, scales->colOff)});
+    return arith::ExtUIOp::create(nb, l, i32, s);
+  };
+  // Decodes item `it` with `decode(code, n)` and stores its 8 values.
+  auto item = [&](OpBuilder &nb, Location l, Value it,
+                  function_ref<Value(Value code)> decode) {
+    auto [r, g] = coords(nb, l, it);
     Value bytes = vector::LoadOp::create(
-        b, loc(), VectorType::get({kGroup / 2}, i8), data->view,
-        ValueRange{addc(r, data->rowOff),
-                   addc(mul(g, kGroup / 2), data->colOff)},
+        nb, l, VectorType::get({kGroup / 2}, i8), data->view,
+        ValueRange{
+            at(nb, l, r, data->rowOff),
+            at(nb, l,
+               arith::MulIOp::create(nb, l, g, cstIndex(nb, l, kGroup / 2)),
+               data->colOff)},
         /*nontemporal=*/false, llvm::MaybeAlign(kGroup / 2));
     Value word =
-        vector::BitCastOp::create(b, loc(), VectorType::get({1}, i32), bytes);
-    word = vector::ExtractOp::create(b, loc(), word, ArrayRef<int64_t>{0});
-    Value block = arith::DivUIOp::create(b, loc(), g, idx(32 / kGroup));
-    Value scale = memref::LoadOp::create(
-        b, loc(), scales->view,
-        ValueRange{addc(r, scales->rowOff), addc(block, scales->colOff)});
-    scale = arith::ExtUIOp::create(b, loc(), i32, scale);
+        vector::BitCastOp::create(nb, l, VectorType::get({1}, i32), bytes);
+    word = vector::ExtractOp::create(nb, l, word, ArrayRef<int64_t>{0});
     SmallVector<Value> out;
     for (int64_t n = 0; n < kGroup; ++n) {
       // Value n of the group: nibble n of the little-endian word.
       Value code = arith::AndIOp::create(
-          b, loc(),
-          arith::ShRUIOp::create(b, loc(), word, cstI32(b, loc(), 4 * n)),
-          cstI32(b, loc(), 0xF));
-      out.push_back(mxfp4ToBf16(b, loc(), code, scale));
+          nb, l, arith::ShRUIOp::create(nb, l, word, cstI32(nb, l, 4 * n)),
+          cstI32(nb, l, 0xF));
+      out.push_back(decode(code));
     }
-    Value v = vector::FromElementsOp::create(
-        b, loc(), VectorType::get({kGroup}, i16), out);
-    vector::StoreOp::create(b, loc(), v, tile->view,
-                            ValueRange{r, mul(g, kGroup)},
-                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+    vector::StoreOp::create(
+        nb, l, vector::FromElementsOp::create(nb, l, vecT, out), tile->view,
+        ValueRange{r, arith::MulIOp::create(nb, l, g, cstIndex(nb, l, kGroup))},
+        /*nontemporal=*/false, llvm::MaybeAlign(16));
   };
-  bool even = items % threads == 0;
-  auto loop =
-      even ? scf::ForOp::create(b, loc(), idx(0), idx(items / threads), idx(1))
-           : scf::ForOp::create(b, loc(), tid, idx(items), idx(threads));
+  auto itemOf = [&](OpBuilder &nb, Location l, Value round) -> Value {
+    return arith::AddIOp::create(
+        nb, l, tid,
+        arith::MulIOp::create(nb, l, round, cstIndex(nb, l, threads)));
+  };
+  // One branch per thread and batch of rounds: when every scale of the
+  // batch's items is 2 .. 252 (all but the extremes: subnormal or infinite
+  // results, NaN), the short normal-only decode in straight-line code,
+  // whose items the backend interleaves; otherwise the exact decode in a
+  // loop, which real caches never take. (A branch per item, measured on
+  // the H200, serialised the items; a whole tile's 36 rounds at once, on
+  // sm_90 with 4 warps, spilled registers.)
+  int64_t batch = rounds;
+  while (batch > kDequantBatch)
+    batch = batch % 2 == 0 ? batch / 2 : (batch % 3 == 0 ? batch / 3 : 1);
+  auto batches =
+      scf::ForOp::create(b, loc(), idx(0), idx(rounds / batch), idx(1));
   {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(loop.getBody());
-    item(even ? add(tid, mul(loop.getInductionVar(), threads))
-              : loop.getInductionVar());
+    OpBuilder::InsertionGuard ig(b);
+    b.setInsertionPointToStart(batches.getBody());
+    Value first = mul(batches.getInductionVar(), batch);
+    SmallVector<Value> scaleVals;
+    Value allNormal;
+    for (int64_t i = 0; i < batch; ++i) {
+      scaleVals.push_back(scaleOf(b, loc(), itemOf(b, loc(), addc(first, i))));
+      Value n = mxfp4ScaleIsNormal(b, loc(), scaleVals.back());
+      allNormal =
+          allNormal ? arith::AndIOp::create(b, loc(), allNormal, n).getResult()
+                    : n;
+    }
+    scf::IfOp::create(
+        b, loc(), allNormal,
+        [&](OpBuilder &nb, Location l) {
+          for (int64_t i = 0; i < batch; ++i) {
+            Value base = mxfp4Base(nb, l, scaleVals[i]);
+            item(nb, l, itemOf(nb, l, at(nb, l, first, i)), [&](Value code) {
+              return arith::TruncIOp::create(
+                  nb, l, i16, mxfp4ToBf16Normal(nb, l, code, base));
+            });
+          }
+          scf::YieldOp::create(nb, l);
+        },
+        [&](OpBuilder &nb, Location l) {
+          auto loop =
+              scf::ForOp::create(nb, l, cstIndex(nb, l, 0),
+                                 cstIndex(nb, l, batch), cstIndex(nb, l, 1));
+          OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+          Value it = itemOf(
+              lb, l,
+              arith::AddIOp::create(lb, l, first, loop.getInductionVar()));
+          Value scale = scaleOf(lb, l, it);
+          item(lb, l, it,
+               [&](Value code) { return mxfp4ToBf16(lb, l, code, scale); });
+          scf::YieldOp::create(nb, l);
+        });
   }
   // Straight-line on chips that unroll tile loops: the KV loop body keeps
   // a static instruction count (mla-compile's report).
-  if (even && target.chip.tuning.unrollTileLoops)
-    (void)loopUnrollFull(loop);
+  if (target.chip.tuning.unrollTileLoops)
+    (void)loopUnrollFull(batches);
   barrier();
   note(op, "decoded into a bf16 tile in shared memory");
   tiles[op] = tile;
