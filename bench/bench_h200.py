@@ -162,7 +162,8 @@ def fresh_copy(data):
     q, kvd, qo, kvp, config = data
     fmt = config.get("kv_format", "fp8")
     kvd = dict(kvd)
-    kvd[fmt] = tuple(t.clone() for t in kvd[fmt]) if fmt == "fp8" else kvd[fmt].clone()
+    kvd[fmt] = (tuple(t.clone() for t in kvd[fmt]) if isinstance(kvd[fmt], (tuple, list))
+                else kvd[fmt].clone())
     return (q.clone(), kvd, qo.clone(), kvp.clone(), dict(config))
 
 

@@ -7,7 +7,7 @@ differ by 4096 tokens with the same split count; the difference of the
 executed stage-1 counts over the difference of tokens is the marginal
 (KV-loop) cost, comparable to the compile report's static KV-loop figure.
 
-  python3 bench/emulator_counters.py [--build build] [--json out.json]
+  python3 bench/emulator_counters.py [--build build] [--json out.json] [--only NAME]
 """
 import argparse, json, re, subprocess, sys
 
@@ -23,7 +23,9 @@ SPECS = [("deepseek_r1_decode_fp8", "gfx950"), ("deepseek_r1_decode_bf16", "gfx9
          # Paged KV (issue 17): a block table of 64-row pages, a token list.
          ("deepseek_r1_decode_fp8_paged64", "gfx950"), ("deepseek_r1_decode_fp8_kvindices", "gfx950"),
          ("deepseek_r1_decode_fp8_mi300x_paged64", "gfx942"),
-         ("deepseek_r1_decode_fp8_mi300x_kvindices", "gfx942")]
+         ("deepseek_r1_decode_fp8_mi300x_kvindices", "gfx942"),
+         # mxfp4 KV (issue 18): packed e2m1 rows, e8m0 block scales.
+         ("deepseek_r1_decode_mxfp4", "gfx950"), ("deepseek_r1_decode_mxfp4_mi300x", "gfx942")]
 VARIANTS = {"mask_free": (4096, 8192), "masked": (4095, 8191)}
 
 
@@ -49,12 +51,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--json")
+    ap.add_argument("--only", help="run the specs whose name contains this")
     args = ap.parse_args()
     rows = []
     print("| spec | chip | variant | splits | static KV loop | executed per KV token "
           "(marginal) | LDS bank-conflict cycles per KV token | rel. error |")
     print("|---|---|---|---|---|---|---|---|")
     for spec, chip in SPECS:
+        if args.only and args.only not in spec:
+            continue
         # Several query tokens: only a masked stage 1 exists.
         variants = {k: v for k, v in VARIANTS.items() if "_mtp" not in spec or k == "masked"}
         for variant, (short, long) in variants.items():

@@ -73,11 +73,18 @@ step "memcheck (serving shapes)" compute-sanitizer --tool memcheck --error-exitc
 step "paged KV" python3 bench/paged_h200.py "${flashmla[@]}" --reps 30 --json "$OUT/paged.json"
 step "memcheck (paged KV)" compute-sanitizer --tool memcheck --error-exitcode 3 \
   python3 bench/paged_h200.py --memcheck-case
+# mxfp4 KV (issue 18): the task's third format against the float32
+# reference on the dequantised cache, timed beside fp8 (and the schedule
+# variants make artifacts compiles).
+mx=$(cd artifacts && ls deepseek_r1_decode_mxfp4_*.json 2>/dev/null | sed 's/\.json$//' | paste -sd, -)
+step "mxfp4 KV" python3 bench/mxfp4_h200.py --variants "$mx" --reps 30 --json "$OUT/mxfp4.json"
+step "memcheck (mxfp4 KV)" compute-sanitizer --tool memcheck --error-exitcode 3 \
+  python3 bench/mxfp4_h200.py --memcheck-case
 # Host time of a call and its layers.
 step "host time" python3 bench/probe_host.py
 # Every split count of every task shape beside the cost model's choice.
 step "split sweep" python3 bench/sweep_splits.py
-grep -E "^ +[0-9]+/[0-9]+|paged checks|paged 64 /|malformed table|^[0-9]+x8192 (fp8|bf16): contiguous|^[0-9]+x[0-9]+: call|serving checks|MTP 2 /|FlashMLA =|_m32:|bf16 task|^[0-9]+x8192 .*q_seq_len|geomean|memory bandwidth|failed|memcheck case|ERROR SUMMARY|relative error|chosen|bad inputs refused|indptr battery|^FAIL" "$OUT/log.txt" |
+grep -E "^ +[0-9]+/[0-9]+|paged checks|mxfp4 checks|refusal|^geomean (fp8|deepseek)|paged 64 /|malformed table|^[0-9]+x8192 (fp8|bf16): contiguous|^[0-9]+x[0-9]+: call|serving checks|MTP 2 /|FlashMLA =|_m32:|bf16 task|^[0-9]+x8192 .*q_seq_len|geomean|memory bandwidth|failed|memcheck case|ERROR SUMMARY|relative error|chosen|bad inputs refused|indptr battery|^FAIL" "$OUT/log.txt" |
   grep -v " ok$" | tail -40
 printf '%s\n' "${summary[@]}"
 exit $status

@@ -39,10 +39,18 @@ import mla_launcher as L
 # the bf16-Q/P spec.
 _SPECS = {"fp8": [os.environ["MLA_SPEC_FP8"]] if "MLA_SPEC_FP8" in os.environ
           else ["deepseek_r1_decode_fp8_qp16", "deepseek_r1_decode_fp8"],
-          "bf16": [os.environ.get("MLA_SPEC_BF16", "deepseek_r1_decode_bf16")]}
+          "bf16": [os.environ.get("MLA_SPEC_BF16", "deepseek_r1_decode_bf16")],
+          # mxfp4 (issue 18): packed e2m1 rows and e8m0 block scales.
+          "mxfp4": [os.environ.get("MLA_SPEC_MXFP4", "deepseek_r1_decode_mxfp4")]}
+
+# mxfp4 KV: the packed bytes as uint8 / int8 or torch's fp4x2 type, the
+# scales as uint8 or torch's e8m0 type (those that this torch has).
+_FP4X2 = tuple(getattr(torch, n) for n in ("float4_e2m1fn_x2",) if hasattr(torch, n))
+_E8M0 = tuple(getattr(torch, n) for n in ("float8_e8m0fnu",) if hasattr(torch, n))
 
 _TORCH_TYPE = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32,
-               "f8E4M3FN": torch.float8_e4m3fn, "f8E4M3FNUZ": torch.float8_e4m3fnuz}
+               "f8E4M3FN": torch.float8_e4m3fn, "f8E4M3FNUZ": torch.float8_e4m3fnuz,
+               "f4E2M1FN": torch.uint8}
 
 
 class Spec:
@@ -62,18 +70,25 @@ class Spec:
         self.out_dtype = _TORCH_TYPE[m["out_type"]]
         self.has_kv_scale = bool(desc.desc.has_kv_scale)
         self.softmax_scale = m["softmax_scale"]
-        self.kv_dtypes = (self.kv_dtype,) if self.kv_dtype == torch.bfloat16 else (
-            self.kv_dtype, torch.uint8)
+        self.mxfp4 = m["kv_type"] == "f4E2M1FN"
+        # A KV row's stored elements: mxfp4 packs two values per byte.
+        self.kv_row = self.qk_dim // 2 if self.mxfp4 else self.qk_dim
+        self.kv_dtypes = ((torch.uint8, torch.int8) + _FP4X2 if self.mxfp4 else
+                          (self.kv_dtype,) if self.kv_dtype == torch.bfloat16 else
+                          (self.kv_dtype, torch.uint8))
         self.torch_device = torch.device("cuda", device)
         self.entries = {}
 
-    def check_inputs(self, q, kv, kv_scale, qo_indptr, kv_indptr, batch):
+    def check_inputs(self, q, kv, kv_scale, qo_indptr, kv_indptr, batch, kv_scales=None):
         """What the launcher cannot see: the tensors' device, dtype, shape and
         layout against the manifest. kv may be [tokens, qk_dim] or the task's
         [tokens, 1, qk_dim], fp8 as its float8 type or as uint8 codes; the
-        scale any shape of one element. Raises ValueError naming the
+        scale any shape of one element. mxfp4: kv rows of qk_dim / 2 bytes
+        and kv_scales, a 2-D e8m0 array whose rows (at its own stride) hold
+        at least qk_dim / 32 scales. Raises ValueError naming the
         argument."""
-        heads, qk, dev = self.heads, self.qk_dim, self.device
+        heads, dev = self.heads, self.device
+        qk = self.kv_row
         named = [("q", q), ("kv", kv), ("qo_indptr", qo_indptr), ("kv_indptr", kv_indptr)]
         if self.has_kv_scale:
             named.append(("kv_scale", kv_scale))
@@ -85,9 +100,10 @@ class Spec:
                 raise ValueError(f"{name} has shape {list(t.shape)}; batch {batch} needs "
                                  f"{batch + 1} entries (config['batch_size'] and {name} disagree?)")
         qs = q.shape
-        if (q.dtype != self.q_dtype or qs != (batch * self.q_seq_len, heads, qk)
+        if (q.dtype != self.q_dtype or qs != (batch * self.q_seq_len, heads, self.qk_dim)
                 or not q.is_contiguous() or q.get_device() != dev):
-            self._refuse("q", q, self.q_dtype, f"[{batch * self.q_seq_len}, {heads}, {qk}]")
+            self._refuse("q", q, self.q_dtype,
+                         f"[{batch * self.q_seq_len}, {heads}, {self.qk_dim}]")
         ks = kv.shape
         if (kv.dtype not in self.kv_dtypes or ks[-1] != qk or len(ks) not in (2, 3)
                 or (len(ks) == 3 and ks[1] != 1) or not kv.is_contiguous()
@@ -103,6 +119,22 @@ class Spec:
                 self._refuse("kv_scale", kv_scale, torch.float32, "one element")
         elif kv_scale is not None:
             raise ValueError(f"{self.name} takes no kv_scale")
+        if self.mxfp4:
+            blocks = self.qk_dim // 32
+            t = kv_scales
+            if (not isinstance(t, torch.Tensor) or t.dtype not in (torch.uint8,) + _E8M0
+                    or t.dim() != 2 or t.shape[1] < blocks or t.stride(1) != 1
+                    or t.get_device() != dev):
+                if t is None:
+                    raise ValueError("kv_scales is missing (mxfp4 KV needs its e8m0 scales)")
+                got = (f"{t.dtype} {list(t.shape)} with strides {list(t.stride())} on {t.device}"
+                       if isinstance(t, torch.Tensor) else type(t).__name__)
+                raise (ValueError if isinstance(t, torch.Tensor) and t.dtype in
+                       (torch.uint8,) + _E8M0 else TypeError)(
+                    f"kv_scales must be a 2-D uint8 / e8m0 tensor [rows, >= {blocks}] with "
+                    f"unit column stride (padded rows allowed) on cuda:{dev}; got {got}")
+        elif kv_scales is not None:
+            raise ValueError(f"{self.name} takes no kv_scales (its KV is not mxfp4)")
 
     def _refuse(self, name, t, dtype, shape):
         if t is None:
@@ -116,7 +148,8 @@ class Spec:
                          f"{'' if t.is_contiguous() else ' (not contiguous)'}")
 
     def decode(self, q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len,
-               kv_indptr_host=None, num_splits=0, validate=False, out=None, kv_indices=None):
+               kv_indptr_host=None, num_splits=0, validate=False, out=None, kv_indices=None,
+               kv_scales=None):
         """One decode; returns the output (a new tensor). kv_indptr_host: a
         host copy of kv_indptr (a list or tuple), which lets the launcher
         pick the mask-free stage 1; num_splits: 0 (the launcher chooses) or
@@ -127,13 +160,17 @@ class Spec:
         contents with a ValueError naming the entry instead. out: a
         tensor to write into instead of a new one (rows no valid qo_indptr
         entry names are left as they are). kv_indices: a token_indices
-        spec's row list (SGLang / AITER), which kv_indptr indexes."""
-        self.check_inputs(q, kv, kv_scale, qo_indptr, kv_indptr, batch)
+        spec's row list (SGLang / AITER), which kv_indptr indexes.
+        kv_scales: an mxfp4 spec's e8m0 block scales [rows, blocks], padded
+        rows allowed (the row stride is the tensor's)."""
+        self.check_inputs(q, kv, kv_scale, qo_indptr, kv_indptr, batch, kv_scales)
         if (kv_indices is not None) != (self.kv_layout == "token_indices"):
             raise ValueError(f"kv_indices is {'given' if kv_indices is not None else 'missing'}; "
                              f"spec {self.name} has kv_layout {self.kv_layout!r}")
         if kv_indices is not None:
             self._check_index_tensor("kv_indices", kv_indices, 1)
+        if self.mxfp4 and kv.dim() == 3:
+            kv = kv.view(kv.shape[0], kv.shape[2])
         shape = (q.shape[0], self.heads, self.v_dim)
         if out is None:
             out = torch.empty(shape, dtype=self.out_dtype, device=self.torch_device)
@@ -154,6 +191,9 @@ class Spec:
             args.kv_indices, args.kv_indices_len = kv_indices.data_ptr(), kv_indices.shape[0]
         if kv_scale is not None:
             args.kv_scale = kv_scale.data_ptr()
+        if kv_scales is not None:
+            args.kv_scales = kv_scales.data_ptr()
+            args.kv_scales_rows, args.kv_scales_stride = kv_scales.shape[0], kv_scales.stride(0)
         self._workspace(plan, args, workspaces, stream)
         if validate:
             self._run_validated(plan_ref, args, stream, qo_indptr, kv_indptr, kv_indices)
@@ -305,6 +345,8 @@ class Spec:
                             kv.shape[0])
         if kv_indices is not None:
             args.kv_indices, args.kv_indices_len = kv_indices.data_ptr(), kv_indices.shape[0]
+        if self.mxfp4:  # planning reads no buffer; the real ones come per call
+            args.kv_scales, args.kv_scales_stride = kv.data_ptr(), self.qk_dim // 32
         plan = self.context.plan(args)
         args.workspace_bytes = plan.workspace_bytes
         if len(self.entries) > 256:
@@ -413,14 +455,14 @@ _op_library = torch.library.Library("mla", "DEF")
 _op_library.define(
     "decode(Tensor q, Tensor kv, Tensor? kv_scale, Tensor qo_indptr, Tensor kv_indptr, "
     "int batch, int max_kv_len, str spec, int[]? kv_indptr_host=None, int num_splits=0, "
-    "bool validate=False) -> Tensor")
+    "bool validate=False, Tensor? kv_scales=None) -> Tensor")
 
 
 def _decode_gpu(q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len, spec,
-                kv_indptr_host=None, num_splits=0, validate=False):
+                kv_indptr_host=None, num_splits=0, validate=False, kv_scales=None):
     return spec_named(spec, q.get_device()).decode(q, kv, kv_scale, qo_indptr, kv_indptr, batch,
                                                    max_kv_len, kv_indptr_host, num_splits,
-                                                   validate)
+                                                   validate, kv_scales=kv_scales)
 
 
 _op_library.impl("decode", _decode_gpu, "CUDA")
@@ -428,7 +470,7 @@ _op_library.impl("decode", _decode_gpu, "CUDA")
 
 @torch.library.register_fake("mla::decode")
 def _decode_fake(q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len, spec,
-                 kv_indptr_host=None, num_splits=0, validate=False):
+                 kv_indptr_host=None, num_splits=0, validate=False, kv_scales=None):
     m = L.read_manifest(os.path.join(os.environ.get("MLA_ARTIFACTS", "artifacts"),
                                      spec + ".json"))
     return q.new_empty((q.shape[0], m["num_heads"], m["v_dim"]), dtype=_TORCH_TYPE[m["out_type"]])
@@ -459,13 +501,14 @@ def _decode_paged_fake(q, k_cache, kv_scale, block_table, cache_seqlens, spec, m
 
 
 def decode(q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len, kv_format="fp8",
-           kv_indptr_host=None, validate=False):
-    """torch.ops.mla.decode with the spec chosen for kv_format."""
+           kv_indptr_host=None, validate=False, kv_scales=None):
+    """torch.ops.mla.decode with the spec chosen for kv_format (mxfp4:
+    kv_scales holds the e8m0 block scales)."""
     return torch.ops.mla.decode(q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len,
                                 spec_for(kv_format, q.get_device(),
                                          *_serving_shape(q, batch)).name,
                                 None if kv_indptr_host is None else list(kv_indptr_host),
-                                0, validate)
+                                0, validate, kv_scales)
 
 
 def _as_kernel_inputs(s, q, kv, scale, qo_indptr, kv_indptr):
@@ -511,10 +554,15 @@ def custom_kernel(data):
     src = kv_data.get(fmt) if isinstance(kv_data, dict) else None
     if src is None:
         raise ValueError(f"kv_data has no {fmt!r} entry (config['kv_format'] is {fmt!r})")
+    scales = None
     if fmt == "fp8":
         if not isinstance(src, (tuple, list)) or len(src) != 2:
             raise TypeError("kv_data['fp8'] must be a (codes, scale) pair")
         kv, scale = src
+    elif fmt == "mxfp4":
+        if not isinstance(src, (tuple, list)) or len(src) != 2:
+            raise TypeError("kv_data['mxfp4'] must be a (data, scales) pair")
+        (kv, scales), scale = src, None
     else:
         kv, scale = src, None
     device = q.get_device() if isinstance(q, torch.Tensor) and q.is_cuda else None
@@ -534,7 +582,8 @@ def custom_kernel(data):
     # (one synchronisation) and raises ValueError on bad ones.
     return s.decode(q, kv, scale, qo_indptr, kv_indptr, config["batch_size"],
                     config["kv_seq_len"], config.get("kv_indptr_host"),
-                    validate=bool(config.get("validate", False)), kv_indices=kv_indices)
+                    validate=bool(config.get("validate", False)), kv_indices=kv_indices,
+                    kv_scales=scales)
 
 
 def mla_with_kvcache(q, k_cache, block_table, cache_seqlens, kv_scale=None, max_kv_len=None,
