@@ -23,6 +23,26 @@ mla.decode @spec_facts {
   block_n = 32, num_warps = 8, splits = 8, kv_len = 8192,
   kv_len_multiple_of = 1024}
 
+// CHECK-LABEL: mla.decode @spec_mxfp4
+// CHECK-SAME: kv_scale = "block32_e8m0"
+// CHECK-SAME: kv_type = f4E2M1FN
+mla.decode @spec_mxfp4 {
+  num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64,
+  q_type = bf16, kv_type = f4E2M1FN, out_type = bf16, kv_scale = "block32_e8m0",
+  page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32,
+  block_n = 64, num_warps = 4}
+
+// CHECK-LABEL: mla.kernel @mxfp4_tile
+// CHECK: %[[D:.*]] = mla.load %{{.*}}[%{{.*}}, %{{.*}}] bound %{{.*}} : memref<?x288xi8> -> tensor<64x288xi8>
+// CHECK: %[[S:.*]] = mla.load %{{.*}}[%{{.*}}, %{{.*}}] bound %{{.*}} : memref<?x?xi8> -> tensor<64x18xi8>
+// CHECK: mla.dequant %[[D]], %[[S]] format "mxfp4" : tensor<64x288xi8>, tensor<64x18xi8> -> tensor<64x576xbf16>
+mla.kernel @mxfp4_tile(%d: memref<?x288xi8>, %s: memref<?x?xi8>, %i: index, %n: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %dt = mla.load %d[%i, %i] bound %n : memref<?x288xi8> -> tensor<64x288xi8>
+  %st = mla.load %s[%i, %i] bound %n : memref<?x?xi8> -> tensor<64x18xi8>
+  %k = mla.dequant %dt, %st format "mxfp4" : tensor<64x288xi8>, tensor<64x18xi8> -> tensor<64x576xbf16>
+  mla.return
+}
+
 // CHECK-LABEL: mla.kernel @tiles
 // CHECK-SAME: (%[[Q:.*]]: memref<?x16x64xbf16>, %[[KV:.*]]: memref<?x64xf8E4M3FN>, %[[PART:.*]]: memref<?x?x16x32xf32>, %[[LSE:.*]]: memref<?x?x16xf32>, %[[N:.*]]: index, %[[OUT:.*]]: memref<?x16x32xbf16>, %{{.*}}: memref<?xi32>)
 // CHECK-SAME: block_n = 16

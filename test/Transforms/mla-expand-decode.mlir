@@ -233,3 +233,32 @@ mla.decode @ragged {
 // INDICES: %[[FIRST:.*]] = arith.select %{{.*}}, %[[BEGIN]], %c0
 // INDICES: mla.kv_loop %[[T:.*]] = %[[LO:.*]] to %[[HI:.*]] step 64
 // INDICES: mla.load %arg1[%[[T]], %c0] pages %[[IDX]][%[[FIRST]]] page_size 1 bound %[[HI]]
+
+// mxfp4 KV (issue 18): kv rows are 288 bytes of packed e2m1 pairs and the
+// e8m0 scales a [rows, blocks] byte array of its own stride. A scale array
+// with fewer than 18 columns, or fewer rows than the range needs, makes
+// the sequence empty (no read outside it). Each tile's data and scales are
+// loaded with the same bound and decoded to bf16; V is its first 512
+// columns.
+// RUN: mla-opt --mla-expand-decode %kernels/deepseek_r1_decode_mxfp4.mlir | FileCheck %s --check-prefix=MXFP4
+// MXFP4-LABEL: mla.kernel @deepseek_r1_decode_mxfp4_stage1_masked(
+// MXFP4-SAME: %{{[^:]*}}: memref<?x288xi8>, %[[SC:[^:]*]]: memref<?x?xi8>,
+// MXFP4-SAME: mla.arg_names = ["q", "kv", "kv_scales", "qo_indptr", "kv_indptr", "num_splits", "partial", "lse", "out"]
+// MXFP4: memref.dim %arg1, %{{.*}} : memref<?x288xi8>
+// MXFP4: %[[FIRST:.*]] = arith.select %{{.*}}, %{{.*}}, %c0
+// MXFP4: %[[LEN:.*]] = arith.select %{{.*}}, %{{.*}}, %c0
+// MXFP4: %[[COLS:.*]] = memref.dim %[[SC]], %c1 : memref<?x?xi8>
+// MXFP4: %[[WIDE:.*]] = arith.cmpi sge, %[[COLS]], %c18
+// MXFP4: %[[END:.*]] = arith.addi %[[FIRST]], %[[LEN]]
+// MXFP4: %[[ROWS:.*]] = memref.dim %[[SC]], %c0 : memref<?x?xi8>
+// MXFP4: %[[IN:.*]] = arith.cmpi sle, %[[END]], %[[ROWS]]
+// MXFP4: %[[OK:.*]] = arith.andi %[[WIDE]], %[[IN]]
+// MXFP4: %[[SAFE:.*]] = arith.select %[[OK]], %[[LEN]], %c0
+// MXFP4: mla.split_range %[[SAFE]],
+// MXFP4: mla.kv_loop
+// MXFP4: %[[D:.*]] = mla.load %arg1[%{{.*}}, %c0] bound %[[B:.*]] : memref<?x288xi8> -> tensor<64x288xi8>
+// MXFP4: %[[S:.*]] = mla.load %[[SC]][%{{.*}}, %c0] bound %[[B]] : memref<?x?xi8> -> tensor<64x18xi8>
+// MXFP4: %[[K:.*]] = mla.dequant %[[D]], %[[S]] format "mxfp4" : tensor<64x288xi8>, tensor<64x18xi8> -> tensor<64x576xbf16>
+// MXFP4: mla.dot %{{.*}}, %[[K]] {transpose_rhs} : tensor<16x576xbf16>, tensor<64x576xbf16>
+// MXFP4: mla.slice %[[K]] [0, 0] : tensor<64x576xbf16> -> tensor<64x512xbf16>
+// MXFP4-LABEL: mla.kernel @deepseek_r1_decode_mxfp4_stage2(

@@ -114,3 +114,33 @@ mla.kernel @fp8(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xbf16>, %out: memref<
   mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
   mla.return
 }
+
+// -----
+
+// mxfp4 (issue 18): the packed tile and its scales are copied as bytes (the
+// data through the per-tile bounds-checked buffer, the 18-byte scale rows
+// element by element), then decoded into a bf16 tile in LDS, 8 values a
+// lane per 4-byte read and 16-byte write; a branch per batch of rounds
+// takes the exact decode only for extreme scales.
+// CHECK-LABEL: gpu.func @mxfp4
+// CHECK: rocdl.raw.ptr.buffer.load
+// CHECK: memref.load {{.*}} : memref<64x34xi8, #gpu.address_space<workgroup>>
+// CHECK: scf.if
+// CHECK: vector.load {{.*}} : memref<64x304xi8, #gpu.address_space<workgroup>>, vector<4xi8>
+// CHECK: vector.store {{.*}} : memref<64x584xi16, #gpu.address_space<workgroup>>, vector<8xi16>
+// CHECK: amdgpu.mfma 16x16x32
+mla.kernel @mxfp4(%kv: memref<?x288xi8>, %scales: memref<?x?xi8>, %q: memref<?x576xbf16>, %n: index, %out: memref<?x64xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  // PLACE: :[[@LINE+1]]:8: remark: placement: smem; bounds-checked buffer loads
+  %d = mla.load %kv[%c0, %c0] bound %n : memref<?x288xi8> -> tensor<64x288xi8>
+  // PLACE: :[[@LINE+1]]:8: remark: placement: smem
+  %s = mla.load %scales[%c0, %c0] bound %n : memref<?x?xi8> -> tensor<64x18xi8>
+  // PLACE: :[[@LINE+1]]:8: remark: placement: smem; decoded into a bf16 tile in shared memory
+  %k = mla.dequant %d, %s format "mxfp4" : tensor<64x288xi8>, tensor<64x18xi8> -> tensor<64x576xbf16>
+  %qt = mla.load %q[%b, %c0] : memref<?x576xbf16> -> tensor<16x576xbf16>
+  %sc = mla.dot %qt, %k {transpose_rhs} : tensor<16x576xbf16>, tensor<64x576xbf16> -> tensor<16x64xf32>
+  mla.store %sc, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.return
+}

@@ -13,6 +13,7 @@
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_mi300x_h128.mlir --chip=gfx942 -o %t/h128 | FileCheck %s --check-prefix=H128-REPORT
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_mi300x_paged64.mlir --chip=gfx942 -o %t/paged | FileCheck %s --check-prefix=PAGED-REPORT -DSPEC=deepseek_r1_decode_fp8_mi300x_paged64
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_mi300x_kvindices.mlir --chip=gfx942 -o %t/indices | FileCheck %s --check-prefix=PAGED-REPORT -DSPEC=deepseek_r1_decode_fp8_mi300x_kvindices
+// RUN: mla-compile %kernels/deepseek_r1_decode_mxfp4_mi300x.mlir --chip=gfx942 -o %t/mxfp4 | FileCheck %s --check-prefix=MXFP4-REPORT -DSPEC=deepseek_r1_decode_mxfp4_mi300x
 
 // Both stage-1 loops of the default (bf16 Q/P) spec within the issue's
 // figure: at most 60 wave-instructions per KV token.
@@ -83,3 +84,10 @@
 // PAGED-REPORT-NEXT: KV loop: {{[0-9]+}} instructions (68 MFMA) per 64 tokens
 // PAGED-REPORT: [[SPEC]]_stage1_mask_free: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
 // PAGED-REPORT: [[SPEC]]_stage2: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
+
+// mxfp4 KV (issue 18): 16-token tiles keep the packed tile, its bf16
+// decoding and Q within 64 KiB of LDS; no spills, no scratch.
+// MXFP4-REPORT: [[SPEC]]_stage1_masked: {{.*}} 0 VGPR spills, {{.*}} B LDS, 0 B scratch
+// MXFP4-REPORT-NEXT: KV loop: {{[0-9]+}} instructions (68 MFMA) per 16 tokens
+// MXFP4-REPORT: [[SPEC]]_stage1_mask_free: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
+// MXFP4-REPORT: [[SPEC]]_stage2: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch

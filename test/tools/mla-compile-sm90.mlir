@@ -10,6 +10,8 @@
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16.mlir --chip=sm_90 -o %t/qp16 | FileCheck %s --check-prefix=QP16-REPORT
 // RUN: FileCheck %s --check-prefix=QP16 < %t/qp16/deepseek_r1_decode_fp8_qp16.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_paged64.mlir --chip=sm_90 -o %t/paged | FileCheck %s --check-prefix=PAGED-REPORT
+// RUN: mla-compile %kernels/deepseek_r1_decode_mxfp4.mlir --chip=sm_90 -o %t/mxfp4 | FileCheck %s --check-prefix=MXFP4-REPORT
+// RUN: FileCheck %s --check-prefix=MXFP4 < %t/mxfp4/deepseek_r1_decode_mxfp4.ptx
 // RUN: FileCheck %s --check-prefix=PAGED < %t/paged/deepseek_r1_decode_fp8_qp16_paged64.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_mtp2.mlir --chip=sm_90 -o %t/mtp2 | FileCheck %s --check-prefix=MTP2-REPORT
 // RUN: mla-compile %kernels/deepseek_r1_decode_bf16_h128.mlir --chip=sm_90 -o %t/h128 | FileCheck %s --check-prefix=H128-REPORT
@@ -236,3 +238,15 @@ mla.decode @small {
 // PAGED: cp.async.cg.shared.global [%rd{{[0-9]+}}], [%rd{{[0-9]+}}], 16, %r{{[0-9]+}};
 // PAGED-NOT: ld.global.b32
 // PAGED: cp.async.commit_group;
+
+// mxfp4 KV (issue 18): the packed tile by the prefetched asynchronous
+// copies, the 18-byte scale rows by byte loads issued together, the bf16
+// decoding stored 16 bytes a lane; no spills.
+// MXFP4-REPORT: deepseek_r1_decode_mxfp4_stage1_masked: {{.*}} 0 B spilled, 0 B stack
+// MXFP4-REPORT: deepseek_r1_decode_mxfp4_stage1_mask_free: {{.*}} 0 B spilled, 0 B stack
+// MXFP4-LABEL: .entry deepseek_r1_decode_mxfp4_stage1_masked
+// MXFP4: cp.async.cg.shared.global
+// MXFP4: ld.global.b8
+// MXFP4: ld.global.b8
+// MXFP4: st.shared.v4.b32
+// MXFP4: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32

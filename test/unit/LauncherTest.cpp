@@ -823,3 +823,100 @@ TEST(LauncherStatus, EveryStatusHasAName) {
 }
 
 } // namespace
+
+/// The fp8 descriptor made an mxfp4 one (kv_type f4E2M1FN): kv rows of 288
+/// bytes and, in place of the per-tensor scale, the e8m0 array kv_scales
+/// [rows, stride] (ABI 8).
+struct Mxfp4Spec {
+  mla_spec_desc spec = deepseek_r1_decode_fp8_spec;
+  mla_target_desc target = spec.targets[0];
+  std::vector<mla_kernel_desc> kernels;
+  std::vector<std::vector<mla_arg_desc>> args;
+
+  Mxfp4Spec() {
+    spec.kv_type = "f4E2M1FN";
+    spec.has_kv_scale = 0;
+    kernels.assign(target.kernels, target.kernels + target.num_kernels);
+    args.resize(kernels.size());
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      for (int j = 0; j < kernels[i].num_args; ++j) {
+        mla_arg_desc a = kernels[i].args[j];
+        if (!std::strcmp(a.name, "kv"))
+          a.shape[1] = 288;
+        if (!std::strcmp(a.name, "kv_scale")) {
+          a.name = "kv_scales";
+          a.rank = 2;
+          a.shape[0] = a.shape[1] = -1;
+        }
+        args[i].push_back(a);
+      }
+      kernels[i].args = args[i].data();
+      kernels[i].num_args = int(args[i].size());
+    }
+    target.kernels = kernels.data();
+    spec.targets = &target;
+  }
+};
+
+TEST(LauncherMxfp4, ScaleArrayIsCheckedAndBoundAtItsStride) {
+  FakeBackend backend;
+  const mla_backend *backends[] = {&backend, nullptr};
+  Mxfp4Spec mx;
+  mla_context *ctx = nullptr;
+  ASSERT_EQ(MLA_SUCCESS,
+            mla_context_create(&mx.spec, "gfx950", 0, backends, &ctx))
+      << mla_last_error();
+  Arena<4096> buf;
+  uint8_t scales[3 * 32] = {};
+  int32_t qo[3] = {0, 1, 2}, kvp[3] = {0, 100, 300};
+  mla_decode_args a{};
+  a.q = a.kv = a.out = buf.bytes;
+  a.qo_indptr = qo;
+  a.kv_indptr = kvp;
+  a.batch = 2;
+  a.max_kv_len = 200;
+  a.kv_rows = 300;
+  a.kv_scales = scales + 1; // byte-aligned is fine
+  a.kv_scales_rows = 300;
+  a.kv_scales_stride = 32;
+  a.num_splits = 1;
+  auto refused = [&](mla_decode_args bad, const char *phrase) {
+    mla_decode_plan plan;
+    EXPECT_EQ(MLA_ERROR_INVALID_ARGUMENT, mla_plan_decode(ctx, &bad, &plan));
+    EXPECT_NE(std::string(mla_last_error()).find(phrase), std::string::npos)
+        << mla_last_error();
+  };
+  mla_decode_args bad = a;
+  bad.kv_scales = nullptr;
+  refused(bad, "kv_scales is NULL");
+  bad = a;
+  bad.kv_scales_stride = 17;
+  refused(bad, "kv_scales_stride is 17; a row holds 18 e8m0 scales");
+  bad = a;
+  bad.kv_scales_rows = -1;
+  refused(bad, "kv_scales_rows is -1");
+  // Validation: every kv row needs its scales.
+  bad = a;
+  bad.flags = MLA_DECODE_VALIDATE;
+  bad.kv_indptr_host = kvp;
+  bad.qo_indptr_host = qo;
+  bad.kv_scales_rows = 299;
+  refused(bad, "kv_scales_rows (299) is less than kv_rows (300)");
+  bad.kv_scales_rows = 300;
+  mla_decode_plan plan;
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &bad, &plan)) << mla_last_error();
+  // Launched: kv_scales is packed as [kv_scales_rows, stride], strides
+  // [stride, 1], so the kernel's row r starts at r x stride.
+  ASSERT_EQ(MLA_SUCCESS, mla_decode_run(ctx, &plan, &a, nullptr))
+      << mla_last_error();
+  ASSERT_EQ(1u, backend.launches.size());
+  const std::vector<uint64_t> &w = backend.launches[0].words;
+  bool found = false;
+  for (size_t i = 0; i + 6 < w.size(); ++i)
+    if (w[i] == reinterpret_cast<uintptr_t>(scales + 1) && w[i + 1] == w[i] &&
+        w[i + 2] == 0 && w[i + 3] == 300 && w[i + 4] == 32 && w[i + 5] == 32 &&
+        w[i + 6] == 1)
+      found = true;
+  EXPECT_TRUE(found) << "kv_scales packed as [300, 32] with strides [32, 1]";
+  mla_context_destroy(ctx);
+}
