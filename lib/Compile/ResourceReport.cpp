@@ -159,19 +159,25 @@ std::pair<int64_t, int64_t> mlir::mla::kvLoopInstructions(StringRef isa,
     }
   if (first < 0)
     return {0, 0};
-  // Loops are backward branches; keep the smallest that spans all MFMAs.
-  std::pair<int64_t, int64_t> best{-1, -1};
+  // Loops are backward branches: a loop runs from its header label to the
+  // last branch back to it (a loop body with branches of its own, such as
+  // the mxfp4 decode's, can jump back to the header from several places;
+  // the first of them is not the loop's end). Keep the smallest loop that
+  // spans all MFMAs.
+  std::map<int64_t, int64_t> loopEnd; // header -> last backward branch to it
   for (auto [i, t] : llvm::enumerate(instrs)) {
     if (!t.starts_with("s_branch") && !t.starts_with("s_cbranch"))
       continue;
     auto it = labels.find(t.substr(t.find_last_of(" \t") + 1).str());
     if (it == labels.end() || it->second > static_cast<int64_t>(i))
       continue;
-    int64_t lo = it->second, hi = i;
+    loopEnd[it->second] = std::max<int64_t>(loopEnd[it->second], i);
+  }
+  std::pair<int64_t, int64_t> best{-1, -1};
+  for (auto [lo, hi] : loopEnd)
     if (lo <= first && hi >= last &&
         (best.first < 0 || hi - lo < best.second - best.first))
       best = {lo, hi};
-  }
   if (best.first < 0)
     return {0, 0};
   int64_t mfma = 0;

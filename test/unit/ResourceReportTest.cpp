@@ -43,6 +43,34 @@ TEST(ResourceReport, KvLoopIsTheInnermostLoopHoldingEveryMfma) {
   EXPECT_EQ(2, mfma);
 }
 
+// A rotated loop whose body branches back to its header from two places
+// (the mxfp4 decode's batches on gfx950): the loop ends at the last of
+// them, not at the first one past the MFMAs.
+const char *kRotated = R"(
+r:
+	s_mov_b32 s0, 0
+	s_branch .LBB2_2
+.LBB2_1:
+	v_mfma_f32_16x16x32_bf16 v[0:3], v[4:7], v[8:11], v[0:3]
+	s_cbranch_vccz .LBB2_4
+.LBB2_2:
+	v_add_u32_e32 v1, v2, v1
+	s_cbranch_execz .LBB2_1
+	v_add_u32_e32 v1, v2, v1
+	v_add_u32_e32 v1, v2, v1
+	s_branch .LBB2_1
+.LBB2_4:
+	s_endpgm
+.Lfunc_end2:
+)";
+
+TEST(ResourceReport, KvLoopEndsAtTheLastBranchBackToItsHeader) {
+  auto [n, mfma] = mlir::mla::kvLoopInstructions(kRotated, "r");
+  // .LBB2_1 .. the s_branch back to it: 7 instructions.
+  EXPECT_EQ(7, n);
+  EXPECT_EQ(1, mfma);
+}
+
 TEST(ResourceReport, NoLoopOrNoKernelGivesZero) {
   EXPECT_EQ(std::make_pair(int64_t(0), int64_t(0)),
             mlir::mla::kvLoopInstructions(kIsa, "other"));
