@@ -36,6 +36,14 @@ mla.kernel @qk(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>, %n: index, %out: m
 // CHECK-LABEL: gpu.func @attention
 // CHECK: scf.for
 // CHECK: amdgpu.mfma 16x16x32
+// The row maxima across the 16 lanes of a row: DPP lane permutes (XOR 1,
+// XOR 2, the other quad, the other half-row), no shuffle through LDS.
+// CHECK-NOT: gpu.shuffle
+// CHECK: amdgpu.dpp {{.*}} quad_perm([1 : i32, 0 : i32, 3 : i32, 2 : i32])
+// CHECK: arith.maximumf
+// CHECK: amdgpu.dpp {{.*}} quad_perm([2 : i32, 3 : i32, 0 : i32, 1 : i32])
+// CHECK: amdgpu.dpp {{.*}} row_half_mirror
+// CHECK: amdgpu.dpp {{.*}} row_mirror
 // CHECK: llvm.call_intrinsic "llvm.amdgcn.exp2.f32"
 // CHECK: amdgpu.mfma 16x16x32
 // CHECK: scf.yield

@@ -15,6 +15,7 @@
 // RUN: FileCheck %s --check-prefix=QP16CVT < %t/qp16/deepseek_r1_decode_fp8_qp16.s
 // RUN: FileCheck %s --check-prefix=PERM < %t/qp8/deepseek_r1_decode_fp8_qp8.s
 // RUN: FileCheck %s --check-prefix=PK8 < %t/qp8/deepseek_r1_decode_fp8_qp8.s
+// RUN: FileCheck %s --check-prefix=DPP --implicit-check-not=ds_swizzle --implicit-check-not=ds_bpermute < %t/qp8/deepseek_r1_decode_fp8_qp8.s
 // RUN: llvm-readelf --notes %t/deepseek_r1_decode_fp8.hsaco | FileCheck %s --check-prefix=ELF
 // RUN: FileCheck %s --check-prefix=JSON < %t/deepseek_r1_decode_fp8.json
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_mtp2.mlir --chip=gfx950 -o %t/mtp2 | FileCheck %s --check-prefix=MTP2-REPORT
@@ -216,3 +217,10 @@
 // MXFP4: ds_read_b32
 // MXFP4: ds_write_b128
 // MXFP4: v_mfma_f32_16x16x32_bf16
+
+// Row maxima and sums across a row's 16 lanes by DPP permutes (issue #21,
+// item 3), the sums folded into the adds; no LDS swizzle or bpermute.
+// DPP: v_mov_b32_dpp {{.*}} quad_perm:[1,0,3,2]
+// DPP: v_mov_b32_dpp {{.*}} row_half_mirror
+// DPP: v_mov_b32_dpp {{.*}} row_mirror
+// DPP: v_add_f32_dpp {{.*}} row_mirror

@@ -12,9 +12,28 @@ SmallVector<Value>
 Lowering::acrossLanesAndWarps(const AccLayout &l, SmallVector<Value> part,
                               float identity,
                               function_ref<Value(Value, Value)> combine) {
-  // Lanes that differ only in column bits hold the same rows.
+  // Lanes that differ only in column bits hold the same rows: those of
+  // the low 4 lane bits (CDNA's 16 x 16 accumulator) in one permute chain
+  // where the target has one, else an XOR butterfly of shuffles.
+  SmallVector<int64_t> colBits;
+  for (auto [j, base] : llvm::enumerate(l.mi->c.laneBases))
+    if (base.row == 0)
+      colBits.push_back(j);
+  if (colBits == SmallVector<int64_t>{0, 1, 2, 3}) {
+    bool all = true;
+    for (Value &p : part) {
+      std::optional<Value> r = target.reduce16Lanes(b, loc(), p, combine);
+      if (!r) {
+        all = false;
+        break;
+      }
+      p = *r;
+    }
+    if (all)
+      colBits.clear();
+  }
   for (auto [j, base] : llvm::enumerate(l.mi->c.laneBases)) {
-    if (base.row != 0)
+    if (!llvm::is_contained(colBits, int64_t(j)))
       continue;
     for (Value &p : part) {
       auto shfl =

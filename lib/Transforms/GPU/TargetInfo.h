@@ -131,6 +131,17 @@ public:
                                                            Location loc,
                                                            Value x, Value y,
                                                            Type elt) const = 0;
+  /// `v` reduced with `combine` over each group of 16 consecutive lanes
+  /// (lane bits 0-3), every lane of the group getting the result, with the
+  /// chip's lane-permute modifiers; std::nullopt where shuffles do it
+  /// (the caller's XOR butterfly). `combine` must be commutative and
+  /// associative (max, sum), and every lane of the group active (the row
+  /// reductions run in the program's uniform control flow).
+  virtual std::optional<Value>
+  reduce16Lanes(OpBuilder &b, Location loc, Value v,
+                function_ref<Value(Value, Value)> combine) const {
+    return std::nullopt;
+  }
   /// Attributes of a kernel function that ask the backend for an occupancy:
   /// `smemBytes` per program, `asyncCopies` when its KV loop double-buffers.
   virtual void kernelHints(gpu::GPUFuncOp func, int64_t smemBytes,
