@@ -31,39 +31,34 @@ T cmpSrc(Exec &x, const Opnd &o, unsigned l) {
     return T(x.u32(o, l));
 }
 
-/// VOPC: e32 writes VCC, e64 its sdst; lanes off in EXEC get 0.
-template <typename T, bool Is64, bool Float, bool (*P)(T, T)>
-bool vcmp(Exec &x, const Inst &in) {
+/// VOPC: e32 writes VCC, e64 its sdst; lanes off in EXEC get 0. `test`
+/// says whether lane l's compare holds.
+template <typename Test> bool writeCompare(Exec &x, const Inst &in, Test test) {
   U64 e = x.exec(), r = 0;
   for (unsigned l = 0; l < 64; ++l)
-    if (e >> l & 1) {
-      T a = cmpSrc<T, Is64, Float>(x, in.srcs[0], l),
-        b = cmpSrc<T, Is64, Float>(x, in.srcs[1], l);
-      if (P(a, b))
-        r |= U64(1) << l;
-    }
+    if (e >> l & 1 && test(l))
+      r |= U64(1) << l;
   if (in.defs.empty())
     x.w.setVcc(r);
   else
     x.setS64(in.defs[0], r);
   return true;
 }
+template <typename T, bool Is64, bool Float, bool (*P)(T, T)>
+bool vcmp(Exec &x, const Inst &in) {
+  return writeCompare(x, in, [&](unsigned l) {
+    return P(cmpSrc<T, Is64, Float>(x, in.srcs[0], l),
+             cmpSrc<T, Is64, Float>(x, in.srcs[1], l));
+  });
+}
 /// 16-bit integer compares (VOPC e32 / e64 / SDWA): the sources' low 16
 /// bits after SDWA's source selects.
 template <typename T, bool (*P)(T, T)> bool vcmp16(Exec &x, const Inst &in) {
-  U64 e = x.exec(), r = 0;
-  for (unsigned l = 0; l < 64; ++l)
-    if (e >> l & 1) {
-      VArgs v;
-      readSrcs(x, in, l, 2, false, v);
-      if (P(T(v.a & 0xffff), T(v.b & 0xffff)))
-        r |= U64(1) << l;
-    }
-  if (in.defs.empty())
-    x.w.setVcc(r);
-  else
-    x.setS64(in.defs[0], r);
-  return true;
+  return writeCompare(x, in, [&](unsigned l) {
+    VArgs v;
+    readSrcs(x, in, l, 2, false, v);
+    return P(T(v.a & 0xffff), T(v.b & 0xffff));
+  });
 }
 template <typename T> bool pEq(T a, T b) { return a == b; }
 template <typename T> bool pNe(T a, T b) { return a != b; }
@@ -357,11 +352,11 @@ void mla::emu::addVectorMiscOps(OpTable &t) {
   CMPS("i64", int64_t, true, false);
 #undef CMPS
 #define CMPS16(SUF, T)                                                         \
-  V("v_cmp_eq_" SUF, vcmp16<T, pEq<T>>);                                      \
-  V("v_cmp_ne_" SUF, vcmp16<T, pNe<T>>);                                      \
-  V("v_cmp_lt_" SUF, vcmp16<T, pLt<T>>);                                      \
-  V("v_cmp_le_" SUF, vcmp16<T, pLe<T>>);                                      \
-  V("v_cmp_gt_" SUF, vcmp16<T, pGt<T>>);                                      \
+  V("v_cmp_eq_" SUF, vcmp16<T, pEq<T>>);                                       \
+  V("v_cmp_ne_" SUF, vcmp16<T, pNe<T>>);                                       \
+  V("v_cmp_lt_" SUF, vcmp16<T, pLt<T>>);                                       \
+  V("v_cmp_le_" SUF, vcmp16<T, pLe<T>>);                                       \
+  V("v_cmp_gt_" SUF, vcmp16<T, pGt<T>>);                                       \
   V("v_cmp_ge_" SUF, vcmp16<T, pGe<T>>)
   CMPS16("u16", uint16_t);
   CMPS16("i16", int16_t);

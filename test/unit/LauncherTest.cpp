@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -622,38 +623,48 @@ TEST(LauncherRowGroups, GridsAndWorkspaceCountQueryRows) {
 /// The gfx950 fp8 spec's descriptor turned into a paged one (`layout`):
 /// stage 1 takes kv_indices beside kv_indptr, or cache_seqlens and
 /// block_table in its place, as mla-expand-decode writes them.
-struct PagedSpec {
+/// The fp8 descriptor with its kernels' arguments rewritten: `rewrite`
+/// appends what argument `a` becomes (itself, others, or both).
+struct DerivedSpec {
   mla_spec_desc spec = deepseek_r1_decode_fp8_spec;
   mla_target_desc target = spec.targets[0];
   std::vector<mla_kernel_desc> kernels;
   std::vector<std::vector<mla_arg_desc>> args;
 
-  PagedSpec(int layout, int pageSize) {
-    spec.kv_layout = layout;
-    spec.page_size = pageSize;
+  void rewriteArgs(
+      const std::function<void(mla_arg_desc, std::vector<mla_arg_desc> &)>
+          &rewrite) {
     kernels.assign(target.kernels, target.kernels + target.num_kernels);
     args.resize(kernels.size());
     for (size_t i = 0; i < kernels.size(); ++i) {
-      for (int j = 0; j < kernels[i].num_args; ++j) {
-        mla_arg_desc a = kernels[i].args[j];
-        if (!std::strcmp(a.name, "kv_indptr") && layout == MLA_KV_BLOCK_TABLE) {
-          a.name = "cache_seqlens";
-          args[i].push_back(a);
-          a.name = "block_table";
-          a.rank = 2;
-          a.shape[0] = a.shape[1] = -1;
-        } else if (!std::strcmp(a.name, "kv_indptr") &&
-                   layout == MLA_KV_TOKEN_INDICES) {
-          args[i].push_back(a);
-          a.name = "kv_indices";
-        }
-        args[i].push_back(a);
-      }
+      for (int j = 0; j < kernels[i].num_args; ++j)
+        rewrite(kernels[i].args[j], args[i]);
       kernels[i].args = args[i].data();
       kernels[i].num_args = int(args[i].size());
     }
     target.kernels = kernels.data();
     spec.targets = &target;
+  }
+};
+
+struct PagedSpec : DerivedSpec {
+  PagedSpec(int layout, int pageSize) {
+    spec.kv_layout = layout;
+    spec.page_size = pageSize;
+    rewriteArgs([&](mla_arg_desc a, std::vector<mla_arg_desc> &out) {
+      if (!std::strcmp(a.name, "kv_indptr") && layout == MLA_KV_BLOCK_TABLE) {
+        a.name = "cache_seqlens";
+        out.push_back(a);
+        a.name = "block_table";
+        a.rank = 2;
+        a.shape[0] = a.shape[1] = -1;
+      } else if (!std::strcmp(a.name, "kv_indptr") &&
+                 layout == MLA_KV_TOKEN_INDICES) {
+        out.push_back(a);
+        a.name = "kv_indices";
+      }
+      out.push_back(a);
+    });
   }
 };
 
@@ -827,34 +838,20 @@ TEST(LauncherStatus, EveryStatusHasAName) {
 /// The fp8 descriptor made an mxfp4 one (kv_type f4E2M1FN): kv rows of 288
 /// bytes and, in place of the per-tensor scale, the e8m0 array kv_scales
 /// [rows, stride] (ABI 8).
-struct Mxfp4Spec {
-  mla_spec_desc spec = deepseek_r1_decode_fp8_spec;
-  mla_target_desc target = spec.targets[0];
-  std::vector<mla_kernel_desc> kernels;
-  std::vector<std::vector<mla_arg_desc>> args;
-
+struct Mxfp4Spec : DerivedSpec {
   Mxfp4Spec() {
     spec.kv_type = "f4E2M1FN";
     spec.has_kv_scale = 0;
-    kernels.assign(target.kernels, target.kernels + target.num_kernels);
-    args.resize(kernels.size());
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      for (int j = 0; j < kernels[i].num_args; ++j) {
-        mla_arg_desc a = kernels[i].args[j];
-        if (!std::strcmp(a.name, "kv"))
-          a.shape[1] = 288;
-        if (!std::strcmp(a.name, "kv_scale")) {
-          a.name = "kv_scales";
-          a.rank = 2;
-          a.shape[0] = a.shape[1] = -1;
-        }
-        args[i].push_back(a);
+    rewriteArgs([](mla_arg_desc a, std::vector<mla_arg_desc> &out) {
+      if (!std::strcmp(a.name, "kv"))
+        a.shape[1] = 288;
+      if (!std::strcmp(a.name, "kv_scale")) {
+        a.name = "kv_scales";
+        a.rank = 2;
+        a.shape[0] = a.shape[1] = -1;
       }
-      kernels[i].args = args[i].data();
-      kernels[i].num_args = int(args[i].size());
-    }
-    target.kernels = kernels.data();
-    spec.targets = &target;
+      out.push_back(a);
+    });
   }
 };
 
