@@ -16,8 +16,9 @@ namespace mlir::mla::gpulower {
 // as they read bf16 KV. Every thread takes groups of 8 values: one 4-byte
 // read, one scale byte (shared by the 4 groups of its block) and one
 // 16-byte store, so that a quarter warp's stores cover 128 adjacent bytes
-// (no bank conflict). The decode is ScalarCodegen's mxfp4ToBf16, the same
-// integer arithmetic as the host lowering's.
+// (no bank conflict). The decode is ScalarCodegen's: mxfp4ToBf16Normal
+// where every scale of a batch is 2 .. 252, else mxfp4ToBf16, the host
+// lowering's exact decode (ScalarCodegenTest checks the two agree).
 /// Rounds of items decoded under one branch: their scales and codes stay
 /// live together (sm_90 with 4 warps spilled with a whole tile's 36).
 constexpr int64_t kDequantBatch = 9;
@@ -70,7 +71,8 @@ LogicalResult Lowering::lowerDequant(DequantOp op) {
                                           at(nb, l, block, scales->colOff)});
     return arith::ExtUIOp::create(nb, l, i32, s);
   };
-  // Decodes item `it` with `decode(code, n)` and stores its 8 values.
+  // Decodes item `it`, each value's e2m1 code through `decode`, and stores
+  // its 8 values.
   auto item = [&](OpBuilder &nb, Location l, Value it,
                   function_ref<Value(Value code)> decode) {
     auto [r, g] = coords(nb, l, it);
