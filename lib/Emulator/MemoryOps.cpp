@@ -99,6 +99,49 @@ bool dsRead(Exec &x, const Inst &in) {
   return true;
 }
 
+/// ds_read_b64_tr_b8 / _b16 (gfx950): every lane reads 8 bytes at its own
+/// address, then each group of 16 lanes exchanges them: the group's 128
+/// bytes, lane after lane, form a row-major matrix of 16 columns of
+/// `Bits`-bit elements (8 rows of bytes; 4 rows of 16-bit elements), and
+/// lane i of the group receives column i, row 0 in its lowest element.
+/// Lane 2r (b8) reads row r's columns 0-7 and lane 2r + 1 its columns
+/// 8-15; lane i's byte j comes from lane 2j + i / 8, byte i mod 8.
+/// The lane map is the one the CDNA4 guide's transposing loads describe,
+/// as hardware-validated code uses it (ThunderKittens' CDNA4 fp8 and bf16
+/// column loads: lane l of a group addresses row l / 2 (b8) or l / 4 (b16)
+/// and column block l mod 2 (l mod 4) of the block it turns into one
+/// column per lane). The guide requires EXEC to be all ones: a partial
+/// mask is refused rather than guessed at.
+template <unsigned Bits> bool dsReadTranspose(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  if (e != ~U64(0))
+    return x.fail("a transposing LDS read with EXEC " +
+                  llvm::Twine::utohexstr(e) +
+                  " (the instruction needs every lane active)");
+  const Opnd &dst = in.defs[0];
+  Pending p{
+      Counter::LGKM, true, dst.file, dst.reg, 2, e, std::vector<U32>(2 * 64, 0),
+      nullptr};
+  U64 addr[2][64] = {};
+  if (!dsAddresses<8, false>(x, in, addr))
+    return false;
+  constexpr unsigned per = Bits / 8; // bytes per element
+  for (unsigned g = 0; g < 64; g += 16) {
+    uint8_t block[128];
+    for (unsigned l = 0; l < 16; ++l)
+      std::memcpy(block + 8 * l, &x.d.lds[addr[0][g + l]], 8);
+    for (unsigned i = 0; i < 16; ++i) {
+      uint8_t out[8];
+      for (unsigned r = 0; r < 8 / per; ++r)
+        std::memcpy(out + r * per, block + (r * 16 + i) * per, per);
+      std::memcpy(&p.data[g + i], out, 4);
+      std::memcpy(&p.data[64 + g + i], out + 4, 4);
+    }
+  }
+  x.deferLoad(std::move(p));
+  return true;
+}
+
 /// ds_write_*: srcs = addr, data[, data1]; imms = offset (offset0, offset1).
 template <unsigned Bytes, bool Two> bool dsWrite(Exec &x, const Inst &in) {
   U64 e = x.exec();
@@ -330,6 +373,8 @@ void mla::emu::addMemoryOps(OpTable &t) {
   L("ds_read_b128", dsRead<16, false>);
   L("ds_read2_b32", dsRead<4, true>);
   L("ds_read2_b64", dsRead<8, true>);
+  L("ds_read_b64_tr_b8", dsReadTranspose<8>);
+  L("ds_read_b64_tr_b16", dsReadTranspose<16>);
   L("ds_write_b8", dsWrite<1, false>);
   L("ds_write_b16", dsWrite<2, false>);
   L("ds_write_b32", dsWrite<4, false>);

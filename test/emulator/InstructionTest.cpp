@@ -189,9 +189,8 @@ TEST(EmulatorVector, Packed16BitMultiplyMinMaxShift) {
           EXPECT_EQ(w.V(8, l), pack(a0 * 34 + b0, a1 * 34 + b1)) << l;
           EXPECT_EQ(w.V(9, l), (a0 * 34 + b0) & 0xFFFF) << l;
           EXPECT_EQ(w.V(10, l), std::max({a0, b0, 0x7F00u})) << l;
-          EXPECT_EQ(w.V(11, l),
-                    uint32_t(uint16_t(std::min(
-                        {int16_t(a0), int16_t(b0), int16_t(7)}))))
+          EXPECT_EQ(w.V(11, l), uint32_t(uint16_t(std::min(
+                                    {int16_t(a0), int16_t(b0), int16_t(7)}))))
               << l;
         }
         // The compares: byte 0 of v1 against the high half of v2 (SDWA),
@@ -511,6 +510,85 @@ TEST(EmulatorLds, SwizzleBpermuteRead2AndBankConflicts) {
   // gfx950 serve 64 lanes in one phase: 63 extra cycles.
   EXPECT_GE(c.ldsBankConflicts, 63u);
   EXPECT_EQ(c.lds, 5u);
+}
+
+/// ds_read_b64_tr_b8 / _b16 against the transposing loads' statement: a
+/// group of 16 lanes reads an (8 / bytes) x 16 block of `bytes`-byte
+/// elements, lane l of the group reading 8 bytes of block row l / (2 bytes)
+/// at its own address, and lane i receives column i of the block, row r
+/// in element r. The block here is rows 8h.. (b8) or 4h.. (b16) of a matrix
+/// with 40-byte rows, group h of the wave, at random bytes. The expected
+/// values are read from the matrix, not from the exchange the emulator
+/// implements (the concatenation of the lanes' reads).
+void checkTransposingRead(unsigned bytes) {
+  const unsigned stride = 40, rows = 8 / bytes;
+  std::mt19937 rng(2026 + bytes);
+  std::vector<uint8_t> lds(2048);
+  for (auto &x : lds)
+    x = uint8_t(rng());
+  // Lane l of group h addresses 8 bytes of row rows * h + i / lanesPerRow
+  // (i = l mod 16), a row of the block being lanesPerRow lanes' 8 bytes.
+  auto addrOf = [&](unsigned l) {
+    unsigned h = l / 16, i = l % 16, lanesPerRow = 16 / rows;
+    unsigned row = rows * h + i / lanesPerRow;
+    unsigned col = (i % lanesPerRow) * 8; // byte column
+    return row * stride + col;
+  };
+  std::string op = bytes == 1 ? "ds_read_b64_tr_b8" : "ds_read_b64_tr_b16";
+  std::string err;
+  auto code = assemble("gfx950",
+                       "v_lshlrev_b32_e32 v1, 5, v0\n"
+                       "ds_write_b128 v1, v[2:5]\n"
+                       "ds_write_b128 v1, v[6:9] offset:16\n"
+                       "s_waitcnt lgkmcnt(0)\n" +
+                           op + " v[10:11], v12\n" + "s_waitcnt lgkmcnt(0)",
+                       &err);
+  ASSERT_FALSE(code.empty()) << err;
+  Device dev;
+  Counters c;
+  EXPECT_OK(runRaw(
+      dev, "gfx950", code, 64, 2048,
+      [&](WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l) {
+          for (unsigned d = 0; d < 8; ++d)
+            std::memcpy(&w.V(2 + d, l), &lds[32 * l + 4 * d], 4);
+          w.V(12, l) = addrOf(l);
+        }
+      },
+      [&](const WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l) {
+          unsigned h = l / 16, i = l % 16;
+          uint8_t got[8];
+          uint32_t lo = w.V(10, l), hi = w.V(11, l);
+          std::memcpy(got, &lo, 4);
+          std::memcpy(got + 4, &hi, 4);
+          for (unsigned r = 0; r < rows; ++r)
+            for (unsigned k = 0; k < bytes; ++k)
+              EXPECT_EQ(got[r * bytes + k],
+                        lds[(rows * h + r) * stride + i * bytes + k])
+                  << op << " lane " << l << " element " << r;
+        }
+      },
+      &c));
+}
+
+TEST(EmulatorLds, TransposingReadB8) { checkTransposingRead(1); }
+TEST(EmulatorLds, TransposingReadB16) { checkTransposingRead(2); }
+
+TEST(EmulatorLds, TransposingReadNeedsEveryLane) {
+  std::string err;
+  auto code = assemble("gfx950",
+                       "v_cmp_gt_u32_e32 vcc, 32, v0\n"
+                       "s_and_saveexec_b64 s[2:3], vcc\n"
+                       "v_mov_b32_e32 v1, 0\n"
+                       "ds_read_b64_tr_b8 v[2:3], v1",
+                       &err);
+  ASSERT_FALSE(code.empty()) << err;
+  Device dev;
+  llvm::Error e = runRaw(dev, "gfx950", code, 64, 1024, nullptr, nullptr);
+  ASSERT_TRUE(bool(e));
+  std::string msg = llvm::toString(std::move(e));
+  EXPECT_NE(msg.find("needs every lane active"), std::string::npos) << msg;
 }
 
 TEST(EmulatorLds, OutOfRangeFaults) {
