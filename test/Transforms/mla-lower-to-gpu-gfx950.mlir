@@ -107,7 +107,14 @@ mla.kernel @combine(%part: memref<?x?x16x512xf32>, %lse: memref<?x?x16xf32>, %n:
 // CHECK: amdgpu.scaled_ext_packed
 // CHECK: amdgpu.mfma 16x16x32
 // CHECK: amdgpu.packed_trunc_2xfp8
+// K as V (B read along its rows, K steps of 32 tokens): one transposing
+// LDS read (ds_read_b64_tr_b8) per step hands each lane its column's 8
+// tokens as stored, for the fp8 MFMA as they are.
+// CHECK: amdgpu.transpose_load %{{.*}} : memref<64x80xi8, #gpu.address_space<workgroup>> -> vector<8xi8>
 // CHECK: amdgpu.mfma 16x16x32 {{.*}} : vector<8xf8E4M3FN>, vector<8xf8E4M3FN>, vector<4xf32>
+// CHECK: amdgpu.transpose_load
+// CHECK: amdgpu.mfma 16x16x32 {{.*}} : vector<8xf8E4M3FN>, vector<8xf8E4M3FN>, vector<4xf32>
+// CHECK-NOT: amdgpu.transpose_load
 mla.kernel @fp8(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xbf16>, %out: memref<?x64xf32>)
     attributes {grid = ["batch"], num_warps = 4 : i64} {
   %c0 = arith.constant 0 : index
@@ -117,7 +124,7 @@ mla.kernel @fp8(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xbf16>, %out: memref<
   // PLACE: :[[@LINE+1]]:8: remark: placement: acc (4 registers per lane); v_mfma_f32_16x16x32_bf16; K steps grouped 2 per operand load
   %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xbf16>, tensor<64x64xf8E4M3FN> -> tensor<16x64xf32>
   %p = mla.cast %s : tensor<16x64xf32> -> tensor<16x64xf8E4M3FN>
-  // PLACE: :[[@LINE+1]]:8: remark: placement: acc (4 registers per lane); v_mfma_f32_16x16x32_fp8_fp8
+  // PLACE: :[[@LINE+1]]:8: remark: placement: acc (4 registers per lane); v_mfma_f32_16x16x32_fp8_fp8; B by transposing read
   %o = mla.dot %p, %k : tensor<16x64xf8E4M3FN>, tensor<64x64xf8E4M3FN> -> tensor<16x64xf32>
   mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
   mla.return

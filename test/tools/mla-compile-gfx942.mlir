@@ -5,6 +5,7 @@
 // RUN: FileCheck %s --check-prefix=CVTPK < %t/deepseek_r1_decode_fp8_mi300x.s
 // RUN: FileCheck %s --check-prefix=CVT < %t/deepseek_r1_decode_fp8_mi300x.s
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp8_mi300x.mlir --chip=gfx942 -o %t/qp8 | FileCheck %s --check-prefix=QP8-REPORT
+// RUN: FileCheck %s --check-prefix=PERM < %t/qp8/deepseek_r1_decode_fp8_qp8_mi300x.s
 // RUN: FileCheck %s --check-prefix=QP8 --implicit-check-not=v_mfma_f32_16x16x16_bf16 --implicit-check-not=v_cvt_pk_f32_fp8 --implicit-check-not=v_cvt_f32_fp8 --implicit-check-not=scratch_ < %t/qp8/deepseek_r1_decode_fp8_qp8_mi300x.s
 // RUN: mla-compile %kernels/deepseek_r1_decode_bf16_mi300x.mlir --chip=gfx942 -o %t | FileCheck %s --check-prefix=BF16
 // RUN: not mla-compile %kernels/deepseek_r1_decode_fp8.mlir --chip=gfx942 -o %t 2>&1 | FileCheck %s --check-prefix=FLAVOUR
@@ -62,6 +63,23 @@
 // QP8-LABEL: deepseek_r1_decode_fp8_qp8_mi300x_stage2:
 
 // BF16: deepseek_r1_decode_bf16_mi300x_stage1_masked: {{.*}} 0 VGPR spills, 58112 B LDS, 0 B scratch, {{[1-8]}} waves/SIMD, 128 threads
+
+// V's bytes reach the fp8 MFMA through the byte transpose of the
+// interleaved O tiles (8 bytes per token = 8 tiles; gfx942 has no
+// transposing LDS read, gfx950 uses one: mla-compile-gfx950.mlir): v_perm_b32 with the
+// selectors of test/Target/amdgcn-perm.ll (rows e, e + 1 interleaved; then
+// pairs of rows joined), not shifts and masks.
+// The selectors are set up ahead of the loop, ILO first (the prologue's Q
+// copy may use 0x5040100 too, so the captures start at ILO's).
+// PERM-LABEL: deepseek_r1_decode_fp8_qp8_mi300x_stage1_mask_free:
+// PERM: s_mov_b32 [[ILO:s[0-9]+]], 0x5010400
+// PERM-DAG: s_mov_b32 [[IHI:s[0-9]+]], 0x7030602
+// PERM-DAG: s_mov_b32 [[JLO:s[0-9]+]], 0x5040100
+// PERM-DAG: s_mov_b32 [[JHI:s[0-9]+]], 0x7060302
+// PERM: v_perm_b32 v{{[0-9]+}}, v{{[0-9]+}}, v{{[0-9]+}}, [[ILO]]
+// PERM: v_perm_b32 v{{[0-9]+}}, v{{[0-9]+}}, v{{[0-9]+}}, [[JLO]]
+// PERM: v_mfma_f32_16x16x32_fp8_fp8
+// PERM-LABEL: deepseek_r1_decode_fp8_qp8_mi300x_stage2:
 
 // FLAVOUR: error: fp8 type 'f8E4M3FN' does not match gfx942's fp8 format f8E4M3FNUZ
 // LDS: error: needs 96768 bytes of shared memory per workgroup; gfx942 has 65536 (use a smaller block_n)

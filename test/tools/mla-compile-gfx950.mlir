@@ -13,7 +13,7 @@
 // RUN: mla-compile %t.qp16w4.mlir --chip=gfx950 -o %t/qp16 | FileCheck %s --check-prefix=QP16-REPORT
 // RUN: FileCheck %s --check-prefix=QP16 --implicit-check-not=v_mfma_f32_16x16x32_bf16 --implicit-check-not=v_cvt_scalef32_pk_bf16_fp8 --implicit-check-not=v_cvt_f32_fp8 --implicit-check-not=scratch_ < %t/qp16/deepseek_r1_decode_fp8_qp16.s
 // RUN: FileCheck %s --check-prefix=QP16CVT < %t/qp16/deepseek_r1_decode_fp8_qp16.s
-// RUN: FileCheck %s --check-prefix=PERM < %t/qp8/deepseek_r1_decode_fp8_qp8.s
+// RUN: FileCheck %s --check-prefix=TR < %t/qp8/deepseek_r1_decode_fp8_qp8.s
 // RUN: FileCheck %s --check-prefix=PK8 < %t/qp8/deepseek_r1_decode_fp8_qp8.s
 // RUN: FileCheck %s --check-prefix=DPP --implicit-check-not=ds_swizzle --implicit-check-not=ds_bpermute < %t/qp8/deepseek_r1_decode_fp8_qp8.s
 // RUN: llvm-readelf --notes %t/deepseek_r1_decode_fp8.hsaco | FileCheck %s --check-prefix=ELF
@@ -60,8 +60,8 @@
 // REPORT lines count the loop's 34): the token index of each column a lane
 // holds against the bound, -inf where past it:
 // CHECK: v_mfma_f32_16x16x32_bf16
-// CHECK: v_cmp_gt_i64_e32 vcc, s{{\[[0-9]+:[0-9]+\]}}, v{{\[[0-9]+:[0-9]+\]}}
-// CHECK: v_cndmask_b32_e32 v{{[0-9]+}}, v{{[0-9]+}}, v{{[0-9]+}}, vcc
+// CHECK: v_cmp_gt_i64_e{{32|64}} [[MASK:vcc|s\[[0-9]+:[0-9]+\]]], s{{\[[0-9]+:[0-9]+\]}}, v{{\[[0-9]+:[0-9]+\]}}
+// CHECK: v_cndmask_b32_e{{32|64}} v{{[0-9]+}}, v{{[0-9]+}}, v{{[0-9]+}}, [[MASK]]
 // CHECK: v_mfma_f32_16x16x32_bf16
 // CHECK-NOT: scratch_
 // CHECK-LABEL: deepseek_r1_decode_fp8_stage1_mask_free:
@@ -160,21 +160,24 @@
 // QP16CVT-NOT: v_cvt_scalef32_pk_f16_fp8
 // QP16CVT-LABEL: deepseek_r1_decode_fp8_qp16_stage2:
 
-// V's bytes reach the fp8 MFMA through the byte transpose of the
-// interleaved O tiles (8 bytes per token = 8 tiles): v_perm_b32 with the
-// selectors of test/Target/amdgcn-perm.ll (rows e, e + 1 interleaved; then
-// pairs of rows joined), not shifts and masks.
-// The selectors are set up ahead of the loop, ILO first (the prologue's Q
-// copy may use 0x5040100 too, so the captures start at ILO's).
-// PERM-LABEL: deepseek_r1_decode_fp8_qp8_stage1_mask_free:
-// PERM: s_mov_b32 [[ILO:s[0-9]+]], 0x5010400
-// PERM-DAG: s_mov_b32 [[IHI:s[0-9]+]], 0x7030602
-// PERM-DAG: s_mov_b32 [[JLO:s[0-9]+]], 0x5040100
-// PERM-DAG: s_mov_b32 [[JHI:s[0-9]+]], 0x7060302
-// PERM: v_perm_b32 v{{[0-9]+}}, v{{[0-9]+}}, v{{[0-9]+}}, [[ILO]]
-// PERM: v_perm_b32 v{{[0-9]+}}, v{{[0-9]+}}, v{{[0-9]+}}, [[JLO]]
-// PERM: v_mfma_f32_16x16x32_fp8_fp8
-// PERM-LABEL: deepseek_r1_decode_fp8_qp8_stage2:
+// V's bytes reach the fp8 MFMA through gfx950's transposing LDS read
+// (ChipFacts::transposedLdsReads): one ds_read_b64_tr_b8 per O tile and K
+// step of 32 tokens (8 tiles x 2 steps = 16 per KV tile), each lane
+// addressing 8 bytes of one token row and receiving one column's 8 tokens;
+// the accumulator columns stay in natural order for it, and no byte
+// transpose (v_perm_b32) is left in the loop (gfx942 keeps it:
+// mla-compile-gfx942.mlir).
+// TR-LABEL: deepseek_r1_decode_fp8_qp8_stage1_masked:
+// TR-COUNT-16: ds_read_b64_tr_b8 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}
+// TR-NOT: ds_read_b64_tr_b8
+// TR-LABEL: deepseek_r1_decode_fp8_qp8_stage1_mask_free:
+// One v_perm_b32 is left, in the prologue's copy of Q, before the loop:
+// TR-COUNT-1: v_perm_b32
+// TR-NOT: v_perm_b32
+// TR-COUNT-16: ds_read_b64_tr_b8
+// TR-NOT: v_perm_b32
+// TR-NOT: ds_read_b64_tr_b8
+// TR-LABEL: deepseek_r1_decode_fp8_qp8_stage2:
 
 // QP16-W8: error: 'mla.dot' op a tile of 64 columns cannot be split across 8 warps of 16-column instructions
 

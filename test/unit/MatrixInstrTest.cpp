@@ -463,6 +463,49 @@ TEST(Descriptors, F8f6f4InterleavedKMattersWithScales) {
   EXPECT_EQ(roundTrip(mi, mi.a, mi.b, &scales, 11), 0.0);
 }
 
+// gfx950's transposing LDS reads (ds_read_b64_tr_b8 / _b16; the lane map
+// of docs/Emulator.md): each group of 16 lanes reads 8 bytes per lane at
+// the lane's own address, the 128 bytes lane after lane being a row-major
+// block of 16 columns, and lane i receives column i, row r in element r.
+// Modelled here on a K x N matrix stored row-major: wherever
+// transposedReadAddress accepts a B layout, the lanes reading at its
+// addresses must receive exactly that layout's elements.
+TEST(Descriptors, TransposedReadAddressGivesTheBLayout) {
+  int fits = 0;
+  for (const MatrixInstr *mi : knownMatrixInstrs())
+    for (unsigned bits : {8u, 16u}) {
+      auto bases = transposedReadAddress(mi->b, bits);
+      bool expected = mi->waveSize == 64 && mi->b.elemsPerLane() == 64 / bits;
+      EXPECT_EQ(bases.has_value(), expected) << mi->name.str() << " " << bits;
+      if (!bases)
+        continue;
+      ++fits;
+      int64_t rows = 64 / bits;
+      LaneLayout addr{*bases, {}, mi->b.rows, mi->b.cols};
+      for (int64_t g = 0; g < mi->b.lanes(); g += 16) {
+        // block[r][c]: the (K, N) coordinate the group's reads put there.
+        std::vector<Coord> block(rows * 16);
+        for (int64_t i = 0; i < 16; ++i) {
+          Coord first = addr.map(g + i, 0);
+          for (int64_t e = 0; e < rows; ++e) // 8 bytes along N
+            block[i * rows + e] = Coord{first.row, first.col + e};
+        }
+        for (int64_t i = 0; i < 16; ++i)
+          for (int64_t r = 0; r < rows; ++r)
+            EXPECT_TRUE(block[r * 16 + i] == mi->b.map(g + i, r))
+                << mi->name.str() << " " << bits << "-bit lane " << g + i
+                << " element " << r;
+      }
+    }
+  // 16x16x32 B as 8-bit elements (fp8, and fp8 stored for bf16 / f16
+  // operands), 16x16x16 B as 16-bit ones.
+  EXPECT_GE(fits, 4);
+  EXPECT_TRUE(transposedReadAddress(
+      lookupMatrixInstr("v_mfma_f32_16x16x32_fp8_fp8")->b, 8));
+  EXPECT_FALSE(transposedReadAddress(
+      lookupMatrixInstr("v_mfma_f32_16x16x128_f8f6f4")->b, 8));
+}
+
 TEST(Descriptors, ChipsListTheirInstructions) {
   for (const ChipInfo &chip : knownChips())
     for (const MatrixInstr *mi : chip.matrixInstrs()) {

@@ -50,6 +50,56 @@ Value Lowering::storedColumn(const GroupedOperands &g, Value col) {
   return out;
 }
 
+void Lowering::chooseColumnOrder(Operation *kernel) {
+  interleaveAccColumns = true;
+  if (!target.chip.facts.transposedLdsReads)
+    return;
+  bool any = false;
+  WalkResult r = kernel->walk([&](DotOp d) {
+    if (d.getTransposeRhs())
+      return WalkResult::advance();
+    Type rhs = d.getRhs().getType().getElementType();
+    const MatrixInstr *mi =
+        target.instrFor(d.getLhs().getType().getElementType(), rhs);
+    if (storedBytes(rhs) != 1 || !transposedReadAddress(mi->b, 8))
+      return WalkResult::interrupt();
+    any = true;
+    return WalkResult::advance();
+  });
+  interleaveAccColumns = r.wasInterrupted() || !any;
+}
+
+SmallVector<SmallVector<Value>>
+Lowering::readTransposedTiles(const Tile &t, const LaneLayout &layout,
+                              const AccLayout &l, Value kk, bool raw, Type op) {
+  Type elt = t.type.getElementType();
+  auto bases = transposedReadAddress(layout, 8);
+  if (l.interleaved || t.kind != Kind::Smem || storedBytes(elt) != 1 ||
+      !bases || t.colOff % 8 || rowStrideBytes(t) % 8)
+    return {};
+  // The (K, N) of the 8 bytes this lane reads: its block row and the
+  // 8-column half of its tile.
+  Value row = addc(add(kk, laneOffset(lane, *bases, true)), t.rowOff);
+  Value n = laneOffset(lane, *bases, false);
+  SmallVector<SmallVector<Value>> out(l.tiles);
+  for (int64_t j = 0; j < l.tiles; ++j) {
+    Value v = target.transposedRead8(b, loc(), t.view, row,
+                                     addc(tileColumn(l, n, j), t.colOff));
+    for (int64_t e = 0; e < 8; e += 2) {
+      if (raw) {
+        for (int64_t i = e; i < e + 2; ++i)
+          out[j].push_back(
+              vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{i}));
+        continue;
+      }
+      Value pair = vector::ShuffleOp::create(b, loc(), v, v,
+                                             ArrayRef<int64_t>{e, e + 1});
+      llvm::append_range(out[j], pairToOperand(pair, elt, op));
+    }
+  }
+  return out;
+}
+
 LogicalResult Lowering::lowerDot(DotOp op) {
   auto resT = op.getResult().getType();
   // fp8 x fp8 on a chip with an fp8 instruction of that format: the
@@ -270,9 +320,14 @@ LogicalResult Lowering::lowerDot(DotOp op) {
     SmallVector<Value> next(acc);
     // B (k, n) of tile j is rhs[kk + k][col] or, transposed,
     // rhs[col][kk + k] (then consecutive k are adjacent in a row), with
-    // col = tileColumn(n, j) (interleaved, see accCoord).
+    // col = tileColumn(n, j) (interleaved, see accCoord, or natural with
+    // the transposing read).
     SmallVector<SmallVector<Value>> bAll;
-    if (!trans)
+    if (!trans && !l->interleaved) {
+      bAll = readTransposedTiles(**rhs, mi->b, *l, kk, raw, operandElt);
+      if (!bAll.empty())
+        note(op, "B by transposing read");
+    } else if (!trans)
       bAll = readAcrossTiles(
           **rhs, mi->b, l->tiles, raw, operandElt, [&](Coord c) {
             return std::pair(add(kk, addc(bRowI, c.row)),

@@ -65,6 +65,10 @@ struct AccLayout {
   const MatrixInstr *mi;
   int64_t cols, colsPerWarp, tiles, elems;
   int64_t mBlocks = 1;
+  /// Column order across the warp's instruction tiles (Lowering::accCoord):
+  /// interleaved (tile j's column n at n * tiles + j) or natural (at
+  /// j * N + n), as Lowering::interleaveAccColumns chose for the kernel.
+  bool interleaved = true;
   /// Distinct static row offsets, M block after M block (localGroups each).
   SmallVector<int64_t> rowGroups;
   int64_t localGroups = 0;
@@ -212,6 +216,9 @@ struct Lowering {
   /// dot that produces this tile, read along its columns (V in O += P V),
   /// comes in one wide load per row for all tiles instead of one element
   /// per tile (see lowerDot). Rows and row reductions are unaffected.
+  /// Where the chip's transposing LDS read supplies that B operand instead
+  /// (chooseColumnOrder), columns stay in natural order: the read needs a
+  /// tile's 16 columns adjacent.
   std::pair<Value, Value> accCoord(const AccLayout &l, int64_t r) {
     int64_t mb = r / l.perBlock(), j = (r / l.elems) % l.tiles, i = r % l.elems;
     return {addc(cRow, l.elemRow(i) + mb * l.mi->m),
@@ -224,6 +231,8 @@ struct Lowering {
   }
   /// The same for warp `w`'s columns.
   Value tileColumnOf(const AccLayout &l, Value w, Value n, int64_t j) {
+    if (!l.interleaved)
+      return add(mul(w, l.colsPerWarp), addc(n, j * l.mi->n));
     return add(mul(w, l.colsPerWarp), addc(mul(n, l.tiles), j));
   }
   /// The other warp of this warp's pair (2p, 2p + 1).
@@ -555,6 +564,26 @@ struct Lowering {
   Value storedColumn(const GroupedOperands &g, Value col);
 
   LogicalResult lowerDot(DotOp op);
+
+  /// Accumulator columns interleaved across instruction tiles (accCoord);
+  /// chooseColumnOrder clears it for a kernel whose B operands read along
+  /// their rows all come through the chip's transposing read.
+  bool interleaveAccColumns = true;
+  /// Sets interleaveAccColumns for `kernel`, before any of its ops is
+  /// lowered (every Acc tile of a kernel shares the order: O, P V and the
+  /// stores of O meet in one layout).
+  void chooseColumnOrder(Operation *kernel);
+
+  /// The lane's B operand elements of one K step (rows kk ..) for all
+  /// `tiles` instruction tiles of a dot (natural column order), one
+  /// transposing read per tile (TargetInfo::transposedRead8): as stored
+  /// (`raw`) or as stored operands of type `op`, fp8 pairs through the
+  /// chip's pair conversion. Empty unless `t` is a shared 1-byte tile whose
+  /// rows and column offset keep every read 8-byte aligned and `layout` is
+  /// one read's (transposedReadAddress); the caller then reads tile by tile.
+  SmallVector<SmallVector<Value>>
+  readTransposedTiles(const Tile &t, const LaneLayout &layout,
+                      const AccLayout &l, Value kk, bool raw, Type op);
 
   /// Unrolls `loop` (static trip count) and returns the values that replace
   /// its results: unrolling replaces them, so they are held through a

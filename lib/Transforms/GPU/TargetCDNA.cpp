@@ -4,8 +4,9 @@
 // conversions through amdgpu.ext_packed_fp8 / scaled_ext_packed /
 // packed_trunc_2xfp8, buffer resources for bounds-checked loads
 // (rocdl.make.buffer.rsrc, raw buffer loads), v_perm_b32, v_exp_f32 and
-// v_log_f32. No asynchronous copies, ldmatrix or dependent launches: the
-// chip descriptors say so, and the lowering asks them first.
+// v_log_f32, DPP row reductions, gfx950's transposing LDS reads
+// (amdgpu.transpose_load). No asynchronous copies, ldmatrix or dependent
+// launches: the chip descriptors say so, and the lowering asks them first.
 //
 //===----------------------------------------------------------------------===//
 #include "TargetInfo.h"
@@ -191,6 +192,15 @@ public:
         b, loc, VectorType::get({4}, b.getI32Type()), rsrc, offset, zero, zero,
         nullptr, nullptr, nullptr);
     return vector::BitCastOp::create(b, loc, t, v);
+  }
+
+  /// ds_read_b64_tr_b8 through amdgpu.transpose_load (gfx950 only: the
+  /// chip fact transposedLdsReads is set for it alone).
+  Value transposedRead8(OpBuilder &b, Location loc, Value view, Value row,
+                        Value col) const override {
+    return amdgpu::TransposeLoadOp::create(b, loc,
+                                           VectorType::get({8}, b.getI8Type()),
+                                           view, ValueRange{row, col});
   }
 };
 

@@ -83,6 +83,10 @@ void TargetInfo::asyncCommitGroup(OpBuilder &, Location) const {
 void TargetInfo::asyncWaitGroups(OpBuilder &, Location, int64_t) const {
   missing("an asynchronous copy wait");
 }
+Value TargetInfo::transposedRead8(OpBuilder &, Location, Value, Value,
+                                  Value) const {
+  missing("a transposing LDS read");
+}
 SmallVector<Value> TargetInfo::ldmatrixX4(OpBuilder &, Location, Value, Value,
                                           Value, Type) const {
   missing("ldmatrix");

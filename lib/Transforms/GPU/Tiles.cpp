@@ -71,6 +71,7 @@ FailureOr<AccLayout> Lowering::accLayout(RankedTensorType t) {
               cols / warps / mi->n,
               mi->c.elemsPerLane(),
               t.getDimSize(0) / mi->m,
+              interleaveAccColumns,
               {},
               0};
   SmallVector<int64_t> local;
@@ -384,8 +385,9 @@ LogicalResult Lowering::lowerStore(StoreOp op) {
     std::optional<int64_t> colBase =
         getConstantIntValue(op.getIndices()[lead + 1]);
     int64_t w = 1;
-    while (l->tiles % (2 * w) == 0 && 2 * w * bytes <= 16 && colBase &&
-           *colBase % (2 * w) == 0 && !dstT.isDynamicDim(dstT.getRank() - 1) &&
+    while (l->interleaved && l->tiles % (2 * w) == 0 && 2 * w * bytes <= 16 &&
+           colBase && *colBase % (2 * w) == 0 &&
+           !dstT.isDynamicDim(dstT.getRank() - 1) &&
            dstT.getDimSize(dstT.getRank() - 1) % (2 * w) == 0 &&
            dstT.getLayout().isIdentity())
       w *= 2;
@@ -647,10 +649,9 @@ LogicalResult Lowering::lowerOpByKind(Operation *op) {
       .Case([&](memref::CollapseShapeOp c) {
         // q / out as [rows x heads, dim]: the same collapse of the
         // argument in its storage type.
-        scalars.map(c.getResult(),
-                    memref::CollapseShapeOp::create(
-                        b, loc(), scalars.lookup(c.getSrc()),
-                        c.getReassociationIndices()));
+        scalars.map(c.getResult(), memref::CollapseShapeOp::create(
+                                       b, loc(), scalars.lookup(c.getSrc()),
+                                       c.getReassociationIndices()));
         return success();
       })
       .Default([&](Operation *other) -> LogicalResult {

@@ -67,6 +67,12 @@ struct ChipFacts {
   /// mode). A tile load with a row bound then reads through a buffer of the
   /// bound's rows, with no per-chunk compare or branch.
   bool boundsCheckedLoads = false;
+  /// LDS reads that hand each lane a column of a 16-lane group's 8-byte
+  /// rows (CDNA4: ds_read_b64_tr_b8; lane map: MatrixInstr.h,
+  /// transposedReadAddress): an fp8 B operand stored K-major (V in
+  /// O += P V) comes in one read per instruction tile and K step instead of
+  /// row reads and a byte transpose.
+  bool transposedLdsReads = false;
 };
 
 /// How the compiler chooses to use the chip: settings measured per chip
