@@ -190,33 +190,40 @@ const MatrixInstr *const kAll[] = {
 
 } // namespace
 
-std::optional<std::vector<Coord>>
-mlir::mla::transposedReadAddress(const LaneLayout &layout, unsigned elemBits) {
+std::optional<TransposedReads>
+mlir::mla::transposedReads(const LaneLayout &layout, unsigned elemBits) {
   if (elemBits != 8 && elemBits != 16)
     return std::nullopt;
-  // rows of the block, and lanes whose 8 bytes make one of them.
+  // Rows of the block (= elements per read), and lanes whose 8 bytes make
+  // one of them.
   int64_t rows = 64 / elemBits, perRow = 16 / rows;
-  if (layout.elemsPerLane() != rows || layout.laneBases.size() < 4)
+  int64_t runBits = llvm::Log2_64(rows);
+  if (layout.elemsPerLane() % rows || layout.laneBases.size() < 4)
     return std::nullopt;
-  for (size_t e = 0; e < layout.elemBases.size(); ++e)
-    if (!(layout.elemBases[e] == Coord{int64_t(1) << e, 0}))
+  for (size_t e = 0; e < layout.elemBases.size(); ++e) {
+    Coord c = layout.elemBases[e];
+    if (int64_t(e) < runBits ? !(c == Coord{int64_t(1) << e, 0}) : c.col != 0)
       return std::nullopt;
+  }
   for (size_t j = 0; j < layout.laneBases.size(); ++j) {
     Coord c = layout.laneBases[j];
     if (j < 4 ? !(c == Coord{0, int64_t(1) << j}) : c.col != 0)
       return std::nullopt;
   }
-  std::vector<Coord> bases;
+  TransposedReads t;
+  t.perRead = rows;
   // Within a group: lane i addresses block row i / perRow (K) and the
-  // (i mod perRow)-th 8 bytes of it (N: 64 / elemBits elements each).
+  // (i mod perRow)-th 8 bytes of it (N: `rows` elements each).
   for (int64_t j = 0; j < 4; ++j) {
     int64_t bit = int64_t(1) << j;
-    bases.push_back(bit < perRow ? Coord{0, bit * rows}
-                                 : Coord{bit / perRow, 0});
+    t.laneBases.push_back(bit < perRow ? Coord{0, bit * rows}
+                                       : Coord{bit / perRow, 0});
   }
   for (size_t j = 4; j < layout.laneBases.size(); ++j)
-    bases.push_back(layout.laneBases[j]);
-  return bases;
+    t.laneBases.push_back(layout.laneBases[j]);
+  for (int64_t r = 0; r < layout.elemsPerLane() / rows; ++r)
+    t.runOffsets.push_back(layout.map(0, r * rows));
+  return t;
 }
 
 llvm::ArrayRef<const MatrixInstr *> mlir::mla::knownMatrixInstrs() {

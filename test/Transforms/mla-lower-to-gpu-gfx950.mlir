@@ -45,6 +45,11 @@ mla.kernel @qk(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>, %n: index, %out: m
 // CHECK: amdgpu.dpp {{.*}} row_half_mirror
 // CHECK: amdgpu.dpp {{.*}} row_mirror
 // CHECK: llvm.call_intrinsic "llvm.amdgcn.exp2.f32"
+// V's bf16 B operand (8 tokens of one column per lane) in two transposing
+// reads of 4 (ds_read_b64_tr_b16), per K step of 32 tokens:
+// CHECK: amdgpu.transpose_load %{{.*}} : memref<64x72xi16, #gpu.address_space<workgroup>> -> vector<4xi16>
+// CHECK-NEXT: vector.extract
+// CHECK: amdgpu.transpose_load %{{.*}} : memref<64x72xi16, #gpu.address_space<workgroup>> -> vector<4xi16>
 // CHECK: amdgpu.mfma 16x16x32
 // CHECK: scf.yield
 // The finalize's natural-log LSE: v_log_f32.
@@ -70,7 +75,7 @@ mla.kernel @attention(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>, %n: index,
     // PLACE: :[[@LINE+1]]:25: remark: placement: acc (4 registers per lane); row-slice (4 registers per lane); row-partial (4 registers per lane); acc (4 registers per lane)
     %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %l, %a : tensor<16x64xf32>, tensor<16xf32>, tensor<16x64xf32>
     %pb = mla.cast %p : tensor<16x64xf32> -> tensor<16x64xbf16>
-    // PLACE: :[[@LINE+1]]:10: remark: placement: acc (4 registers per lane); v_mfma_f32_16x16x32_bf16
+    // PLACE: :[[@LINE+1]]:10: remark: placement: acc (4 registers per lane); v_mfma_f32_16x16x32_bf16; B by transposing read
     %o = mla.dot %pb, %k acc(%a1 : tensor<16x64xf32>) : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
     mla.yield %m1, %l1, %o : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
   }

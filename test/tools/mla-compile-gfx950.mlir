@@ -14,6 +14,8 @@
 // RUN: FileCheck %s --check-prefix=QP16 --implicit-check-not=v_mfma_f32_16x16x32_bf16 --implicit-check-not=v_cvt_scalef32_pk_bf16_fp8 --implicit-check-not=v_cvt_f32_fp8 --implicit-check-not=scratch_ < %t/qp16/deepseek_r1_decode_fp8_qp16.s
 // RUN: FileCheck %s --check-prefix=QP16CVT < %t/qp16/deepseek_r1_decode_fp8_qp16.s
 // RUN: FileCheck %s --check-prefix=TR < %t/qp8/deepseek_r1_decode_fp8_qp8.s
+// RUN: mla-compile %kernels/deepseek_r1_decode_bf16.mlir --chip=gfx950 -o %t/bf16 | FileCheck %s --check-prefix=BF16-REPORT
+// RUN: FileCheck %s --check-prefix=TR16 --implicit-check-not=scratch_ < %t/bf16/deepseek_r1_decode_bf16.s
 // RUN: FileCheck %s --check-prefix=PK8 < %t/qp8/deepseek_r1_decode_fp8_qp8.s
 // RUN: FileCheck %s --check-prefix=DPP --implicit-check-not=ds_swizzle --implicit-check-not=ds_bpermute < %t/qp8/deepseek_r1_decode_fp8_qp8.s
 // RUN: llvm-readelf --notes %t/deepseek_r1_decode_fp8.hsaco | FileCheck %s --check-prefix=ELF
@@ -88,11 +90,10 @@
 // fp8 K and V reach the bf16 MFMAs through the hardware pair conversion.
 // A lane's 8 K elements of a 16x16x32 step are adjacent along the row: 4
 // pairs per MFMA x 18 MFMAs = 72 per KV tile. Its 8 V elements of one MFMA
-// are 8 tokens (rows) apart, but with interleaved accumulator columns the
-// same element of the wave's 8 O tiles sits in 8 adjacent bytes: one
-// 8-byte LDS read per token, a byte transpose (v_perm_b32), then pairs of
-// tokens: 4 pairs x 8 tiles x 2 K steps = 64. 72 + 64 = 136, and no
-// single-element conversion (v_cvt_f32_fp8) left.
+// are 8 tokens (rows) apart: one transposing LDS read (ds_read_b64_tr_b8)
+// hands it its column's 8 tokens, then pairs of tokens: 4 pairs x 8 tiles x
+// 2 K steps = 64. 72 + 64 = 136, and no single-element conversion
+// (v_cvt_f32_fp8) left.
 // CVTPK-LABEL: deepseek_r1_decode_fp8_stage1_masked:
 // CVTPK-COUNT-136: v_cvt_scalef32_pk_bf16_fp8
 // CVTPK-NOT: v_cvt_scalef32_pk_bf16_fp8
@@ -178,6 +179,22 @@
 // TR-NOT: v_perm_b32
 // TR-NOT: ds_read_b64_tr_b8
 // TR-LABEL: deepseek_r1_decode_fp8_qp8_stage2:
+
+// bf16 KV: V's B operand of the bf16 MFMA (8 tokens of one column per
+// lane) in two ds_read_b64_tr_b16 of 4 tokens each: 2 x 8 tiles x 2 K
+// steps = 32 per KV tile, and no half-word packing (v_perm_b32) from the
+// first of them to the loop's branch back.
+// BF16-REPORT: deepseek_r1_decode_bf16_stage1_masked: {{.*}} 0 VGPR spills, {{[0-9]+}} B LDS, 0 B scratch
+// BF16-REPORT: deepseek_r1_decode_bf16_stage1_mask_free: {{.*}} 0 VGPR spills, {{[0-9]+}} B LDS, 0 B scratch
+// TR16-LABEL: deepseek_r1_decode_bf16_stage1_masked:
+// TR16-COUNT-32: ds_read_b64_tr_b16 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}
+// TR16-NOT: ds_read_b64_tr_b16
+// (The prologue's copy of Q still packs with v_perm_b32.)
+// TR16-LABEL: deepseek_r1_decode_bf16_stage1_mask_free:
+// TR16: ds_read_b64_tr_b16
+// TR16-NOT: v_perm_b32
+// TR16: s_cbranch_vccnz
+// TR16-LABEL: deepseek_r1_decode_bf16_stage2:
 
 // QP16-W8: error: 'mla.dot' op a tile of 64 columns cannot be split across 8 warps of 16-column instructions
 

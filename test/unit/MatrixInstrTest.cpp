@@ -468,42 +468,53 @@ TEST(Descriptors, F8f6f4InterleavedKMattersWithScales) {
 // the lane's own address, the 128 bytes lane after lane being a row-major
 // block of 16 columns, and lane i receives column i, row r in element r.
 // Modelled here on a K x N matrix stored row-major: wherever
-// transposedReadAddress accepts a B layout, the lanes reading at its
-// addresses must receive exactly that layout's elements.
-TEST(Descriptors, TransposedReadAddressGivesTheBLayout) {
+// transposedReads accepts a B layout, the lanes reading at its addresses
+// (plus each read's run offset) must receive exactly that layout's
+// elements.
+TEST(Descriptors, TransposedReadsGiveTheBLayout) {
   int fits = 0;
   for (const MatrixInstr *mi : knownMatrixInstrs())
     for (unsigned bits : {8u, 16u}) {
-      auto bases = transposedReadAddress(mi->b, bits);
-      bool expected = mi->waveSize == 64 && mi->b.elemsPerLane() == 64 / bits;
-      EXPECT_EQ(bases.has_value(), expected) << mi->name.str() << " " << bits;
-      if (!bases)
+      auto t = transposedReads(mi->b, bits);
+      int64_t rows = 64 / bits;
+      bool expected = mi->waveSize == 64 && mi->b.elemsPerLane() % rows == 0;
+      EXPECT_EQ(t.has_value(), expected) << mi->name.str() << " " << bits;
+      if (!t)
         continue;
       ++fits;
-      int64_t rows = 64 / bits;
-      LaneLayout addr{*bases, {}, mi->b.rows, mi->b.cols};
-      for (int64_t g = 0; g < mi->b.lanes(); g += 16) {
-        // block[r][c]: the (K, N) coordinate the group's reads put there.
-        std::vector<Coord> block(rows * 16);
-        for (int64_t i = 0; i < 16; ++i) {
-          Coord first = addr.map(g + i, 0);
-          for (int64_t e = 0; e < rows; ++e) // 8 bytes along N
-            block[i * rows + e] = Coord{first.row, first.col + e};
+      EXPECT_EQ(t->perRead, rows);
+      ASSERT_EQ(int64_t(t->runOffsets.size()), mi->b.elemsPerLane() / rows);
+      LaneLayout addr{t->laneBases, {}, mi->b.rows, mi->b.cols};
+      for (size_t run = 0; run < t->runOffsets.size(); ++run)
+        for (int64_t g = 0; g < mi->b.lanes(); g += 16) {
+          // block[r][c]: the (K, N) coordinate the group's reads put there.
+          std::vector<Coord> block(rows * 16);
+          for (int64_t i = 0; i < 16; ++i) {
+            Coord first = addr.map(g + i, 0);
+            first.row += t->runOffsets[run].row;
+            first.col += t->runOffsets[run].col;
+            for (int64_t e = 0; e < rows; ++e) // 8 bytes along N
+              block[i * rows + e] = Coord{first.row, first.col + e};
+          }
+          for (int64_t i = 0; i < 16; ++i)
+            for (int64_t r = 0; r < rows; ++r)
+              EXPECT_TRUE(block[r * 16 + i] ==
+                          mi->b.map(g + i, int64_t(run) * rows + r))
+                  << mi->name.str() << " " << bits << "-bit lane " << g + i
+                  << " element " << run * rows + r;
         }
-        for (int64_t i = 0; i < 16; ++i)
-          for (int64_t r = 0; r < rows; ++r)
-            EXPECT_TRUE(block[r * 16 + i] == mi->b.map(g + i, r))
-                << mi->name.str() << " " << bits << "-bit lane " << g + i
-                << " element " << r;
-      }
     }
-  // 16x16x32 B as 8-bit elements (fp8, and fp8 stored for bf16 / f16
-  // operands), 16x16x16 B as 16-bit ones.
-  EXPECT_GE(fits, 4);
-  EXPECT_TRUE(transposedReadAddress(
-      lookupMatrixInstr("v_mfma_f32_16x16x32_fp8_fp8")->b, 8));
-  EXPECT_FALSE(transposedReadAddress(
-      lookupMatrixInstr("v_mfma_f32_16x16x128_f8f6f4")->b, 8));
+  // 16x16x32 B with 8-bit (one read) and 16-bit elements (two), 16x16x16
+  // B with 16-bit ones, f8f6f4 16x16x128 B with 8-bit ones (four).
+  EXPECT_GE(fits, 9);
+  auto f8 =
+      transposedReads(lookupMatrixInstr("v_mfma_f32_16x16x128_f8f6f4")->b, 8);
+  ASSERT_TRUE(f8);
+  EXPECT_EQ(f8->runOffsets.size(), 4u);
+  EXPECT_FALSE(transposedReads(
+      lookupMatrixInstr("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32")
+          ->b,
+      16));
 }
 
 TEST(Descriptors, ChipsListTheirInstructions) {

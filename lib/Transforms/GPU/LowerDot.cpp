@@ -61,7 +61,8 @@ void Lowering::chooseColumnOrder(Operation *kernel) {
     Type rhs = d.getRhs().getType().getElementType();
     const MatrixInstr *mi =
         target.instrFor(d.getLhs().getType().getElementType(), rhs);
-    if (storedBytes(rhs) != 1 || !transposedReadAddress(mi->b, 8))
+    int64_t bytes = storedBytes(rhs);
+    if ((bytes != 1 && bytes != 2) || !transposedReads(mi->b, 8 * bytes))
       return WalkResult::interrupt();
     any = true;
     return WalkResult::advance();
@@ -73,27 +74,38 @@ SmallVector<SmallVector<Value>>
 Lowering::readTransposedTiles(const Tile &t, const LaneLayout &layout,
                               const AccLayout &l, Value kk, bool raw, Type op) {
   Type elt = t.type.getElementType();
-  auto bases = transposedReadAddress(layout, 8);
-  if (l.interleaved || t.kind != Kind::Smem || storedBytes(elt) != 1 ||
-      !bases || t.colOff % 8 || rowStrideBytes(t) % 8)
+  int64_t bytes = storedBytes(elt);
+  if (l.interleaved || t.kind != Kind::Smem || (bytes != 1 && bytes != 2))
+    return {};
+  auto reads = transposedReads(layout, 8 * bytes);
+  if (!reads || (t.colOff * bytes) % 8 || rowStrideBytes(t) % 8)
     return {};
   // The (K, N) of the 8 bytes this lane reads: its block row and the
-  // 8-column half of its tile.
-  Value row = addc(add(kk, laneOffset(lane, *bases, true)), t.rowOff);
-  Value n = laneOffset(lane, *bases, false);
+  // 8-byte part of its tile's row.
+  Value row = addc(add(kk, laneOffset(lane, reads->laneBases, true)), t.rowOff);
+  Value n = laneOffset(lane, reads->laneBases, false);
   SmallVector<SmallVector<Value>> out(l.tiles);
   for (int64_t j = 0; j < l.tiles; ++j) {
-    Value v = target.transposedRead8(b, loc(), t.view, row,
-                                     addc(tileColumn(l, n, j), t.colOff));
-    for (int64_t e = 0; e < 8; e += 2) {
-      if (raw) {
-        for (int64_t i = e; i < e + 2; ++i)
-          out[j].push_back(
-              vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{i}));
-        continue;
-      }
-      Value pair = vector::ShuffleOp::create(b, loc(), v, v,
-                                             ArrayRef<int64_t>{e, e + 1});
+    Value col = addc(tileColumn(l, n, j), t.colOff);
+    SmallVector<Value> elems;
+    for (Coord run : reads->runOffsets) {
+      Value v = target.transposedRead(b, loc(), t.view, addc(row, run.row),
+                                      addc(col, run.col), 8 * bytes);
+      for (int64_t i = 0; i < reads->perRead; ++i)
+        elems.push_back(
+            vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{i}));
+    }
+    if (raw || elt == op || !isFp8(elt)) {
+      for (Value e : elems)
+        out[j].push_back(raw ? e : storedToOperand(e, elt, op));
+      continue;
+    }
+    // fp8 to a 16-bit operand: consecutive pairs through the chip's pair
+    // conversion.
+    for (size_t i = 0; i + 1 < elems.size(); i += 2) {
+      Value pair = vector::FromElementsOp::create(
+          b, loc(), VectorType::get({2}, b.getI8Type()),
+          ValueRange{elems[i], elems[i + 1]});
       llvm::append_range(out[j], pairToOperand(pair, elt, op));
     }
   }

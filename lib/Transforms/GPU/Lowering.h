@@ -575,12 +575,13 @@ struct Lowering {
   void chooseColumnOrder(Operation *kernel);
 
   /// The lane's B operand elements of one K step (rows kk ..) for all
-  /// `tiles` instruction tiles of a dot (natural column order), one
-  /// transposing read per tile (TargetInfo::transposedRead8): as stored
+  /// `tiles` instruction tiles of a dot (natural column order), one or more
+  /// transposing reads per tile (TargetInfo::transposedRead): as stored
   /// (`raw`) or as stored operands of type `op`, fp8 pairs through the
-  /// chip's pair conversion. Empty unless `t` is a shared 1-byte tile whose
-  /// rows and column offset keep every read 8-byte aligned and `layout` is
-  /// one read's (transposedReadAddress); the caller then reads tile by tile.
+  /// chip's pair conversion. Empty unless `t` is a shared tile of 1- or
+  /// 2-byte elements whose rows and column offset keep every read 8-byte
+  /// aligned and `layout` is made of such reads (transposedReads); the
+  /// caller then reads tile by tile.
   SmallVector<SmallVector<Value>>
   readTransposedTiles(const Tile &t, const LaneLayout &layout,
                       const AccLayout &l, Value kk, bool raw, Type op);

@@ -194,13 +194,13 @@ public:
     return vector::BitCastOp::create(b, loc, t, v);
   }
 
-  /// ds_read_b64_tr_b8 through amdgpu.transpose_load (gfx950 only: the
-  /// chip fact transposedLdsReads is set for it alone).
-  Value transposedRead8(OpBuilder &b, Location loc, Value view, Value row,
-                        Value col) const override {
-    return amdgpu::TransposeLoadOp::create(b, loc,
-                                           VectorType::get({8}, b.getI8Type()),
-                                           view, ValueRange{row, col});
+  /// ds_read_b64_tr_b8 / _b16 through amdgpu.transpose_load (gfx950 only:
+  /// the chip fact transposedLdsReads is set for it alone).
+  Value transposedRead(OpBuilder &b, Location loc, Value view, Value row,
+                       Value col, unsigned bits) const override {
+    return amdgpu::TransposeLoadOp::create(
+        b, loc, VectorType::get({64 / bits}, b.getIntegerType(bits)), view,
+        ValueRange{row, col});
   }
 };
 

@@ -83,8 +83,8 @@ void TargetInfo::asyncCommitGroup(OpBuilder &, Location) const {
 void TargetInfo::asyncWaitGroups(OpBuilder &, Location, int64_t) const {
   missing("an asynchronous copy wait");
 }
-Value TargetInfo::transposedRead8(OpBuilder &, Location, Value, Value,
-                                  Value) const {
+Value TargetInfo::transposedRead(OpBuilder &, Location, Value, Value, Value,
+                                 unsigned) const {
   missing("a transposing LDS read");
 }
 SmallVector<Value> TargetInfo::ldmatrixX4(OpBuilder &, Location, Value, Value,

@@ -175,13 +175,13 @@ public:
   virtual SmallVector<Value> ldmatrixX4(OpBuilder &b, Location loc, Value view,
                                         Value row, Value col,
                                         Type storage) const;
-  /// transposedLdsReads: the 8 one-byte elements this lane receives from
-  /// the transposing read whose 8 bytes it addresses at (row, col) of
-  /// shared-memory view `view` (lane map: MatrixInstr.h,
-  /// transposedReadAddress), as vector<8 x i8>. Every lane of the wave must
-  /// be active.
-  virtual Value transposedRead8(OpBuilder &b, Location loc, Value view,
-                                Value row, Value col) const;
+  /// transposedLdsReads: the 64 / bits elements of `bits` bits (8 or 16)
+  /// this lane receives from the transposing read whose 8 bytes it
+  /// addresses at (row, col) of shared-memory view `view` (lane map:
+  /// MatrixInstr.h, transposedReads), as a vector of i8 or i16. Every lane
+  /// of the wave must be active.
+  virtual Value transposedRead(OpBuilder &b, Location loc, Value view,
+                               Value row, Value col, unsigned bits) const;
   /// dependentLaunch: wait until the kernel this one was launched as the
   /// dependent of has finished and its stores are visible.
   virtual void waitForPrerequisiteGrid(OpBuilder &b, Location loc) const;

@@ -94,23 +94,31 @@ struct GroupedOperands {
 std::optional<GroupedOperands> groupKSteps(const MatrixInstr &mi,
                                            int64_t steps);
 
-/// Where each lane of a wave addresses a transposing 8-byte LDS read
-/// (gfx950's ds_read_b64_tr_b8 / _b16) so that the read hands it its
-/// elements of operand layout `layout`, the operand's (row, col) being
-/// (K, N) of a B operand stored row-major (K rows in memory, N along a
-/// row). The read: each group of 16 lanes reads 128 bytes, 8 per lane at
-/// the lane's own address; taken lane after lane they are a row-major
-/// block of 16 columns of `elemBits`-bit elements (8 rows of bytes, 4 of
-/// 16-bit elements), and lane i of the group receives column i, row r in
-/// element r. The address layout is linear like a LaneLayout: lane bit j
-/// adds laneBases[j] to the (K, N) coordinate of the lane's 8 bytes' first
-/// element (elemBases empty).
-/// std::nullopt unless the layout is one read's: the lane's elements are
-/// 64 / elemBits consecutive K, lane bits 0-3 are N 1, 2, 4, 8, and the
-/// higher lane bits move along K only (MFMA 16x16x32 B with 8-bit or
-/// 16-bit elements, 16x16x16 B with 16-bit ones).
-std::optional<std::vector<Coord>>
-transposedReadAddress(const LaneLayout &layout, unsigned elemBits);
+/// Where each lane of a wave addresses the transposing 8-byte LDS reads
+/// (gfx950's ds_read_b64_tr_b8 / _b16) that hand it its elements of
+/// operand layout `layout`, the operand's (row, col) being (K, N) of a B
+/// operand stored row-major (K rows in memory, N along a row). One read:
+/// each group of 16 lanes reads 128 bytes, 8 per lane at the lane's own
+/// address; taken lane after lane they are a row-major block of 16 columns
+/// of `elemBits`-bit elements (8 rows of bytes, 4 of 16-bit elements), and
+/// lane i of the group receives column i, row r in element r.
+struct TransposedReads {
+  /// Lane bit j adds laneBases[j] to the (K, N) of the first element of
+  /// the lane's 8 bytes (as a LaneLayout's lane bases).
+  std::vector<Coord> laneBases;
+  /// Read r supplies the lane's elements r * perRead .. (r + 1) * perRead
+  /// - 1 at its address plus runOffsets[r] (along K).
+  std::vector<Coord> runOffsets;
+  int64_t perRead = 0; ///< 64 / elemBits elements
+};
+/// std::nullopt unless the layout is a whole number of such reads: the
+/// lane's elements come in runs of 64 / elemBits consecutive K (element
+/// bits above a run's move along K only), lane bits 0-3 are N 1, 2, 4, 8,
+/// and the higher lane bits move along K only (MFMA 16x16x32 B with 8-bit
+/// elements: one read; with 16-bit ones: two; 16x16x16 B with 16-bit: one;
+/// f8f6f4 16x16x128 B with 8-bit: four).
+std::optional<TransposedReads> transposedReads(const LaneLayout &layout,
+                                               unsigned elemBits);
 
 /// Every instruction the compiler knows, in a stable order.
 llvm::ArrayRef<const MatrixInstr *> knownMatrixInstrs();

@@ -68,10 +68,10 @@ struct ChipFacts {
   /// bound's rows, with no per-chunk compare or branch.
   bool boundsCheckedLoads = false;
   /// LDS reads that hand each lane a column of a 16-lane group's 8-byte
-  /// rows (CDNA4: ds_read_b64_tr_b8; lane map: MatrixInstr.h,
-  /// transposedReadAddress): an fp8 B operand stored K-major (V in
-  /// O += P V) comes in one read per instruction tile and K step instead of
-  /// row reads and a byte transpose.
+  /// rows (CDNA4: ds_read_b64_tr_b8 / _b16; lane map: MatrixInstr.h,
+  /// transposedReads): an fp8 or bf16 B operand stored K-major (V in
+  /// O += P V) comes in one or two reads per instruction tile and K step
+  /// instead of row reads and a byte or half-word transpose.
   bool transposedLdsReads = false;
 };
 
