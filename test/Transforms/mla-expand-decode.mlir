@@ -16,12 +16,12 @@
 // QP8-NOT: mla.scale
 // QP8: %[[Q8:.*]] = mla.cast %[[QF]] : tensor<16x576xf32> -> tensor<16x576xf8E4M3FN>
 // QP8: mla.kv_loop
-// QP8: %[[SC:.*]] = mla.dot %[[Q8]], %{{.*}} {transpose_rhs} : tensor<16x576xf8E4M3FN>, tensor<64x576xf8E4M3FN> -> tensor<16x64xf32>
-// QP8: %[[SS:.*]] = mla.scale %[[SC]], %[[QKS]] : tensor<16x64xf32>
+// QP8: %[[SC:.*]] = mla.dot %[[Q8]], %{{.*}} {transpose_rhs} : tensor<16x576xf8E4M3FN>, tensor<128x576xf8E4M3FN> -> tensor<16x128xf32>
+// QP8: %[[SS:.*]] = mla.scale %[[SC]], %[[QKS]] : tensor<16x128xf32>
 // QP8: %[[SM:.*]] = mla.mask %[[SS]]
 // QP8: %[[P:.*]], %{{.*}}, %{{.*}}, %[[A:.*]] = mla.online_softmax %[[SM]]
-// QP8: %[[P8:.*]] = mla.cast %[[P]] : tensor<16x64xf32> -> tensor<16x64xf8E4M3FN>
-// QP8: mla.dot %[[P8]], %{{.*}} acc(%[[A]] : tensor<16x512xf32>) : tensor<16x64xf8E4M3FN>, tensor<64x512xf8E4M3FN> -> tensor<16x512xf32>
+// QP8: %[[P8:.*]] = mla.cast %[[P]] : tensor<16x128xf32> -> tensor<16x128xf8E4M3FN>
+// QP8: mla.dot %[[P8]], %{{.*}} acc(%[[A]] : tensor<16x512xf32>) : tensor<16x128xf8E4M3FN>, tensor<128x512xf8E4M3FN> -> tensor<16x512xf32>
 
 // qp_type = f16: the same shape as fp8 Q / P (Q rounded unscaled: scaled
 // by a small KV scale it would fall among f16's subnormals), in f16.

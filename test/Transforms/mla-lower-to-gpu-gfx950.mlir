@@ -137,6 +137,29 @@ mla.kernel @fp8(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xbf16>, %out: memref<
 
 // -----
 
+// P V over 128 tokens, fp8 x fp8: the 16x16x128 f8f6f4 instruction (K =
+// 128 divides the contraction; 32 operand bytes per lane). Its B operand,
+// 32 tokens of one column per lane in K-interleaved runs of 8 (MatrixInstr
+// transposedReads), in four transposing reads; A (P) in two 16-byte runs.
+// CHECK-LABEL: gpu.func @f8f6f4
+// CHECK-COUNT-4: amdgpu.transpose_load %{{.*}} -> vector<8xi8>
+// CHECK: amdgpu.mfma 16x16x128 {{.*}} : vector<32xf8E4M3FN>, vector<32xf8E4M3FN>, vector<4xf32>
+// CHECK-NOT: amdgpu.mfma
+// CHECK: gpu.return
+mla.kernel @f8f6f4(%kv: memref<?x64xf8E4M3FN>, %ps: memref<?x128xf8E4M3FN>, %out: memref<?x64xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %v = mla.load %kv[%c0, %c0] : memref<?x64xf8E4M3FN> -> tensor<128x64xf8E4M3FN>
+  %p = mla.load %ps[%b, %c0] : memref<?x128xf8E4M3FN> -> tensor<16x128xf8E4M3FN>
+  // PLACE: :[[@LINE+1]]:8: remark: placement: acc (4 registers per lane); v_mfma_f32_16x16x128_f8f6f4; B by transposing read
+  %o = mla.dot %p, %v : tensor<16x128xf8E4M3FN>, tensor<128x64xf8E4M3FN> -> tensor<16x64xf32>
+  mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.return
+}
+
+// -----
+
 // mxfp4 (issue 18): the packed tile and its scales are copied as bytes (the
 // data through the per-tile bounds-checked buffer, the 18-byte scale rows
 // element by element), then decoded into a bf16 tile in LDS, 8 values a

@@ -107,30 +107,35 @@
 // CVT-NOT: v_cvt_f32_fp8
 // CVT-LABEL: deepseek_r1_decode_fp8_stage2:
 
-// qp_type = f8E4M3FN: Q and P are fp8 too, so both products run on the fp8
-// MFMA with the operands as stored (no conversion instruction anywhere):
-// the same 18 + 16 instructions per KV tile.
+// qp_type = f8E4M3FN: Q and P are fp8 too, so both products run on fp8
+// MFMAs with the operands as stored (no conversion instruction anywhere).
+// The spec's 128-token tiles let P V (K = 128 tokens) take the 16x16x128
+// f8f6f4 instruction: 8 per tile (one per 16-column O tile of a wave); Q K^T
+// (K = 576 = 4.5 x 128) keeps the 16x16x32 fp8 one: 18 K steps x 2 S tiles
+// of a wave = 36.
 // P is rounded to fp8 two values at a time by the hardware
 // (v_cvt_pk_fp8_f32 after a clamp: ChipInfo::fp8PairEncode): 4 P elements
-// per lane and tile, 2 instructions. Both loops read the KV tile through a
-// per-tile buffer (32-bit offsets; the masked one's ends at the bound, so
-// its loads need no compare) and meet the issue's figure: at most 24
-// wave-instructions per KV token (384 instructions per 64-token tile and 4
-// waves).
+// per lane and S tile, 2 instructions per tile. Both loops read the KV tile
+// through a per-tile buffer (32-bit offsets; the masked one's ends at the
+// bound, so its loads need no compare) and meet issue 21's figure: at most
+// 12 wave-instructions per KV token (384 instructions per 128-token tile
+// and 4 waves).
 // QP8-REPORT: deepseek_r1_decode_fp8_qp8_stage1_masked: {{.*}} 0 VGPR spills, {{[0-9]+}} B LDS, 0 B scratch
-// QP8-REPORT-NEXT: KV loop: {{([0-2][0-9][0-9]|3[0-7][0-9]|38[0-4])}} instructions (34 MFMA) per 64 tokens x 4 waves = {{(1[0-9]|2[0-3])\.[0-9]|24\.0}} wave-instructions per KV token
+// QP8-REPORT-NEXT: KV loop: {{([0-2][0-9][0-9]|3[0-7][0-9]|38[0-4])}} instructions (44 MFMA) per 128 tokens x 4 waves = {{([0-9]|1[01])\.[0-9]|12\.0}} wave-instructions per KV token
 // QP8-REPORT-NEXT: deepseek_r1_decode_fp8_qp8_stage1_mask_free: {{.*}} 0 VGPR spills, {{[0-9]+}} B LDS, 0 B scratch
-// QP8-REPORT-NEXT: KV loop: {{([0-2][0-9][0-9]|3[0-7][0-9]|38[0-4])}} instructions (34 MFMA) per 64 tokens x 4 waves = {{(1[0-9]|2[0-3])\.[0-9]|24\.0}} wave-instructions per KV token
+// QP8-REPORT-NEXT: KV loop: {{([0-2][0-9][0-9]|3[0-7][0-9]|38[0-4])}} instructions (44 MFMA) per 128 tokens x 4 waves = {{([0-9]|1[01])\.[0-9]|12\.0}} wave-instructions per KV token
 // PK8-LABEL: deepseek_r1_decode_fp8_qp8_stage1_masked:
-// PK8-COUNT-2: v_cvt_pk_fp8_f32
+// PK8-COUNT-4: v_cvt_pk_fp8_f32
 // PK8-LABEL: deepseek_r1_decode_fp8_qp8_stage1_mask_free:
-// PK8-COUNT-2: v_cvt_pk_fp8_f32
+// PK8-COUNT-4: v_cvt_pk_fp8_f32
 // PK8-LABEL: deepseek_r1_decode_fp8_qp8_stage2:
 // PK8-NOT: v_cvt_pk_fp8_f32
 // QP8-LABEL: deepseek_r1_decode_fp8_qp8_stage1_masked:
-// QP8-COUNT-34: v_mfma_f32_16x16x32_fp8_fp8
+// QP8-COUNT-36: v_mfma_f32_16x16x32_fp8_fp8
+// QP8-COUNT-8: v_mfma_f32_16x16x128_f8f6f4 v{{\[[0-9]+:[0-9]+\]}}, v{{\[[0-9]+:[0-9]+\]}}, v{{\[[0-9]+:[0-9]+\]}}, v{{\[[0-9]+:[0-9]+\]}}
 // QP8-LABEL: deepseek_r1_decode_fp8_qp8_stage1_mask_free:
-// QP8-COUNT-34: v_mfma_f32_16x16x32_fp8_fp8
+// QP8-COUNT-36: v_mfma_f32_16x16x32_fp8_fp8
+// QP8-COUNT-8: v_mfma_f32_16x16x128_f8f6f4
 // QP8-LABEL: deepseek_r1_decode_fp8_qp8_stage2:
 // QP8: .private_segment_fixed_size: 0
 
@@ -162,20 +167,20 @@
 // QP16CVT-LABEL: deepseek_r1_decode_fp8_qp16_stage2:
 
 // V's bytes reach the fp8 MFMA through gfx950's transposing LDS read
-// (ChipFacts::transposedLdsReads): one ds_read_b64_tr_b8 per O tile and K
-// step of 32 tokens (8 tiles x 2 steps = 16 per KV tile), each lane
-// addressing 8 bytes of one token row and receiving one column's 8 tokens;
-// the accumulator columns stay in natural order for it, and no byte
+// (ChipFacts::transposedLdsReads): each lane addresses 8 bytes of one token
+// row and receives one column's 8 tokens; the f8f6f4 B operand (32 tokens
+// per lane, K interleaved) takes 4 reads, so 8 O tiles x 4 = 32 per KV
+// tile. The accumulator columns stay in natural order for it, and no byte
 // transpose (v_perm_b32) is left in the loop (gfx942 keeps it:
 // mla-compile-gfx942.mlir).
 // TR-LABEL: deepseek_r1_decode_fp8_qp8_stage1_masked:
-// TR-COUNT-16: ds_read_b64_tr_b8 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}
+// TR-COUNT-32: ds_read_b64_tr_b8 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}
 // TR-NOT: ds_read_b64_tr_b8
 // TR-LABEL: deepseek_r1_decode_fp8_qp8_stage1_mask_free:
 // One v_perm_b32 is left, in the prologue's copy of Q, before the loop:
 // TR-COUNT-1: v_perm_b32
 // TR-NOT: v_perm_b32
-// TR-COUNT-16: ds_read_b64_tr_b8
+// TR-COUNT-32: ds_read_b64_tr_b8
 // TR-NOT: v_perm_b32
 // TR-NOT: ds_read_b64_tr_b8
 // TR-LABEL: deepseek_r1_decode_fp8_qp8_stage2:

@@ -22,8 +22,9 @@ std::optional<GroupedOperands> Lowering::kOrderFor(LoadOp ld) {
     if (!d || d.getLhs() != v || d.getRhs() == v || !d.getTransposeRhs() ||
         !loop || loop->isAncestor(ld))
       return std::nullopt;
-    const MatrixInstr *mi = target.instrFor(
-        t.getElementType(), d.getRhs().getType().getElementType());
+    const MatrixInstr *mi =
+        target.instrFor(t.getElementType(),
+                        d.getRhs().getType().getElementType(), t.getDimSize(1));
     bool asStored =
         (mi->abType == MatrixElem::F16 && t.getElementType().isF16()) ||
         (mi->abType == MatrixElem::BF16 && t.getElementType().isBF16());
@@ -60,7 +61,8 @@ void Lowering::chooseColumnOrder(Operation *kernel) {
       return WalkResult::advance();
     Type rhs = d.getRhs().getType().getElementType();
     const MatrixInstr *mi =
-        target.instrFor(d.getLhs().getType().getElementType(), rhs);
+        target.instrFor(d.getLhs().getType().getElementType(), rhs,
+                        d.getLhs().getType().getDimSize(1));
     int64_t bytes = storedBytes(rhs);
     if ((bytes != 1 && bytes != 2) || !transposedReads(mi->b, 8 * bytes))
       return WalkResult::interrupt();
@@ -120,7 +122,8 @@ LogicalResult Lowering::lowerDot(DotOp op) {
   // instrFor).
   Type lhsElt = op.getLhs().getType().getElementType();
   const MatrixInstr *mi =
-      target.instrFor(lhsElt, op.getRhs().getType().getElementType());
+      target.instrFor(lhsElt, op.getRhs().getType().getElementType(),
+                      op.getLhs().getType().getDimSize(1));
   bool raw = bitWidth(mi->abType) == 8;
   note(op, mi->name);
   Type operandElt = raw                             ? lhsElt

@@ -31,15 +31,15 @@ FailureOr<std::unique_ptr<TargetInfo>> TargetInfo::create(const ChipInfo &chip,
   return createSm90TargetInfo(chip, best);
 }
 
-const MatrixInstr *TargetInfo::instrFor(Type lhs, Type rhs) const {
-  // The chip's deepest instruction with operands of type `want` and the
-  // bf16 instruction's shape and accumulator layout.
+const MatrixInstr *TargetInfo::instrFor(Type lhs, Type rhs, int64_t k) const {
+  // The chip's deepest instruction with operands of type `want`, a K that
+  // divides the dot's, and the bf16 instruction's shape and accumulator
+  // layout.
   auto deepest = [&](MatrixElem want) -> const MatrixInstr * {
     const MatrixInstr *best = nullptr;
     for (const MatrixInstr *mi : chip.matrixInstrs())
       if (mi->abType == want && mi->m == mma->m && mi->n == mma->n &&
-          mi->a.elemsPerLane() <= 8 && mi->b.elemsPerLane() <= 8 &&
-          mi->c.laneBases == mma->c.laneBases &&
+          k % mi->k == 0 && mi->c.laneBases == mma->c.laneBases &&
           mi->c.elemBases == mma->c.elemBases && (!best || mi->k > best->k))
         best = mi;
     return best ? best : mma;

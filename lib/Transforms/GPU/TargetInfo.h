@@ -86,13 +86,14 @@ public:
   /// The bf16 matrix instruction: fixes every accumulator tile's layout.
   const MatrixInstr *mma;
 
-  /// The matrix instruction for a dot of `lhs` x `rhs` element types: an
-  /// fp8 instruction of the operands' own format when both are that fp8
-  /// type and the chip has one with the bf16 instruction's M, N and
-  /// accumulator layout (so the accumulator tiles keep their layout) and at
-  /// most 8 elements per lane (what amdgpu.mfma takes); else the bf16 one,
-  /// operands converted.
-  const MatrixInstr *instrFor(Type lhs, Type rhs) const;
+  /// The matrix instruction for a dot of `lhs` x `rhs` element types
+  /// contracting over `k`: an fp8 instruction of the operands' own format
+  /// when both are that fp8 type and the chip has one with the bf16
+  /// instruction's M, N and accumulator layout (so the accumulator tiles
+  /// keep their layout), the deepest whose K divides `k` (gfx950's
+  /// 16x16x128 f8f6f4 for P V over 128 tokens, its 16x16x32 fp8 one for
+  /// Q K^T over 576 = 4.5 x 128); else the bf16 one, operands converted.
+  const MatrixInstr *instrFor(Type lhs, Type rhs, int64_t k) const;
 
   //--- every target ------------------------------------------------------//
 
