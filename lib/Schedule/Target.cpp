@@ -31,7 +31,7 @@ static const ChipInfo kChips[] = {
                .matrixInstrNames = kGfx950Instrs,
                .boundsCheckedLoads = true,
                .transposedLdsReads = true},
-     .tuning = {.unrollTileLoops = true}},
+     .tuning = {.unrollTileLoops = true, .rowMaxIgnoresNaN = true}},
     {.name = "gfx942",
      .vendor = Vendor::AMD,
      .description = "AMD Instinct MI300X (CDNA3)",
@@ -43,7 +43,7 @@ static const ChipInfo kChips[] = {
                .fp8PairEncode = true,
                .matrixInstrNames = kGfx942Instrs,
                .boundsCheckedLoads = true},
-     .tuning = {.unrollTileLoops = true}},
+     .tuning = {.unrollTileLoops = true, .rowMaxIgnoresNaN = true}},
     // sm_90 has no fp8 -> bf16 conversion: cvt.rn.f16x2.e4m3x2, widened,
     // is exact and, once shared-memory bank conflicts were gone, measured
     // 1.6x faster than the integer decode at 256 x 8192 on the H200.

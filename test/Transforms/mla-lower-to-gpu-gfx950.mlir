@@ -37,10 +37,12 @@ mla.kernel @qk(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>, %n: index, %out: m
 // CHECK: scf.for
 // CHECK: amdgpu.mfma 16x16x32
 // The row maxima across the 16 lanes of a row: DPP lane permutes (XOR 1,
-// XOR 2, the other quad, the other half-row), no shuffle through LDS.
+// XOR 2, the other quad, the other half-row), no shuffle through LDS; maxnum
+// (ChipTuning::rowMaxIgnoresNaN), which v_max_f32 does with the permute
+// folded in.
 // CHECK-NOT: gpu.shuffle
 // CHECK: amdgpu.dpp {{.*}} quad_perm([1 : i32, 0 : i32, 3 : i32, 2 : i32])
-// CHECK: arith.maximumf
+// CHECK: arith.maxnumf
 // CHECK: amdgpu.dpp {{.*}} quad_perm([2 : i32, 3 : i32, 0 : i32, 1 : i32])
 // CHECK: amdgpu.dpp {{.*}} row_half_mirror
 // CHECK: amdgpu.dpp {{.*}} row_mirror

@@ -73,6 +73,9 @@ struct DecodeCall {
   /// `seqlens`, a block table of `tableCols` columns.
   std::vector<int32_t> table, seqlens;
   int64_t tableCols = 0;
+  /// Inputs made NaN after the random fill: element nanQ of q (bf16) and
+  /// element nanKv of the KV cache (the fp8 format's NaN code); -1: none.
+  int64_t nanQ = -1, nanKv = -1;
 };
 
 struct DecodeResult {
@@ -114,6 +117,14 @@ inline DecodeResult decode(const Compiled &c, const std::string &code,
   for (size_t i = 0; i < r.kv.size(); ++i) {
     kv[i] = mla_ref::encodeFp8(normal(rng) * 64, c.fp8);
     r.kv[i] = mla_ref::decodeFp8(kv[i], c.fp8) * scale;
+  }
+  if (call.nanQ >= 0) {
+    q[call.nanQ] = 0x7FC0;
+    r.q[call.nanQ] = std::nan("");
+  }
+  if (call.nanKv >= 0) {
+    kv[call.nanKv] = c.fp8 == mla_ref::Fp8Format::E4M3FNUZ ? 0x80 : 0x7F;
+    r.kv[call.nanKv] = std::nan("");
   }
   r.out.assign(size_t(batch) * r.heads * r.vDim, 0xFFFF);
   std::vector<int32_t> qo = call.qo, kvp = call.kv, table = call.table,

@@ -244,8 +244,11 @@
 // MXFP4: v_mfma_f32_16x16x32_bf16
 
 // Row maxima and sums across a row's 16 lanes by DPP permutes (issue #21,
-// item 3), the sums folded into the adds; no LDS swizzle or bpermute.
-// DPP: v_mov_b32_dpp {{.*}} quad_perm:[1,0,3,2]
-// DPP: v_mov_b32_dpp {{.*}} row_half_mirror
-// DPP: v_mov_b32_dpp {{.*}} row_mirror
+// item 3), folded into the maxima (maxnum: v_max_f32, with the kernel's
+// IEEE mode off so that no operand is quieted first) and into the sums; no
+// LDS swizzle or bpermute.
+// DPP: v_max_f32_dpp {{.*}} quad_perm:[1,0,3,2]
+// DPP: v_max_f32_dpp {{.*}} row_half_mirror
+// DPP: v_max_f32_dpp {{.*}} row_mirror
 // DPP: v_add_f32_dpp {{.*}} row_mirror
+// DPP: .amdhsa_ieee_mode 0

@@ -86,7 +86,12 @@ LogicalResult Lowering::lowerOnlineSoftmax(OnlineSoftmaxOp op) {
   auto ls = accLayout(s->type), la = accLayout(acc->type);
   if (failed(ls) || failed(la))
     return failure();
+  // (ChipTuning::rowMaxIgnoresNaN: maxnum where the NaN-propagating
+  // maximum costs more; a NaN score still reaches the output through its
+  // probability.)
   auto maxf = [&](Value x, Value y) -> Value {
+    if (target.chip.tuning.rowMaxIgnoresNaN)
+      return arith::MaxNumFOp::create(b, loc(), x, y);
     return arith::MaximumFOp::create(b, loc(), x, y);
   };
   auto addf = [&](Value x, Value y) -> Value {

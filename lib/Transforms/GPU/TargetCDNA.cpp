@@ -194,6 +194,21 @@ public:
     return vector::BitCastOp::create(b, loc, t, v);
   }
 
+  /// Kernels run with the mode register's IEEE bit clear
+  /// ("amdgpu-ieee"="false", `.amdhsa_ieee_mode 0`). With it set, min / max
+  /// quiet signaling NaNs, so LLVM first quiets every operand of a maxnum
+  /// it cannot prove NaN-free (a v_max_f32 x, x each): the row maxima paid
+  /// two extra instructions per step and no DPP folding. The kernels never
+  /// rely on signaling NaNs being quieted (a NaN score reaches the output
+  /// through its probability either way, ChipTuning::rowMaxIgnoresNaN).
+  void kernelHints(gpu::GPUFuncOp func, int64_t, bool) const override {
+    Builder b(func.getContext());
+    func->setAttr(
+        "passthrough",
+        b.getArrayAttr({b.getArrayAttr(
+            {b.getStringAttr("amdgpu-ieee"), b.getStringAttr("false")})}));
+  }
+
   /// ds_read_b64_tr_b8 / _b16 through amdgpu.transpose_load (gfx950 only:
   /// the chip fact transposedLdsReads is set for it alone).
   Value transposedRead(OpBuilder &b, Location loc, Value view, Value row,

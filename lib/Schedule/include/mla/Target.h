@@ -89,6 +89,14 @@ struct ChipTuning {
   /// shared-memory traffic (sm_90 with 8 warps, measured:
   /// docs/PerformanceLog.md).
   bool splitKAcrossWarps = false;
+  /// The online softmax's row maxima with maxnum (a NaN score drops out of
+  /// the maximum) instead of the NaN-propagating maximum. Outputs are the
+  /// same: a NaN score still makes its probability, the row sum and the
+  /// output NaN. On CDNA (IEEE mode off, TargetCDNA's kernelHints) maxnum
+  /// is one v_max_f32 that folds a DPP permute; the NaN-propagating
+  /// maximum is a max plus NaN checks (gfx942) or v_maximum3_f32, which
+  /// takes no DPP (gfx950). sm_90 has both in one instruction.
+  bool rowMaxIgnoresNaN = false;
 };
 
 struct ChipInfo {
