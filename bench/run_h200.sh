@@ -33,6 +33,12 @@ step "checks + timing" python3 bench/bench_h200.py "${baseline[@]}" --reps 30 --
 # The default fp8 spec (bf16 Q and P) instead of the qp16 one.
 step "default fp8 spec checks" env MLA_SPEC_FP8=deepseek_r1_decode_fp8 \
   python3 bench/bench_h200.py --formats fp8 --skip-timing
+# The fp8 Q / P spec (128-token tiles since issue 21's gfx950 work): the
+# fp8 checks at the CPU tests' tolerance for it, and under memcheck.
+step "qp8 spec checks" env MLA_SPEC_FP8=deepseek_r1_decode_fp8_qp8 \
+  python3 bench/bench_h200.py --formats fp8 --skip-timing --tol 5e-2
+step "memcheck (qp8 spec)" env MLA_SPEC_FP8=deepseek_r1_decode_fp8_qp8 \
+  compute-sanitizer --tool memcheck --error-exitcode 3 python3 bench/bench_h200.py --memcheck-case --tol 5e-2
 # Bad inputs (issue #16's table, the rows Python answers): an error naming
 # the argument, nothing launched.
 step "bad inputs refused" python3 bench/check_inputs.py
