@@ -51,6 +51,14 @@ Value Lowering::storedColumn(const GroupedOperands &g, Value col) {
   return out;
 }
 
+std::optional<TransposedReads>
+Lowering::transposedReadsFor(const LaneLayout &layout, Type elt) const {
+  int64_t bytes = storedBytes(elt);
+  if (!target.chip.facts.transposedLdsReads || (bytes != 1 && bytes != 2))
+    return std::nullopt;
+  return transposedReads(layout, 8 * bytes);
+}
+
 void Lowering::chooseColumnOrder(Operation *kernel) {
   interleaveAccColumns = true;
   if (!target.chip.facts.transposedLdsReads)
@@ -63,8 +71,7 @@ void Lowering::chooseColumnOrder(Operation *kernel) {
     const MatrixInstr *mi =
         target.instrFor(d.getLhs().getType().getElementType(), rhs,
                         d.getLhs().getType().getDimSize(1));
-    int64_t bytes = storedBytes(rhs);
-    if ((bytes != 1 && bytes != 2) || !transposedReads(mi->b, 8 * bytes))
+    if (!transposedReadsFor(mi->b, rhs))
       return WalkResult::interrupt();
     any = true;
     return WalkResult::advance();
@@ -77,10 +84,9 @@ Lowering::readTransposedTiles(const Tile &t, const LaneLayout &layout,
                               const AccLayout &l, Value kk, bool raw, Type op) {
   Type elt = t.type.getElementType();
   int64_t bytes = storedBytes(elt);
-  if (l.interleaved || t.kind != Kind::Smem || (bytes != 1 && bytes != 2))
-    return {};
-  auto reads = transposedReads(layout, 8 * bytes);
-  if (!reads || (t.colOff * bytes) % 8 || rowStrideBytes(t) % 8)
+  auto reads = transposedReadsFor(layout, elt);
+  if (l.interleaved || t.kind != Kind::Smem || !reads ||
+      (t.colOff * bytes) % 8 || rowStrideBytes(t) % 8)
     return {};
   // The (K, N) of the 8 bytes this lane reads: its block row and the
   // 8-byte part of its tile's row.

@@ -565,6 +565,12 @@ struct Lowering {
 
   LogicalResult lowerDot(DotOp op);
 
+  /// The chip's transposing LDS reads that supply operand layout `layout`
+  /// of elements stored as `elt` (1 or 2 bytes), if it has them and the
+  /// layout is made of such reads (MatrixInstr.h, transposedReads).
+  std::optional<TransposedReads> transposedReadsFor(const LaneLayout &layout,
+                                                    Type elt) const;
+
   /// Accumulator columns interleaved across instruction tiles (accCoord);
   /// chooseColumnOrder clears it for a kernel whose B operands read along
   /// their rows all come through the chip's transposing read.
