@@ -103,19 +103,7 @@ Lowering::readTransposedTiles(const Tile &t, const LaneLayout &layout,
         elems.push_back(
             vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{i}));
     }
-    if (raw || elt == op || !isFp8(elt)) {
-      for (Value e : elems)
-        out[j].push_back(raw ? e : storedToOperand(e, elt, op));
-      continue;
-    }
-    // fp8 to a 16-bit operand: consecutive pairs through the chip's pair
-    // conversion.
-    for (size_t i = 0; i + 1 < elems.size(); i += 2) {
-      Value pair = vector::FromElementsOp::create(
-          b, loc(), VectorType::get({2}, b.getI8Type()),
-          ValueRange{elems[i], elems[i + 1]});
-      llvm::append_range(out[j], pairToOperand(pair, elt, op));
-    }
+    out[j] = storedToOperands(elems, elt, op, raw);
   }
   return out;
 }

@@ -322,6 +322,13 @@ struct Lowering {
   readOperandRaw(const Tile &t, const LaneLayout &layout, bool transposed,
                  function_ref<std::pair<Value, Value>(Coord)> at);
 
+  /// A lane's stored operand elements (in K order) as the operand: as they
+  /// are when `raw` or already of type `op`, fp8 pairs of consecutive
+  /// elements through the chip's pair conversion, others one by one
+  /// (readAcrossTiles, readTransposedTiles).
+  SmallVector<Value> storedToOperands(ArrayRef<Value> stored, Type elt, Type op,
+                                      bool raw);
+
   /// readAcrossTiles for 1-byte elements: the byte transpose from "one
   /// vector per element, one byte per tile" to "per tile its elements",
   /// with byte permutes of i32 words (TargetInfo::bytePerm): rows e, e + 1 of

@@ -252,18 +252,28 @@ Lowering::readAcrossTiles(const Tile &t, const LaneLayout &layout,
         stored[e].push_back(
             vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{j}));
   for (int64_t j = 0; j < tiles; ++j) {
-    for (int64_t e = 0; e < n; ++e) {
-      if (raw || elt == op) {
-        out[j].push_back(stored[e][j]);
-      } else if (isFp8(elt) && e + 1 < n) {
-        Value pair = vector::FromElementsOp::create(
-            b, loc(), VectorType::get({2}, st),
-            ValueRange{stored[e][j], stored[e + 1][j]});
-        llvm::append_range(out[j], pairToOperand(pair, elt, op));
-        ++e;
-      } else {
-        out[j].push_back(storedToOperand(stored[e][j], elt, op));
-      }
+    SmallVector<Value> column;
+    for (int64_t e = 0; e < n; ++e)
+      column.push_back(stored[e][j]);
+    out[j] = storedToOperands(column, elt, op, raw);
+  }
+  return out;
+}
+
+SmallVector<Value> Lowering::storedToOperands(ArrayRef<Value> stored, Type elt,
+                                              Type op, bool raw) {
+  SmallVector<Value> out;
+  for (size_t e = 0; e < stored.size(); ++e) {
+    if (raw || elt == op) {
+      out.push_back(stored[e]);
+    } else if (isFp8(elt) && e + 1 < stored.size()) {
+      Value pair = vector::FromElementsOp::create(
+          b, loc(), VectorType::get({2}, storageType(elt)),
+          ValueRange{stored[e], stored[e + 1]});
+      llvm::append_range(out, pairToOperand(pair, elt, op));
+      ++e;
+    } else {
+      out.push_back(storedToOperand(stored[e], elt, op));
     }
   }
   return out;
