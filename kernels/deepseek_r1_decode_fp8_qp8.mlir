@@ -8,10 +8,11 @@
 // (deepseek_r1_decode_fp8.mlir).
 //
 // block_n = 128: gfx950 then runs P V on v_mfma_f32_16x16x128_f8f6f4 (K =
-// 128 tokens; Q K^T stays on the 16x16x32 fp8 one, 576 = 4.5 x 128), and
-// the loop's fixed work (row maxima across waves, barriers, waits) is
-// spread over twice the tokens: 11.0 / 11.7 wave-instructions per KV token
-// against 15.8 / 16.8 at 64 (docs/PerformanceLog.md, 2026-12-01). The
+// 128 tokens) and Q K^T's first 512 of 576 on it too (the last 64 on the
+// 16x16x32 fp8 one), and the loop's fixed work (row maxima across waves,
+// barriers, waits) is spread over twice the tokens: 11.0 / 11.7
+// wave-instructions per KV token against 15.8 / 16.8 at 64 before Q K^T
+// moved (docs/PerformanceLog.md, 2026-12-01), 9.8 / 10.4 since. The
 // 74 KiB tile takes 97.8 KiB of gfx950's 160 KiB LDS: one workgroup (one
 // wave per SIMD) per CU, the same bytes in flight per CU as two at 64.
 //

@@ -162,6 +162,34 @@ mla.kernel @f8f6f4(%kv: memref<?x64xf8E4M3FN>, %ps: memref<?x128xf8E4M3FN>, %out
 
 // -----
 
+// Q K^T over 192 = 1.5 x 128, fp8 x fp8: no instruction deeper than the
+// 16x16x32 fp8 one divides the contraction, so it is split
+// (TargetInfo::kRanges): the first 128 on the 16x16x128 f8f6f4 instruction
+// (A and B each as two 16-byte runs of a row), the last 64 on two 16x16x32
+// fp8 ones (their K steps grouped 2 per operand load), into the same
+// accumulators: 3 instructions per tile instead of 6.
+// CHECK-LABEL: gpu.func @qk_split
+// CHECK-COUNT-4: vector.load {{.*}} : memref<{{16|64}}x208xi8, #gpu.address_space<workgroup>>, vector<16xi8>
+// CHECK: amdgpu.mfma 16x16x128 {{.*}} : vector<32xf8E4M3FN>, vector<32xf8E4M3FN>, vector<4xf32>
+// CHECK-COUNT-2: vector.load {{.*}} : memref<{{16|64}}x208xi8, #gpu.address_space<workgroup>>, vector<16xi8>
+// CHECK: amdgpu.mfma 16x16x32 {{.*}} : vector<8xf8E4M3FN>, vector<8xf8E4M3FN>, vector<4xf32>
+// CHECK: amdgpu.mfma 16x16x32 {{.*}} : vector<8xf8E4M3FN>, vector<8xf8E4M3FN>, vector<4xf32>
+// CHECK-NOT: amdgpu.mfma
+// CHECK: gpu.return
+mla.kernel @qk_split(%kv: memref<?x192xf8E4M3FN>, %qs: memref<?x192xf8E4M3FN>, %out: memref<?x64xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %k = mla.load %kv[%c0, %c0] : memref<?x192xf8E4M3FN> -> tensor<64x192xf8E4M3FN>
+  %q = mla.load %qs[%b, %c0] : memref<?x192xf8E4M3FN> -> tensor<16x192xf8E4M3FN>
+  // PLACE: :[[@LINE+1]]:8: remark: placement: acc (4 registers per lane); v_mfma_f32_16x16x128_f8f6f4; v_mfma_f32_16x16x32_fp8_fp8; K steps grouped 2 per operand load
+  %s = mla.dot %q, %k {transpose_rhs} : tensor<16x192xf8E4M3FN>, tensor<64x192xf8E4M3FN> -> tensor<16x64xf32>
+  mla.store %s, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.return
+}
+
+// -----
+
 // mxfp4 (issue 18): the packed tile and its scales are copied as bytes (the
 // data through the per-tile bounds-checked buffer, the 18-byte scale rows
 // element by element), then decoded into a bf16 tile in LDS, 8 values a

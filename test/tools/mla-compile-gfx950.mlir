@@ -110,9 +110,10 @@
 // qp_type = f8E4M3FN: Q and P are fp8 too, so both products run on fp8
 // MFMAs with the operands as stored (no conversion instruction anywhere).
 // The spec's 128-token tiles let P V (K = 128 tokens) take the 16x16x128
-// f8f6f4 instruction: 8 per tile (one per 16-column O tile of a wave); Q K^T
-// (K = 576 = 4.5 x 128) keeps the 16x16x32 fp8 one: 18 K steps x 2 S tiles
-// of a wave = 36.
+// f8f6f4 instruction: 8 per tile (one per 16-column O tile of a wave). Q K^T
+// (K = 576 = 4.5 x 128) runs its first 512 on f8f6f4 (4 per S tile) and the
+// last 64 on the 16x16x32 fp8 one (2 per S tile; TargetInfo::kRanges): 2 S
+// tiles of a wave = 8 + 4, against 36 fp8 ones over the whole 576.
 // P is rounded to fp8 two values at a time by the hardware
 // (v_cvt_pk_fp8_f32 after a clamp: ChipInfo::fp8PairEncode): 4 P elements
 // per lane and S tile, 2 instructions per tile. Both loops read the KV tile
@@ -121,9 +122,9 @@
 // 12 wave-instructions per KV token (384 instructions per 128-token tile
 // and 4 waves).
 // QP8-REPORT: deepseek_r1_decode_fp8_qp8_stage1_masked: {{.*}} 0 VGPR spills, {{[0-9]+}} B LDS, 0 B scratch
-// QP8-REPORT-NEXT: KV loop: {{([0-2][0-9][0-9]|3[0-7][0-9]|38[0-4])}} instructions (44 MFMA) per 128 tokens x 4 waves = {{([0-9]|1[01])\.[0-9]|12\.0}} wave-instructions per KV token
+// QP8-REPORT-NEXT: KV loop: {{([0-2][0-9][0-9]|3[0-7][0-9]|38[0-4])}} instructions (20 MFMA) per 128 tokens x 4 waves = {{([0-9]|1[01])\.[0-9]|12\.0}} wave-instructions per KV token
 // QP8-REPORT-NEXT: deepseek_r1_decode_fp8_qp8_stage1_mask_free: {{.*}} 0 VGPR spills, {{[0-9]+}} B LDS, 0 B scratch
-// QP8-REPORT-NEXT: KV loop: {{([0-2][0-9][0-9]|3[0-7][0-9]|38[0-4])}} instructions (44 MFMA) per 128 tokens x 4 waves = {{([0-9]|1[01])\.[0-9]|12\.0}} wave-instructions per KV token
+// QP8-REPORT-NEXT: KV loop: {{([0-2][0-9][0-9]|3[0-7][0-9]|38[0-4])}} instructions (20 MFMA) per 128 tokens x 4 waves = {{([0-9]|1[01])\.[0-9]|12\.0}} wave-instructions per KV token
 // PK8-LABEL: deepseek_r1_decode_fp8_qp8_stage1_masked:
 // PK8-COUNT-4: v_cvt_pk_fp8_f32
 // PK8-LABEL: deepseek_r1_decode_fp8_qp8_stage1_mask_free:
@@ -131,11 +132,15 @@
 // PK8-LABEL: deepseek_r1_decode_fp8_qp8_stage2:
 // PK8-NOT: v_cvt_pk_fp8_f32
 // QP8-LABEL: deepseek_r1_decode_fp8_qp8_stage1_masked:
-// QP8-COUNT-36: v_mfma_f32_16x16x32_fp8_fp8
-// QP8-COUNT-8: v_mfma_f32_16x16x128_f8f6f4 v{{\[[0-9]+:[0-9]+\]}}, v{{\[[0-9]+:[0-9]+\]}}, v{{\[[0-9]+:[0-9]+\]}}, v{{\[[0-9]+:[0-9]+\]}}
-// QP8-LABEL: deepseek_r1_decode_fp8_qp8_stage1_mask_free:
-// QP8-COUNT-36: v_mfma_f32_16x16x32_fp8_fp8
 // QP8-COUNT-8: v_mfma_f32_16x16x128_f8f6f4
+// QP8-COUNT-4: v_mfma_f32_16x16x32_fp8_fp8
+// QP8-COUNT-8: v_mfma_f32_16x16x128_f8f6f4 v{{\[[0-9]+:[0-9]+\]}}, v{{\[[0-9]+:[0-9]+\]}}, v{{\[[0-9]+:[0-9]+\]}}, v{{\[[0-9]+:[0-9]+\]}}
+// QP8-NOT: v_mfma
+// QP8-LABEL: deepseek_r1_decode_fp8_qp8_stage1_mask_free:
+// QP8-COUNT-8: v_mfma_f32_16x16x128_f8f6f4
+// QP8-COUNT-4: v_mfma_f32_16x16x32_fp8_fp8
+// QP8-COUNT-8: v_mfma_f32_16x16x128_f8f6f4
+// QP8-NOT: v_mfma
 // QP8-LABEL: deepseek_r1_decode_fp8_qp8_stage2:
 // QP8: .private_segment_fixed_size: 0
 

@@ -22,9 +22,12 @@ std::optional<GroupedOperands> Lowering::kOrderFor(LoadOp ld) {
     if (!d || d.getLhs() != v || d.getRhs() == v || !d.getTransposeRhs() ||
         !loop || loop->isAncestor(ld))
       return std::nullopt;
-    const MatrixInstr *mi =
-        target.instrFor(t.getElementType(),
-                        d.getRhs().getType().getElementType(), t.getDimSize(1));
+    auto ranges =
+        target.kRanges(t.getElementType(),
+                       d.getRhs().getType().getElementType(), t.getDimSize(1));
+    if (ranges.size() != 1)
+      return std::nullopt;
+    const MatrixInstr *mi = ranges.front().mi;
     bool asStored =
         (mi->abType == MatrixElem::F16 && t.getElementType().isF16()) ||
         (mi->abType == MatrixElem::BF16 && t.getElementType().isBF16());
@@ -68,11 +71,11 @@ void Lowering::chooseColumnOrder(Operation *kernel) {
     if (d.getTransposeRhs())
       return WalkResult::advance();
     Type rhs = d.getRhs().getType().getElementType();
-    const MatrixInstr *mi =
-        target.instrFor(d.getLhs().getType().getElementType(), rhs,
-                        d.getLhs().getType().getDimSize(1));
-    if (!transposedReadsFor(mi->b, rhs))
-      return WalkResult::interrupt();
+    for (const TargetInfo::KRange &r :
+         target.kRanges(d.getLhs().getType().getElementType(), rhs,
+                        d.getLhs().getType().getDimSize(1)))
+      if (!transposedReadsFor(r.mi->b, rhs))
+        return WalkResult::interrupt();
     any = true;
     return WalkResult::advance();
   });
@@ -110,19 +113,6 @@ Lowering::readTransposedTiles(const Tile &t, const LaneLayout &layout,
 
 LogicalResult Lowering::lowerDot(DotOp op) {
   auto resT = op.getResult().getType();
-  // fp8 x fp8 on a chip with an fp8 instruction of that format: the
-  // operands go in as stored; f16 x (f16 | fp8): as f16; else as bf16
-  // (the accumulator layout is the bf16 instruction's either way, see
-  // instrFor).
-  Type lhsElt = op.getLhs().getType().getElementType();
-  const MatrixInstr *mi =
-      target.instrFor(lhsElt, op.getRhs().getType().getElementType(),
-                      op.getLhs().getType().getDimSize(1));
-  bool raw = bitWidth(mi->abType) == 8;
-  note(op, mi->name);
-  Type operandElt = raw                             ? lhsElt
-                    : mi->abType == MatrixElem::F16 ? Type(b.getF16Type())
-                                                    : Type(b.getBF16Type());
   auto l = accLayout(resT);
   if (failed(l))
     return failure();
@@ -130,16 +120,48 @@ LogicalResult Lowering::lowerDot(DotOp op) {
   auto rhs = ensureShared(get(op.getRhs()));
   if (failed(lhs) || failed(rhs))
     return failure();
+  // fp8 x fp8 on a chip with an fp8 instruction of that format: the
+  // operands go in as stored; f16 x (f16 | fp8): as f16; else as bf16
+  // (the accumulator layout is the bf16 instruction's either way, see
+  // instrFor). The contraction may run on two instructions (kRanges).
   int64_t k = op.getLhs().getType().getDimSize(1);
+  auto ranges = target.kRanges(op.getLhs().getType().getElementType(),
+                               op.getRhs().getType().getElementType(), k);
+  SmallVector<Value> acc;
+  if (op.getAcc())
+    acc = get(op.getAcc())->regs;
+  else
+    acc.assign(l->size(), cstF32(b, loc(), 0.0f));
+  int64_t kSplit = 1;
+  for (const TargetInfo::KRange &r : ranges) {
+    auto next = dotOverK(op, *l, **lhs, **rhs, r, ranges.size() == 1,
+                         std::move(acc), kSplit);
+    if (failed(next))
+      return failure();
+    acc = std::move(*next);
+  }
+  finishDot(op, *l, kSplit, std::move(acc), resT);
+  return success();
+}
+
+FailureOr<SmallVector<Value>>
+Lowering::dotOverK(DotOp op, const AccLayout &accL, const Tile &lhsTile,
+                   const Tile &rhsTile, const TargetInfo::KRange &range,
+                   bool whole, SmallVector<Value> init, int64_t &kSplit) {
+  const AccLayout *l = &accL;
+  const Tile *lhs = &lhsTile, *rhs = &rhsTile;
+  const MatrixInstr *mi = range.mi;
+  Type lhsElt = op.getLhs().getType().getElementType();
+  bool raw = bitWidth(mi->abType) == 8;
+  note(op, mi->name);
+  Type operandElt = raw                             ? lhsElt
+                    : mi->abType == MatrixElem::F16 ? Type(b.getF16Type())
+                                                    : Type(b.getBF16Type());
+  int64_t k = range.end - range.begin;
   if (k % mi->k != 0)
     return fail("contraction size " + Twine(k) + " is not a multiple of the " +
                 "matrix instruction's K (" + Twine(mi->k) + ")");
   bool trans = op.getTransposeRhs();
-  SmallVector<Value> init;
-  if (op.getAcc())
-    init = get(op.getAcc())->regs;
-  else
-    init.assign(l->size(), cstF32(b, loc(), 0.0f));
 
   // Lane offsets of this instruction's operand layouts (init() computed
   // those of the bf16 instruction).
@@ -161,9 +183,9 @@ LogicalResult Lowering::lowerDot(DotOp op) {
   // the steps are one 16-byte load (m16n8k16 fp8 K: 4 steps in one load
   // instead of eight 2-byte loads; 16x16x32 MFMA: 2 steps per load).
   std::optional<GroupedOperands> grouped;
-  if (trans && (*lhs)->kind == Kind::Smem && (*rhs)->kind == Kind::Smem)
-    grouped = groupingFor(mi, (*rhs)->type.getElementType(), k);
-  if (const auto &perm = (*lhs)->kPerm;
+  if (trans && lhs->kind == Kind::Smem && rhs->kind == Kind::Smem)
+    grouped = groupingFor(mi, rhs->type.getElementType(), k);
+  if (const auto &perm = lhs->kPerm;
       perm &&
       (!grouped || perm->steps != grouped->steps || perm->k != grouped->k ||
        perm->logicalBitTo != grouped->logicalBitTo))
@@ -172,7 +194,7 @@ LogicalResult Lowering::lowerDot(DotOp op) {
   // stored as the operand type, rows 16-byte aligned.
   bool aByLdmatrix = false;
   if (mi->aByLdmatrix && !raw && !grouped) {
-    const Tile &t = **lhs;
+    const Tile &t = *lhs;
     aByLdmatrix = t.kind == Kind::Smem &&
                   t.type.getElementType() == operandElt &&
                   rowStrideBytes(t) % 16 == 0 && t.colOff % 8 == 0;
@@ -191,15 +213,15 @@ LogicalResult Lowering::lowerDot(DotOp op) {
   // with 8 warps: every warp re-reading Q's 18 KB was 46 % of the KV
   // loop's shared-memory traffic on sm_90), for one exchange of its own
   // accumulators.
-  int64_t kSplit = 1, splitAt = k;
-  if (grouped && target.chip.tuning.splitKAcrossWarps && !op.getAcc() &&
-      warps % 2 == 0 && k / kStep >= 2) {
+  int64_t splitAt = k;
+  if (whole && grouped && target.chip.tuning.splitKAcrossWarps &&
+      !op.getAcc() && warps % 2 == 0 && k / kStep >= 2) {
     kSplit = 2;
     splitAt = (k / kStep + 1) / 2 * kStep;
     note(op, "K split across warp pairs");
     init.append(l->size(), cstF32(b, loc(), 0.0f));
   }
-  Value kLo = idx(0), odd;
+  Value kLo = idx(range.begin), odd;
   if (kSplit == 2) {
     odd = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ne,
                                 arith::AndIOp::create(b, loc(), warp, idx(1)),
@@ -221,7 +243,7 @@ LogicalResult Lowering::lowerDot(DotOp op) {
     Value bColG = laneOffset(lane, gb.laneBases, false);
     // A in the grouping's K order already (kOrderFor): each step's
     // fragment with ldmatrix at its logical columns.
-    const auto &perm = (*lhs)->kPerm;
+    const auto &perm = lhs->kPerm;
     bool aPermuted = perm && perm->steps == grouped->steps &&
                      perm->k == grouped->k &&
                      perm->logicalBitTo == grouped->logicalBitTo;
@@ -229,12 +251,12 @@ LogicalResult Lowering::lowerDot(DotOp op) {
     SmallVector<SmallVector<Value>> a(l->mBlocks);
     for (int64_t mb = 0; mb < l->mBlocks; ++mb) {
       if (aPermuted) {
-        Tile rows = **lhs;
+        Tile rows = *lhs;
         rows.rowOff += mb * mi->m;
         for (int64_t s = 0; s < grouped->steps; ++s)
           llvm::append_range(a[mb], readAByLdmatrix(rows, addc(kk, s * mi->k)));
       } else {
-        a[mb] = read(**lhs, ga, /*transposed=*/false, [&](Coord c) {
+        a[mb] = read(*lhs, ga, /*transposed=*/false, [&](Coord c) {
           return std::pair(addc(aRowG, c.row + mb * mi->m),
                            add(kk, addc(aColG, c.col)));
         });
@@ -244,7 +266,7 @@ LogicalResult Lowering::lowerDot(DotOp op) {
     // partner's.
     SmallVector<SmallVector<Value>> bs;
     for (int64_t j = 0; j < l->tiles * kSplit; ++j)
-      bs.push_back(read(**rhs, gb, /*transposed=*/true, [&](Coord c) {
+      bs.push_back(read(*rhs, gb, /*transposed=*/true, [&](Coord c) {
         Value n = addc(bColG, c.col);
         Value col = j < l->tiles
                         ? tileColumn(*l, n, j)
@@ -295,10 +317,10 @@ LogicalResult Lowering::lowerDot(DotOp op) {
       }
       acc.assign(extra.getResults().begin(), extra.getResults().end());
     }
-    finishDot(op, *l, kSplit, std::move(acc), resT);
-    return success();
+    return acc;
   }
-  auto loop = scf::ForOp::create(b, loc(), kLo, idx(k), idx(kStep), init);
+  auto loop =
+      scf::ForOp::create(b, loc(), kLo, idx(range.end), idx(kStep), init);
   if (grouped) {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -314,11 +336,11 @@ LogicalResult Lowering::lowerDot(DotOp op) {
     SmallVector<SmallVector<Value>> a(l->mBlocks);
     for (int64_t mb = 0; mb < l->mBlocks; ++mb) {
       if (aByLdmatrix) {
-        Tile rows = **lhs;
+        Tile rows = *lhs;
         rows.rowOff += mb * mi->m;
         a[mb] = readAByLdmatrix(rows, kk);
       } else {
-        a[mb] = read(**lhs, mi->a, /*transposed=*/false,
+        a[mb] = read(*lhs, mi->a, /*transposed=*/false,
                      [&](Coord c) -> std::pair<Value, Value> {
                        return {addc(aRowI, c.row + mb * mi->m),
                                add(kk, addc(aColI, c.col))};
@@ -333,12 +355,12 @@ LogicalResult Lowering::lowerDot(DotOp op) {
     // the transposing read).
     SmallVector<SmallVector<Value>> bAll;
     if (!trans && !l->interleaved) {
-      bAll = readTransposedTiles(**rhs, mi->b, *l, kk, raw, operandElt);
+      bAll = readTransposedTiles(*rhs, mi->b, *l, kk, raw, operandElt);
       if (!bAll.empty())
         note(op, "B by transposing read");
     } else if (!trans)
-      bAll = readAcrossTiles(
-          **rhs, mi->b, l->tiles, raw, operandElt, [&](Coord c) {
+      bAll =
+          readAcrossTiles(*rhs, mi->b, l->tiles, raw, operandElt, [&](Coord c) {
             return std::pair(add(kk, addc(bRowI, c.row)),
                              tileColumn(*l, addc(bColI, c.col), 0));
           });
@@ -346,7 +368,7 @@ LogicalResult Lowering::lowerDot(DotOp op) {
       SmallVector<Value> bv =
           !bAll.empty()
               ? bAll[j]
-              : read(**rhs, mi->b, /*transposed=*/trans,
+              : read(*rhs, mi->b, /*transposed=*/trans,
                      [&](Coord c) -> std::pair<Value, Value> {
                        Value kr = add(kk, addc(bRowI, c.row));
                        Value col = tileColumn(*l, addc(bColI, c.col), j);
@@ -363,11 +385,9 @@ LogicalResult Lowering::lowerDot(DotOp op) {
     scf::YieldOp::create(b, loc(), next);
   }
   // The K steps of one dot, unrolled (see lowerLoad).
-  SmallVector<Value> results = target.chip.tuning.unrollTileLoops
-                                   ? unrollFully(loop)
-                                   : SmallVector<Value>(loop.getResults());
-  finishDot(op, *l, kSplit, std::move(results), resT);
-  return success();
+  return target.chip.tuning.unrollTileLoops
+             ? unrollFully(loop)
+             : SmallVector<Value>(loop.getResults());
 }
 
 void Lowering::finishDot(DotOp op, const AccLayout &l, int64_t kSplit,

@@ -572,6 +572,17 @@ struct Lowering {
 
   LogicalResult lowerDot(DotOp op);
 
+  /// The matrix instructions of `op` over one stretch of its contraction
+  /// (TargetInfo::kRanges) on accumulators `init`; returns them. Only a
+  /// dot of one range (`whole`) may split K across warp pairs; then
+  /// `kSplit` becomes 2 and the result also holds the partner's columns
+  /// (finishDot).
+  FailureOr<SmallVector<Value>> dotOverK(DotOp op, const AccLayout &l,
+                                         const Tile &lhs, const Tile &rhs,
+                                         const TargetInfo::KRange &range,
+                                         bool whole, SmallVector<Value> init,
+                                         int64_t &kSplit);
+
   /// The chip's transposing LDS reads that supply operand layout `layout`
   /// of elements stored as `elt` (1 or 2 bytes), if it has them and the
   /// layout is made of such reads (MatrixInstr.h, transposedReads).

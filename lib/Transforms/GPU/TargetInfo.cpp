@@ -31,27 +31,61 @@ FailureOr<std::unique_ptr<TargetInfo>> TargetInfo::create(const ChipInfo &chip,
   return createSm90TargetInfo(chip, best);
 }
 
-const MatrixInstr *TargetInfo::instrFor(Type lhs, Type rhs, int64_t k) const {
-  // The chip's deepest instruction with operands of type `want`, a K that
-  // divides the dot's, and the bf16 instruction's shape and accumulator
-  // layout.
-  auto deepest = [&](MatrixElem want) -> const MatrixInstr * {
-    const MatrixInstr *best = nullptr;
-    for (const MatrixInstr *mi : chip.matrixInstrs())
-      if (mi->abType == want && mi->m == mma->m && mi->n == mma->n &&
-          k % mi->k == 0 && mi->c.laneBases == mma->c.laneBases &&
-          mi->c.elemBases == mma->c.elemBases && (!best || mi->k > best->k))
-        best = mi;
-    return best ? best : mma;
-  };
+/// The operand type of the chip's instructions a dot of `lhs` x `rhs`
+/// runs on (see instrFor), or nullopt for the bf16 instruction.
+static std::optional<MatrixElem> operandElem(Type lhs, Type rhs) {
   // f16 Q / P against f16 or fp8 K / V (qp_type = f16): the chip's f16
   // instruction, fp8 converted to f16.
   if (lhs.isF16() && (rhs.isF16() || isFp8(rhs)))
-    return deepest(MatrixElem::F16);
+    return MatrixElem::F16;
   if (lhs != rhs || !isa<Float8E4M3FNType, Float8E4M3FNUZType>(lhs))
+    return std::nullopt;
+  return isa<Float8E4M3FNUZType>(lhs) ? MatrixElem::F8E4M3FNUZ
+                                      : MatrixElem::F8E4M3FN;
+}
+
+/// The chip's deepest instruction with operands of type `want`, the bf16
+/// instruction's shape and accumulator layout and a K that `fits`.
+static const MatrixInstr *deepest(const ChipInfo &chip, const MatrixInstr *mma,
+                                  MatrixElem want,
+                                  function_ref<bool(int64_t)> fits) {
+  const MatrixInstr *best = nullptr;
+  for (const MatrixInstr *mi : chip.matrixInstrs())
+    if (mi->abType == want && mi->m == mma->m && mi->n == mma->n &&
+        fits(mi->k) && mi->c.laneBases == mma->c.laneBases &&
+        mi->c.elemBases == mma->c.elemBases && (!best || mi->k > best->k))
+      best = mi;
+  return best;
+}
+
+const MatrixInstr *TargetInfo::instrFor(Type lhs, Type rhs, int64_t k) const {
+  auto want = operandElem(lhs, rhs);
+  if (!want)
     return mma;
-  return deepest(isa<Float8E4M3FNUZType>(lhs) ? MatrixElem::F8E4M3FNUZ
-                                              : MatrixElem::F8E4M3FN);
+  const MatrixInstr *mi =
+      deepest(chip, mma, *want, [&](int64_t ik) { return k % ik == 0; });
+  return mi ? mi : mma;
+}
+
+SmallVector<TargetInfo::KRange, 2> TargetInfo::kRanges(Type lhs, Type rhs,
+                                                       int64_t k) const {
+  const MatrixInstr *whole = instrFor(lhs, rhs, k);
+  SmallVector<KRange, 2> one{{whole, 0, k}};
+  auto want = operandElem(lhs, rhs);
+  if (!want || whole == mma)
+    return one;
+  const MatrixInstr *deep =
+      deepest(chip, mma, *want, [&](int64_t ik) { return ik <= k; });
+  int64_t split = k / deep->k * deep->k;
+  if (deep == whole || split == k)
+    return one;
+  const MatrixInstr *tail = instrFor(lhs, rhs, k - split);
+  if (tail->abType != *want || (k - split) % tail->k)
+    return one;
+  // Fewer instructions than the whole dot on `whole`, or no split.
+  if (split / deep->k + (k - split) / tail->k >= k / whole->k)
+    return one;
+  return {{deep, 0, split}, {tail, split, k}};
 }
 
 Value TargetInfo::unaryF32Intrinsic(OpBuilder &b, Location loc, StringRef name,

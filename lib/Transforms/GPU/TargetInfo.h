@@ -91,9 +91,25 @@ public:
   /// when both are that fp8 type and the chip has one with the bf16
   /// instruction's M, N and accumulator layout (so the accumulator tiles
   /// keep their layout), the deepest whose K divides `k` (gfx950's
-  /// 16x16x128 f8f6f4 for P V over 128 tokens, its 16x16x32 fp8 one for
-  /// Q K^T over 576 = 4.5 x 128); else the bf16 one, operands converted.
+  /// 16x16x128 f8f6f4 for P V over 128 tokens, its 16x16x32 fp8 one over
+  /// 576 = 4.5 x 128, which kRanges splits); else the bf16 one, operands
+  /// converted.
   const MatrixInstr *instrFor(Type lhs, Type rhs, int64_t k) const;
+
+  /// One stretch [begin, end) of a dot's contraction and the instruction
+  /// that runs it.
+  struct KRange {
+    const MatrixInstr *mi;
+    int64_t begin, end;
+  };
+  /// The contraction of a dot split where a deeper instruction than
+  /// instrFor's pays: the longest multiple of the deepest instruction of
+  /// the operands' type on it, the rest on instrFor's choice for the rest
+  /// (gfx950, fp8 Q K^T over 576: 512 on the 16x16x128 f8f6f4
+  /// instruction, 64 on the 16x16x32 fp8 one: 6 instructions a tile
+  /// instead of 18). One range of instrFor(lhs, rhs, k) where no split
+  /// gives fewer instructions.
+  SmallVector<KRange, 2> kRanges(Type lhs, Type rhs, int64_t k) const;
 
   //--- every target ------------------------------------------------------//
 
