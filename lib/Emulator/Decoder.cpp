@@ -163,6 +163,9 @@ bool Decoder::parseReg(unsigned reg, Opnd &o) const {
                  {"FLAT_SCR_LO", WaveState::kFlatScr, 1},
                  {"FLAT_SCR_HI", WaveState::kFlatScr + 1, 1},
                  {"XNACK_MASK", WaveState::kXnack, 2}};
+  // Registers whose meaning differs by generation carry a suffix
+  // (M0_gfxpre11).
+  name.consume_back("_gfxpre11");
   for (auto &s : special)
     if (name == s.name) {
       o.file = File::S;

@@ -249,8 +249,38 @@ void Exec::ldsBankCycles(const uint32_t *addr, uint64_t lanes,
   }
 }
 
-/// Moves the data of every load that `s_waitcnt` guarantees into registers.
-static void completeLoads(Wave &wv, Counter ctr, unsigned allowed) {
+bool Exec::ldsDmaFree(uint64_t addr, unsigned n, unsigned lane) {
+  if (d.dmas.empty())
+    return true;
+  for (uint64_t a = addr; a < addr + n && a < d.dmaOwner.size(); ++a)
+    if (uint32_t id = d.dmaOwner[a]) {
+      const Dispatch::Dma &m = d.dmas.at(id);
+      return fail("lane " + Twine(lane) + " accesses LDS byte " + Twine(a) +
+                  " while the LDS DMA load of pc 0x" +
+                  Twine::utohexstr(m.inst->pc) + " ('" + m.inst->text +
+                  "') of wave " + Twine(m.wave) +
+                  " may still be writing it (no s_waitcnt vmcnt of that "
+                  "wave has retired the load)");
+    }
+  return true;
+}
+
+/// Releases the LDS bytes of a retired LDS DMA load.
+static void retireDma(Dispatch &d, uint32_t id) {
+  auto it = d.dmas.find(id);
+  if (it == d.dmas.end())
+    return;
+  for (auto [b, e] : it->second.ranges)
+    for (uint32_t a = b; a < e; ++a)
+      if (d.dmaOwner[a] == id)
+        d.dmaOwner[a] = 0;
+  d.dmas.erase(it);
+}
+
+/// Moves the data of every load that `s_waitcnt` guarantees into registers
+/// (and releases the LDS bytes of the LDS DMA loads among them).
+static void completeLoads(Dispatch &d, Wave &wv, Counter ctr,
+                          unsigned allowed) {
   std::deque<Pending> keep;
   // in-order ops of this counter younger than each op
   unsigned youngerInOrder = 0;
@@ -269,6 +299,8 @@ static void completeLoads(Wave &wv, Counter ctr, unsigned allowed) {
       keep.push_back(std::move(p));
       continue;
     }
+    if (p.ldsDma)
+      retireDma(d, p.ldsDma);
     std::vector<uint16_t> &pend = pendFile(wv, p.file);
     for (unsigned r = 0; r < p.count; ++r) {
       --pend[p.reg + r];
@@ -290,8 +322,8 @@ static void completeLoads(Wave &wv, Counter ctr, unsigned allowed) {
 }
 
 void mla::emu::waitcnt(Exec &x, unsigned vm, unsigned lgkm) {
-  completeLoads(x.wave, Counter::VM, vm);
-  completeLoads(x.wave, Counter::LGKM, lgkm);
+  completeLoads(x.d, x.wave, Counter::VM, vm);
+  completeLoads(x.d, x.wave, Counter::LGKM, lgkm);
 }
 
 static std::string regName(const Opnd &o) {
@@ -565,6 +597,8 @@ Error Device::dispatch(const CodeObject &co, StringRef name, Dim3 grid,
         // LDS holds garbage at the start of a workgroup: 0xFF bytes read
         // as NaN in every float format.
         d.lds.assign(ldsBytes, 0xFF);
+        d.dmaOwner.assign(ldsBytes, 0);
+        d.dmas.clear();
         std::vector<Wave> waves(nWaves);
         for (unsigned wi = 0; wi < nWaves; ++wi) {
           Wave &wv = waves[wi];
@@ -641,6 +675,7 @@ Error mla::emu::runRaw(
       dev, **co,      (*co)->kernels().front(),    chip == "gfx950", {}, c,
       {},  {0, 0, 0}, chip == "gfx950" ? 64u : 32u};
   d.lds.assign(ldsBytes, 0xFF);
+  d.dmaOwner.assign(ldsBytes, 0);
   unsigned nWaves = (threads + 63) / 64;
   std::vector<Wave> waves(nWaves);
   for (unsigned wi = 0; wi < nWaves; ++wi) {

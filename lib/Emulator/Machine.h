@@ -19,6 +19,7 @@
 #include "llvm/ADT/Twine.h"
 
 #include <deque>
+#include <map>
 #include <memory>
 #include <unordered_map>
 
@@ -147,6 +148,10 @@ struct Pending {
   uint64_t lanes;             ///< vector: lanes that receive data
   std::vector<uint32_t> data; ///< vector: [r * 64 + lane]; scalar: [r]
   const Inst *inst;
+  /// An LDS DMA load (buffer_load_* lds): its number in Dispatch::dmaOwner
+  /// (0: none). Its bytes are written to LDS at issue and stay claimed
+  /// until the s_waitcnt that retires it.
+  uint32_t ldsDma = 0;
 };
 
 /// One wave: registers plus what the hazard model tracks.
@@ -171,6 +176,20 @@ struct Dispatch {
   std::string error;
   uint32_t wg[3] = {0, 0, 0};
   unsigned ldsBanks = 32;
+  /// LDS DMA loads not yet retired by their wave's s_waitcnt: per LDS byte
+  /// the number of the load that may still be writing it (0: none), and
+  /// per number the instruction, its wave and its bytes. Any LDS access to
+  /// a claimed byte is an error: on the chip the data lands at some time
+  /// between issue and the wait, so reading it (or, from another wave,
+  /// reading what it overwrites) before then is a race.
+  std::vector<uint32_t> dmaOwner;
+  struct Dma {
+    const Inst *inst;
+    unsigned wave;
+    std::vector<std::pair<uint32_t, uint32_t>> ranges; ///< [begin, end)
+  };
+  std::map<uint32_t, Dma> dmas;
+  uint32_t nextDma = 1;
 };
 
 /// What a handler works on: the wave being executed inside its dispatch.
@@ -203,6 +222,9 @@ struct Exec {
   bool writeGlobal(uint64_t addr, const void *src, unsigned n, unsigned lane);
   /// A load's data arrives when the wave's s_waitcnt allows it.
   void deferLoad(Pending p);
+  /// Fails where lane `lane`'s LDS access [addr, addr + n) touches bytes
+  /// an LDS DMA load has claimed (Dispatch::dmaOwner).
+  bool ldsDmaFree(uint64_t addr, unsigned n, unsigned lane);
   /// Counts bank conflicts of one LDS access of `bytesPerLane` per lane.
   void ldsBankCycles(const uint32_t *addr, uint64_t lanes,
                      unsigned bytesPerLane);

@@ -37,7 +37,7 @@ bool ldsCheck(Exec &x, U64 addr, unsigned n, unsigned lane) {
                   llvm::Twine(addr) + ", " + llvm::Twine(addr + n) +
                   ") beyond the workgroup's " + llvm::Twine(x.d.lds.size()) +
                   " bytes");
-  return true;
+  return x.ldsDmaFree(addr, n, lane);
 }
 
 /// The LDS byte addresses of a DS access in the lanes of EXEC: part 0, and
@@ -269,6 +269,48 @@ bool bufferOp(Exec &x, const Inst &in) {
   return true;
 }
 
+/// buffer_load_dword / _dwordx4 with the LDS bit (OFFEN; srcs = vaddr,
+/// srsrc, soffset; imms = offset, ...): no VGPR is written; lane l's
+/// `Bytes` go to LDS byte M0 + offset + l * Bytes (gfx950's dwordx4: 16 per
+/// lane; the instruction offset applies to both addresses, AMDGPU DMA
+/// Operations in LLVM's docs). Out-of-range lanes write zeros, as a
+/// buffer load returns them. The load counts on vmcnt like any buffer
+/// load; its LDS bytes are written at issue and claimed until the wave's
+/// s_waitcnt retires it (Dispatch::dmaOwner).
+template <unsigned Bytes> bool bufferLdsLoad(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  const Opnd &vaddr = in.srcs[0];
+  Rsrc r = rsrc(x, in.srcs[1]);
+  if (r.stride)
+    return x.fail("structured buffers (stride " + llvm::Twine(r.stride) +
+                  ") are not modelled; the kernels use raw buffers");
+  U32 so = x.s32(in.srcs[2]), instOff = U32(in.imms[0]);
+  U64 ldsBase = U64(x.w.s[WaveState::kM0]) + instOff;
+  uint32_t id = x.d.nextDma++;
+  Dispatch::Dma dma{x.cur, x.wave.id, {}};
+  for (unsigned l = 0; l < 64; ++l) {
+    if (!(e >> l & 1))
+      continue;
+    U64 dst = ldsBase + U64(l) * Bytes;
+    if (!ldsCheck(x, dst, Bytes, l))
+      return false;
+    U64 off = U64(x.u32(vaddr, l)) + instOff;
+    uint8_t buf[Bytes] = {};
+    if (off + Bytes <= r.numRecords &&
+        !x.readGlobal(r.base + so + off, buf, Bytes, l))
+      return false;
+    std::memcpy(&x.d.lds[dst], buf, Bytes);
+    for (U64 a = dst; a < dst + Bytes; ++a)
+      x.d.dmaOwner[a] = id;
+    dma.ranges.push_back({U32(dst), U32(dst + Bytes)});
+  }
+  x.d.dmas.emplace(id, std::move(dma));
+  Pending p{Counter::VM, true, File::None, 0, 0, 0, {}, nullptr};
+  p.ldsDma = id;
+  x.deferLoad(std::move(p));
+  return true;
+}
+
 //===-- global ------------------------------------------------------------===//
 
 /// global_load_* (vdst, vaddr64 | saddr + vaddr32, offset) and
@@ -393,6 +435,8 @@ void mla::emu::addMemoryOps(OpTable &t) {
   M("buffer_load_dword_offset", bufferOp<4, false, false>);
   M("buffer_load_dwordx2_offset", bufferOp<8, false, false>);
   M("buffer_load_dwordx4_offset", bufferOp<16, false, false>);
+  M("buffer_load_dword_lds_offen", bufferLdsLoad<4>);
+  M("buffer_load_dwordx4_lds_offen", bufferLdsLoad<16>);
   M("buffer_store_dword_offen", bufferOp<4, true, true>);
   M("buffer_store_dwordx2_offen", bufferOp<8, true, true>);
   M("buffer_store_dwordx4_offen", bufferOp<16, true, true>);

@@ -640,6 +640,87 @@ TEST(EmulatorMemory, RawBufferRangeCheck) {
   EXPECT_EQ(out[8], 0xdeadbeefu); // beyond the store buffer's 32 bytes
 }
 
+/// buffer_load_dwordx4 ... lds (gfx950): lane l's 16 bytes land at LDS
+/// byte M0 + offset + 16 l, read from the buffer at vaddr + offset; lanes
+/// past num_records write zeros; no VGPR changes.
+TEST(EmulatorMemory, LdsDmaLoad) {
+  std::vector<uint32_t> data(512);
+  for (unsigned i = 0; i < data.size(); ++i)
+    data[i] = 7000 + i;
+  Device dev;
+  dev.registerBuffer(data.data(), data.size() * 4, "data");
+  auto setup = [&](WaveState &w, unsigned) {
+    uint64_t a = reinterpret_cast<uint64_t>(data.data());
+    // num_records = 1024 + 16: lanes 0..63 read bytes 16 + 32 l (lane l's
+    // vaddr 32 l, offset 16): lanes 0..31 in range, 32..63 past it.
+    w.s[4] = uint32_t(a), w.s[5] = uint32_t(a >> 32) & 0xffff,
+    w.s[6] = 1024 + 16, w.s[7] = 0x00027000;
+    w.s[2] = 256; // M0's value
+    for (unsigned l = 0; l < 64; ++l)
+      w.V(1, l) = 32 * l, w.V(8, l) = 0x5555;
+  };
+  const char *prog = "s_mov_b32 m0, s2\n"
+                     "buffer_load_dwordx4 v1, s[4:7], 0 offen offset:16 lds\n"
+                     "s_waitcnt vmcnt(0)\n"
+                     "v_lshlrev_b32_e32 v2, 4, v0\n"
+                     "ds_read_b128 v[4:7], v2 offset:272\n"
+                     "s_waitcnt lgkmcnt(0)";
+  EXPECT_OK(run(
+      "gfx950", prog, 64, setup,
+      [&](const WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l) {
+          EXPECT_EQ(w.V(1, l), 32 * l) << l; // the address, not data
+          for (unsigned d = 0; d < 4; ++d)
+            EXPECT_EQ(w.V(4 + d, l), l < 32 ? 7000 + 8 * l + 4 + d : 0u)
+                << "lane " << l << " dword " << d;
+        }
+      },
+      &dev, 2048));
+}
+
+/// The LDS bytes of an LDS DMA load are claimed until its wave's
+/// s_waitcnt vmcnt retires it: a read of them before that, by the wave
+/// itself or (after a barrier without the wait) by another wave, is an
+/// error naming the load; with the wait before the barrier it is not.
+TEST(EmulatorMemory, LdsDmaNeedsItsWait) {
+  std::vector<uint32_t> data(1024, 3);
+  Device dev;
+  dev.registerBuffer(data.data(), data.size() * 4, "data");
+  auto setup = [&](WaveState &w, unsigned) {
+    uint64_t a = reinterpret_cast<uint64_t>(data.data());
+    w.s[4] = uint32_t(a), w.s[5] = uint32_t(a >> 32) & 0xffff, w.s[6] = 4096,
+    w.s[7] = 0x00027000;
+    for (unsigned l = 0; l < 64; ++l)
+      w.V(1, l) = 16 * l, w.V(2, l) = 16 * l;
+  };
+  auto expectRace = [&](const char *prog, unsigned threads) {
+    llvm::Error e = run("gfx950", prog, threads, setup, nullptr, &dev, 2048);
+    ASSERT_TRUE(bool(e)) << prog;
+    std::string msg = llvm::toString(std::move(e));
+    EXPECT_NE(msg.find("may still be writing it"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("buffer_load_dwordx4 v1, s[4:7], 0 offen lds"),
+              std::string::npos)
+        << msg;
+  };
+  // Wave 0 loads bytes 0..1023; every wave then reads byte 16 l.
+  const char *load = "s_mov_b32 m0, 0\n"
+                     "v_readfirstlane_b32 s8, v0\n"
+                     "s_cmp_eq_u32 s8, 0\n"
+                     "s_cbranch_scc0 skip\n"
+                     "buffer_load_dwordx4 v1, s[4:7], 0 offen lds\n"
+                     "skip:\n";
+  expectRace((std::string(load) + "ds_read_b32 v3, v2").c_str(), 64);
+  expectRace((std::string(load) + "s_barrier\nds_read_b32 v3, v2").c_str(),
+             128);
+  EXPECT_OK(run(
+      "gfx950",
+      std::string(load) + "s_waitcnt vmcnt(0)\ns_barrier\nds_read_b32 v3, v2\n"
+                          "s_waitcnt lgkmcnt(0)",
+      128, setup,
+      [](const WaveState &w, unsigned) { EXPECT_EQ(w.V(3, 5), 3u); }, &dev,
+      2048));
+}
+
 TEST(EmulatorMemory, GlobalOutsideBuffersFaultsNamingTheInstruction) {
   std::vector<uint32_t> data(16, 0);
   Device dev;
