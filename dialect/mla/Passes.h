@@ -7,6 +7,9 @@
 
 namespace mlir {
 class ModuleOp;
+namespace gpu {
+class GPUModuleOp;
+} // namespace gpu
 namespace mla {
 
 #define GEN_PASS_DECL

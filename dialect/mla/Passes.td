@@ -113,4 +113,38 @@ def MLALowerToGPU : Pass<"mla-lower-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def MLALdsDmaScopes : Pass<"mla-lds-dma-scopes", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Tell LLVM that no LDS access overlaps an LDS DMA load in flight";
+  let description = [{
+    Runs on the LLVM dialect of a ROCDL `gpu.module`. A kernel whose KV
+    tile arrives by LDS DMA loads (`rocdl.raw.ptr.buffer.load.lds`,
+    ChipFacts::ldsDmaLoads16) waits for each tile's loads itself
+    (`s_waitcnt vmcnt(0)`, then a barrier) before any wave touches the
+    tile, and starts the next tile's loads into the other buffer while the
+    current one is read. LLVM cannot tell the two buffers apart (both are
+    views of one dynamic shared-memory block), so its wait insertion puts
+    an `s_waitcnt vmcnt(0)` before the first LDS read after the loads,
+    waiting for the tile that was meant to arrive while this one is
+    computed.
+
+    This pass gives every LDS DMA load the alias scope `lds dma`, and
+    every other operation that accesses LDS (`llvm.load` / `llvm.store`
+    through an address-space-3 pointer, transposing reads) the scope
+    `lds access` and `noalias` on `lds dma`. LLVM's wait insertion then
+    only waits for DMA loads an access may alias, that is for none. The
+    claim holds by the lowering's construction, and the emulator checks it
+    on every run: an LDS access to bytes of a load not yet retired by its
+    wave's `s_waitcnt` stops the dispatch (docs/Emulator.md). Functions
+    without LDS DMA loads are left alone.
+
+    ```mlir
+    rocdl.raw.ptr.buffer.load.lds %rsrc, %lds, %c16, %off, %c0, %c0, %c0
+        {alias_scopes = [#dma]}
+    %v = llvm.load %p {alias_scopes = [#access], noalias_scopes = [#dma]}
+        : !llvm.ptr<3> -> vector<4xi32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // MLA_PASSES_TD

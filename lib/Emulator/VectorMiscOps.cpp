@@ -202,6 +202,48 @@ template <bool KMultiplies> bool vfmaK(Exec &x, const Inst &in) {
   return true;
 }
 
+/// v_bitop3_b32 / _b16 (gfx950): each bit of D is the 3-input function
+/// whose truth table is the 8-bit `bitop3` immediate, indexed by the bits
+/// of S0, S1, S2 as (S0 << 2) | (S1 << 1) | S2: S0 & S1 is 0xc0, S0 | S2
+/// 0xfa (the operands' own tables are 0xf0, 0xcc, 0xaa; LLVM's selection
+/// uses the same, see InstructionTest). _b16 works on 16-bit halves:
+/// op_sel bits 0-2 pick each source's half, bit 3 the half of D written;
+/// the other half of D keeps its value.
+template <bool B16> bool vBitop3(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  // bitop3 is the first immediate. _b16's op_sel comes from the source
+  // modifiers (LLVM's SISrcMods: OP_SEL_0 = 4 per source, DST_OP_SEL = 8
+  // on source 0), where the disassembler keeps it.
+  if (in.imms.empty() || in.srcs.size() < 3)
+    return x.fail("v_bitop3 without its sources or bitop3 immediate");
+  unsigned table = unsigned(in.imms[0]) & 0xff, opSel = 0;
+  if (B16)
+    opSel = (in.srcs[0].mods >> 2 & 1) | (in.srcs[1].mods >> 2 & 1) << 1 |
+            (in.srcs[2].mods >> 2 & 1) << 2 | (in.srcs[0].mods >> 3 & 1) << 3;
+  for (unsigned l = 0; l < 64; ++l) {
+    if (!(e >> l & 1))
+      continue;
+    U32 s[3];
+    for (unsigned i = 0; i < 3; ++i) {
+      s[i] = x.u32(in.srcs[i], l);
+      if (B16)
+        s[i] = opSel >> i & 1 ? s[i] >> 16 : s[i];
+    }
+    U32 d = 0;
+    for (unsigned i = 0; i < 8; ++i)
+      if (table >> i & 1)
+        d |= (i & 4 ? s[0] : ~s[0]) & (i & 2 ? s[1] : ~s[1]) &
+             (i & 1 ? s[2] : ~s[2]);
+    if (B16) {
+      unsigned shift = opSel >> 3 & 1 ? 16 : 0;
+      U32 old = x.getV(in.defs[0], l);
+      d = (old & ~(0xffffu << shift)) | (d & 0xffff) << shift;
+    }
+    x.setV(in.defs[0], l, d);
+  }
+  return true;
+}
+
 //===-- division helpers (ISA pseudo-code, f32) --------------------------===//
 
 int expOf(float f) { return (asU(f) >> 23) & 0xff; }
@@ -328,6 +370,8 @@ void mla::emu::addVectorMiscOps(OpTable &t) {
   V("v_add_u64", vop64<add64>);
   V("v_mad_u64_u32", vmad64<false>);
   V("v_mad_i64_i32", vmad64<true>);
+  V("v_bitop3_b32", vBitop3<false>);
+  V("v_bitop3_b16", vBitop3<true>);
   V("v_fmamk_f32", vfmaK<true>);
   V("v_fmaak_f32", vfmaK<false>);
   V("v_div_scale_f32", v_div_scale_f32);

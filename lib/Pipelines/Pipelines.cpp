@@ -9,15 +9,14 @@
 #include "mla/Target.h"
 
 #include "mla/MLADialect.h"
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVM.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
-#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
-#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
@@ -34,6 +33,7 @@
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -152,6 +152,10 @@ void mla::buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip) {
     ConvertGpuOpsToROCDLOpsOptions rocdl;
     rocdl.chipset = chip;
     gpuPm.addPass(createConvertGpuOpsToROCDLOps(rocdl));
+    // LDS DMA loads (gfx950's KV tile): without alias scopes LLVM waits for
+    // the next tile's loads before the first LDS read of this one, which
+    // undoes the double buffer.
+    gpuPm.addPass(mla::createMLALdsDmaScopes());
   }
   gpuPm.addPass(createCanonicalizerPass());
   gpuPm.addPass(createCSEPass());

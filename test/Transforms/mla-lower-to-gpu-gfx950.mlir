@@ -34,7 +34,27 @@ mla.kernel @qk(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>, %n: index, %out: m
 // -----
 
 // CHECK-LABEL: gpu.func @attention
+// The KV tile (64 x 64 bf16, 9 KiB padded) is double-buffered where two
+// programs still fit in LDS: LDS DMA loads (buffer_load_dwordx4 ... lds,
+// 16 bytes a lane at M0 + offset + 16 lane) fill the padded rows, 9
+// wave-loads a tile (3, 2, 2, 2 per wave), four to an M0 value; the first
+// tile goes out before the loop. In the loop: wait for this tile's loads
+// (s_waitcnt vmcnt(0) = 3952), a barrier that orders LDS alone (fences of
+// the compiler only, lgkmcnt(0) = 49279, s_barrier: gpu.barrier's fence
+// would wait for the next tile's loads too), then the next tile's loads.
+// CHECK: rocdl.readfirstlane
+// CHECK: rocdl.raw.ptr.buffer.load.lds {{.*}}, %c0_i32{{.*}}, %c0_i32
+// CHECK: rocdl.raw.ptr.buffer.load.lds {{.*}}, %c1024_i32
+// CHECK: scf.if
+// CHECK: rocdl.raw.ptr.buffer.load.lds {{.*}}, %c2048_i32
 // CHECK: scf.for
+// CHECK: rocdl.s.waitcnt 3952
+// CHECK-NEXT: llvm.fence syncscope("singlethread") seq_cst
+// CHECK-NEXT: rocdl.s.waitcnt 49279
+// CHECK-NEXT: rocdl.s.barrier
+// CHECK-NEXT: llvm.fence syncscope("singlethread") seq_cst
+// CHECK-NOT: gpu.barrier
+// CHECK: rocdl.raw.ptr.buffer.load.lds
 // CHECK: amdgpu.mfma 16x16x32
 // The row maxima across the 16 lanes of a row: DPP lane permutes (XOR 1,
 // XOR 2, the other quad, the other half-row), no shuffle through LDS; maxnum
@@ -69,7 +89,7 @@ mla.kernel @attention(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>, %n: index,
   // PLACE: :[[@LINE+1]]:9: remark: placement: acc (4 registers per lane)
   %a0 = mla.fill 0.0 : tensor<16x64xf32>
   %r:3 = mla.kv_loop %i = %c0 to %n step 64 iter_args(%m = %m0, %l = %l0, %a = %a0) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>) {
-    // PLACE: :[[@LINE+1]]:10: remark: placement: smem; bounds-checked buffer loads
+    // PLACE: :[[@LINE+1]]:10: remark: placement: smem; asynchronous copies, 2 buffers over the KV loop
     %k = mla.load %kv[%i, %c0] bound %n : memref<?x64xbf16> -> tensor<64x64xbf16>
     // PLACE: :[[@LINE+1]]:10: remark: placement: acc (4 registers per lane); v_mfma_f32_16x16x32_bf16
     %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>

@@ -118,6 +118,42 @@ TEST(EmulatorVector, PermAndCarries) {
       }));
 }
 
+/// v_bitop3_b32 (gfx950) as LLVM 22 selects it (llc -mcpu=gfx950):
+/// ((a ^ b) & c) | (a & ~c) is "v_bitop3_b32 d, b, a, c bitop3:0x6c" and
+/// (a & ~b) | c is "v_bitop3_b32 d, a, c, b bitop3:0xdc"; _b16 the same
+/// on the halves op_sel picks, the other half of D kept (the preserving
+/// reading of gfx9's 16-bit VOP3 results: code that relied on zeros there
+/// would fail here).
+TEST(EmulatorVector, Bitop3AsLlvmSelectsIt) {
+  std::mt19937 rng(5);
+  std::vector<uint32_t> a(64), b(64), c(64);
+  for (unsigned l = 0; l < 64; ++l)
+    a[l] = rng(), b[l] = rng(), c[l] = rng();
+  EXPECT_OK(run(
+      "gfx950",
+      "v_bitop3_b32 v4, v2, v1, v3 bitop3:0x6c\n"
+      "v_bitop3_b32 v5, v1, v3, v2 bitop3:0xdc\n"
+      "v_mov_b32_e32 v6, v1\n"
+      "v_bitop3_b16 v6, v2, v1, v3 bitop3:0x6c\n"
+      "v_mov_b32_e32 v7, v1\n"
+      "v_bitop3_b16 v7, v2, v1, v3 bitop3:0x6c op_sel:[1,1,1,1]",
+      64,
+      [&](WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l)
+          w.V(1, l) = a[l], w.V(2, l) = b[l], w.V(3, l) = c[l];
+      },
+      [&](const WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l) {
+          EXPECT_EQ(w.V(4, l), ((a[l] ^ b[l]) & c[l]) | (a[l] & ~c[l])) << l;
+          EXPECT_EQ(w.V(5, l), (a[l] & ~b[l]) | c[l]) << l;
+          // 16-bit: the low (op_sel 0) or high halves; D's other half kept.
+          uint32_t f = ((a[l] ^ b[l]) & c[l]) | (a[l] & ~c[l]);
+          EXPECT_EQ(w.V(6, l), (a[l] & 0xffff0000u) | (f & 0xffff)) << l;
+          EXPECT_EQ(w.V(7, l), (a[l] & 0xffff) | (f & 0xffff0000u)) << l;
+        }
+      }));
+}
+
 TEST(EmulatorVector, Multiply24BitHighHalf) {
   // v_mul_hi_u32_u24: bits 63:32 of the 48-bit product of the low 24 bits
   // (LLVM divides a paged load's row index by a constant with it);

@@ -17,6 +17,7 @@
 // RUN: mla-compile %kernels/deepseek_r1_decode_bf16.mlir --chip=gfx950 -o %t/bf16 | FileCheck %s --check-prefix=BF16-REPORT
 // RUN: FileCheck %s --check-prefix=TR16 --implicit-check-not=scratch_ < %t/bf16/deepseek_r1_decode_bf16.s
 // RUN: FileCheck %s --check-prefix=PK8 < %t/qp8/deepseek_r1_decode_fp8_qp8.s
+// RUN: FileCheck %s --check-prefix=DMA < %t/qp8/deepseek_r1_decode_fp8_qp8.s
 // RUN: FileCheck %s --check-prefix=DPP --implicit-check-not=ds_swizzle --implicit-check-not=ds_bpermute < %t/qp8/deepseek_r1_decode_fp8_qp8.s
 // RUN: llvm-readelf --notes %t/deepseek_r1_decode_fp8.hsaco | FileCheck %s --check-prefix=ELF
 // RUN: FileCheck %s --check-prefix=JSON < %t/deepseek_r1_decode_fp8.json
@@ -42,21 +43,16 @@
 // per K step of 32 tokens, 64 / 32 = 2 steps. The inner loops are unrolled
 // on CDNA: 18 + 16 = 34 MFMA instructions in the KV loop.
 // CHECK-LABEL: deepseek_r1_decode_fp8_stage1_masked:
-// 16-byte global loads of Q; the KV tile in 16-byte buffer loads (32-bit
-// offsets into a buffer that starts at the tile and ends at the sequence's
-// last row: rows past it read as zeros, ChipInfo::boundsCheckedLoads), all
-// 9 of a lane issued before the first LDS write.
+// 16-byte global loads of Q, stored to LDS. The KV tile goes straight
+// from memory to LDS (ChipFacts::ldsDmaLoads16; no VGPR holds it, no
+// ds_write stores it): 37 wave-loads of 1 KiB fill the 64 padded rows of
+// 592 bytes, 9 per wave (10 for wave 0), four to an M0 value (M0 + the
+// instruction offset + 16 x lane), through a buffer that ends at the
+// sequence's last row: rows past it, and the pad chunks (offset 2^31),
+// read as zeros (ChipInfo::boundsCheckedLoads). The loop waits for them
+// (s_waitcnt vmcnt(0), then a barrier) before the tile is read; the next
+// LDS write is the row maxima's exchange.
 // CHECK: global_load_dwordx4
-// CHECK: buffer_load_dwordx4 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen
-// CHECK-NEXT: buffer_load_dwordx4 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen
-// CHECK-NEXT: buffer_load_dwordx4 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen
-// CHECK-NEXT: buffer_load_dwordx4 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen
-// CHECK-NEXT: buffer_load_dwordx4 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen
-// CHECK-NEXT: buffer_load_dwordx4 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen
-// CHECK-NEXT: buffer_load_dwordx4 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen
-// CHECK-NEXT: buffer_load_dwordx4 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen
-// CHECK-NEXT: buffer_load_dwordx4 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen
-// CHECK-NOT: buffer_load
 // CHECK: ds_write_b128
 // The masked variant's score mask (between S's 18 MFMAs and O's 16; the
 // REPORT lines count the loop's 34): the token index of each column a lane
@@ -65,13 +61,21 @@
 // CHECK: v_cmp_gt_i64_e{{32|64}} [[MASK:vcc|s\[[0-9]+:[0-9]+\]]], s{{\[[0-9]+:[0-9]+\]}}, v{{\[[0-9]+:[0-9]+\]}}
 // CHECK: v_cndmask_b32_e{{32|64}} v{{[0-9]+}}, v{{[0-9]+}}, v{{[0-9]+}}, [[MASK]]
 // CHECK: v_mfma_f32_16x16x32_bf16
+// The KV loop's LDS DMA loads (LLVM lays their block out at the loop's end):
+// CHECK: s_{{add_i32|mov_b32}} m0,
+// CHECK: buffer_load_dwordx4 v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen lds
+// CHECK-NEXT: buffer_load_dwordx4 v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen offset:1024 lds
+// CHECK-NEXT: buffer_load_dwordx4 v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen offset:2048 lds
+// CHECK-NEXT: buffer_load_dwordx4 v{{[0-9]+}}, s{{\[[0-9]+:[0-9]+\]}}, 0 offen offset:3072 lds
+// CHECK-NOT: ds_write_b128
+// CHECK: ds_write_b32
 // CHECK-NOT: scratch_
 // CHECK-LABEL: deepseek_r1_decode_fp8_stage1_mask_free:
 // CHECK: global_load_dwordx4
 // CHECK-NOT: v_cmp_gt_i64
-// CHECK: buffer_load_dwordx4
-// CHECK-NOT: v_cmp_gt_i64
 // CHECK-COUNT-34: v_mfma_f32_16x16x32_bf16
+// CHECK-NOT: v_cmp_gt_i64
+// CHECK: buffer_load_dwordx4 {{.*}} lds
 // CHECK-NOT: v_cmp_gt_i64
 // CHECK-NOT: scratch_
 // CHECK-LABEL: deepseek_r1_decode_fp8_stage2:
@@ -131,6 +135,15 @@
 // PK8-COUNT-4: v_cvt_pk_fp8_f32
 // PK8-LABEL: deepseek_r1_decode_fp8_qp8_stage2:
 // PK8-NOT: v_cvt_pk_fp8_f32
+// The KV tile straight to LDS (ChipFacts::ldsDmaLoads16): 74 wave-loads
+// of 1 KiB fill the 128 padded rows of 592 bytes (pad chunks read past the
+// buffer: zeros), 18 per wave and one more for waves 0 and 1, four to an
+// M0 value. No VGPR holds KV data and no ds_write stores it. One buffer:
+// two beside Q and P do not fit in 160 KiB (Lowering::canPrefetch).
+// DMA-LABEL: deepseek_r1_decode_fp8_qp8_stage1_mask_free:
+// DMA-COUNT-19: buffer_load_dwordx4 v{{[0-9]+}}, s[{{[0-9]+}}:{{[0-9]+}}], 0 offen {{(offset:[0-9]+ )?}}lds
+// DMA-NOT: buffer_load_dwordx4 {{.*}} lds
+// DMA-LABEL: deepseek_r1_decode_fp8_qp8_stage2:
 // QP8-LABEL: deepseek_r1_decode_fp8_qp8_stage1_masked:
 // QP8-COUNT-8: v_mfma_f32_16x16x128_f8f6f4
 // QP8-COUNT-4: v_mfma_f32_16x16x32_fp8_fp8

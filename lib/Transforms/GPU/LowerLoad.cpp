@@ -39,7 +39,8 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   // A tile loaded ahead of a KV loop (Q): the loop's first KV tile is
   // sent first, so that its memory latency overlaps this copy and what
   // follows it instead of starting after them.
-  if (!kvBody && target.chip.facts.asyncTileCopy)
+  if (!kvBody &&
+      (target.chip.facts.asyncTileCopy || target.chip.facts.ldsDmaLoads16))
     for (Operation *n = op->getNextNode(); n; n = n->getNextNode())
       if (auto loop = dyn_cast<KvLoopOp>(n)) {
         if (!started.count(loop))
@@ -72,11 +73,14 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   {
     auto srcT = cast<MemRefType>(op.getSource().getType());
     int64_t rowBytes = cols * storedBytes(elt);
-    if (kvBody && target.chip.facts.asyncTileCopy &&
-        !target.chip.facts.boundsCheckedLoads && srcT.getRank() == 2 &&
-        srcT.getLayout().isIdentity() && !srcT.isDynamicDim(1) &&
-        rowBytes % 16 == 0 && (rows * rowBytes / 16) % threads == 0 &&
-        !kOrderFor(op) && foldableChain(op).empty()) {
+    // CDNA4's LDS DMA loads the same way (ldsDmaCopies), where the tile
+    // is not double-buffered (two do not fit in LDS beside the rest).
+    bool dma = kvBody && ldsDmaCopies(op);
+    if (dma || (kvBody && target.chip.facts.asyncTileCopy &&
+                !target.chip.facts.boundsCheckedLoads && srcT.getRank() == 2 &&
+                srcT.getLayout().isIdentity() && !srcT.isDynamicDim(1) &&
+                rowBytes % 16 == 0 && (rows * rowBytes / 16) % threads == 0 &&
+                !kOrderFor(op) && foldableChain(op).empty())) {
       barrier(); // the region may still be read from the previous iteration
       emitAsyncTileCopy(op, base[0], base[1], bound, idx(lastSmemOffset),
                         paged ? scalars.lookup(op.getTable()) : Value(),
@@ -85,7 +89,8 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
       target.asyncCommitGroup(b, loc());
       target.asyncWaitGroups(b, loc(), 0);
       barrier();
-      note(op, "zero-filling asynchronous copies, waited for at once");
+      note(op, dma ? "LDS DMA loads, waited for at once"
+                   : "zero-filling asynchronous copies, waited for at once");
       tiles[op] = tile;
       return success();
     }
@@ -391,7 +396,8 @@ Value Lowering::rematAt(Value v, KvLoopOp loop, Value iv, IRMapping &m) {
 }
 
 bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
-  if (!target.chip.facts.asyncTileCopy)
+  bool dma = ldsDmaCopies(op);
+  if (!target.chip.facts.asyncTileCopy && !dma)
     return false;
   auto src = cast<MemRefType>(op.getSource().getType());
   auto t = op.getResult().getType();
@@ -400,12 +406,17 @@ bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
     return false;
   int64_t eltBytes = storedBytes(t.getElementType());
   int64_t rowBytes = t.getDimSize(1) * eltBytes;
-  if (rowBytes % 16 || (t.getDimSize(0) * rowBytes / 16) % threads)
+  if (!dma && (rowBytes % 16 || (t.getDimSize(0) * rowBytes / 16) % threads))
     return false;
-  // Only where two programs still fit beside each other: a second buffer
-  // that halves the programs per SM (bf16 KV: 2 x 74 KiB) costs more than
-  // the overlap gains. 4 KiB stands for what is allocated later (P, the
-  // row-reduction arrays).
+  // Only where two programs still fit beside each other. On sm_90 a
+  // second buffer that halves the programs per SM (bf16 KV: 2 x 74 KiB)
+  // measured slower than the overlap gains. On CDNA4 the same holds by
+  // Little's law: the loop is latency-bound (llvm-mca: ~0.5k cycles of
+  // work per 64-token tile against a memory latency of several thousand),
+  // so a CU moves bytes at the rate of the tiles it has in flight; two
+  // single-buffered programs keep up to two tiles in flight, one
+  // double-buffered program one (plus the one it computes on). 4 KiB
+  // stands for what is allocated later (P, the row-reduction arrays).
   int64_t tileBytes = t.getDimSize(0) * (rowBytes + kRowPadBytes);
   if (2 * (smemBytes + reserve + kvStages * tileBytes + 4096) >
       target.chip.facts.sharedMemBytes)
@@ -430,6 +441,11 @@ bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
 void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
                                  Value dstOffset, Value table,
                                  Value tableOffset, bool wholeTiles) {
+  if (target.chip.facts.ldsDmaLoads16) {
+    assert(!table && "LDS DMA copies are contiguous (ldsDmaCopies)");
+    emitLdsDmaTileCopy(op, row0, col0, bound, dstOffset);
+    return;
+  }
   auto t = op.getResult().getType();
   auto src = cast<MemRefType>(op.getSource().getType());
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
@@ -521,6 +537,112 @@ void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
     Value dstAddr =
         arith::AddIOp::create(b, loc(), dstBase, toI64(mul(dstElem, eltBytes)));
     target.asyncCopy16(b, loc(), dstAddr, srcAddr, size);
+  }
+}
+
+bool Lowering::ldsDmaCopies(LoadOp op) {
+  if (!target.chip.facts.ldsDmaLoads16 || op.isPaged())
+    return false;
+  auto src = cast<MemRefType>(op.getSource().getType());
+  auto t = op.getResult().getType();
+  if (src.getRank() != 2 || !src.getLayout().isIdentity() ||
+      src.isDynamicDim(1) || t.getRank() != 2)
+    return false;
+  int64_t rowBytes = t.getDimSize(1) * storedBytes(t.getElementType());
+  int64_t waveSize = target.chip.facts.waveSize;
+  return rowBytes % 16 == 0 && kRowPadBytes % 16 == 0 &&
+         (t.getDimSize(0) * (rowBytes + kRowPadBytes) / 16) % waveSize == 0 &&
+         threads % waveSize == 0 && !kOrderFor(op) && foldableChain(op).empty();
+}
+
+void Lowering::emitLdsDmaTileCopy(LoadOp op, Value row0, Value col0,
+                                  Value bound, Value dstOffset) {
+  auto t = op.getResult().getType();
+  auto srcT = cast<MemRefType>(op.getSource().getType());
+  int64_t rows = t.getDimSize(0);
+  int64_t eltBytes = storedBytes(t.getElementType());
+  int64_t rowBytes = t.getDimSize(1) * eltBytes;
+  int64_t srcRowBytes = srcT.getDimSize(1) * eltBytes;
+  int64_t dataChunks = rowBytes / 16;
+  int64_t rowChunks = (rowBytes + kRowPadBytes) / 16;
+  int64_t waveSize = target.chip.facts.waveSize;
+  int64_t loads = rows * rowChunks / waveSize, waves = threads / waveSize;
+  int64_t each = loads / waves, extra = loads % waves;
+  Type i64 = b.getI64Type(), i32 = b.getI32Type();
+  auto toI64 = [&](Value x) {
+    return arith::IndexCastOp::create(b, loc(), i64, x).getResult();
+  };
+  auto toI32 = [&](Value x) {
+    return arith::IndexCastOp::create(b, loc(), i32, x).getResult();
+  };
+  // The buffer over the tile's rows that are there (as lowerLoad's
+  // bounds-checked loads: the KV range is clamped to the cache's rows).
+  Value source = scalars.lookup(op.getSource());
+  Value addr = arith::AddIOp::create(
+      b, loc(),
+      toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), source)),
+      toI64(add(mul(row0, srcRowBytes), mul(col0, eltBytes))));
+  Value limit = idx(rows);
+  if (bound)
+    limit = arith::MinSIOp::create(
+        b, loc(),
+        arith::MaxSIOp::create(
+            b, loc(), arith::SubIOp::create(b, loc(), bound, row0), idx(0)),
+        limit);
+  // This wave's first wave-load: warp * each + min(warp, extra). The LDS
+  // side is kept in scalar registers: the tile's address and this first
+  // wave-load are wave-uniform, and four consecutive wave-loads (4 KiB)
+  // share one M0, the instruction offset (< 4 KiB) adding 1 KiB each. The
+  // instruction adds that offset to the buffer offset too, so each lane's
+  // offset is its chunk's minus it, plus a bias of 4 KiB that keeps it
+  // from going negative (a chunk of the tile's first rows can lie below
+  // its instruction offset): the buffer starts that much before the tile
+  // and is that much longer, and its first 4 KiB are never addressed.
+  constexpr int64_t kPerM0 = 4; // wave-loads per M0 value
+  int64_t bias = kPerM0 * waveSize * 16;
+  Value rsrc = target.boundedBuffer(
+      b, loc(),
+      arith::SubIOp::create(
+          b, loc(), addr,
+          arith::ConstantOp::create(b, loc(), b.getI64IntegerAttr(bias))),
+      toI64(addc(mul(limit, srcRowBytes), bias)));
+  Value firstLoad =
+      add(mul(warp, each), arith::MinUIOp::create(b, loc(), warp, idx(extra)));
+  Value ldsTile = toI32(
+      add(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase),
+          dstOffset));
+  Value w = target.waveUniform(b, loc(), toI32(warp));
+  Value firstU = arith::AddIOp::create(
+      b, loc(), arith::MulIOp::create(b, loc(), w, cstI32(b, loc(), each)),
+      arith::MinUIOp::create(b, loc(), w, cstI32(b, loc(), extra)));
+  Value ldsWave = arith::AddIOp::create(
+      b, loc(), ldsTile,
+      arith::MulIOp::create(b, loc(), firstU, cstI32(b, loc(), waveSize * 16)));
+  auto emit = [&](int64_t i) {
+    int64_t instOffset = (i % kPerM0) * waveSize * 16;
+    Value c = add(mul(addc(firstLoad, i), waveSize), lane);
+    Value r = arith::DivUIOp::create(b, loc(), c, idx(rowChunks));
+    Value cc = arith::RemUIOp::create(b, loc(), c, idx(rowChunks));
+    Value data = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, cc,
+                                       idx(dataChunks));
+    Value off = arith::SelectOp::create(
+        b, loc(), data,
+        toI32(addc(add(mul(r, srcRowBytes), mul(cc, 16)), bias - instOffset)),
+        cstI32(b, loc(), int32_t(0x80000000u)));
+    Value base = arith::AddIOp::create(
+        b, loc(), ldsWave,
+        cstI32(b, loc(), i / kPerM0 * kPerM0 * waveSize * 16));
+    target.ldsDmaLoad16(b, loc(), rsrc, off, base, instOffset);
+  };
+  for (int64_t i = 0; i < each; ++i)
+    emit(i);
+  if (extra) {
+    Value more = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
+                                       warp, idx(extra));
+    auto ifOp = scf::IfOp::create(b, loc(), more, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    emit(each);
   }
 }
 

@@ -174,7 +174,13 @@ struct Lowering {
   Value allocSmem(int64_t rows, int64_t cols, Type elt);
 
   void barrier() {
-    gpu::BarrierOp::create(b, loc());
+    // With LDS DMA loads in flight (a double-buffered KV tile on CDNA4),
+    // one that does not wait for them; the lowering's barriers only order
+    // LDS (waves never exchange data through global memory).
+    if (target.chip.facts.ldsDmaLoads16 && (prefetch || !started.empty()))
+      target.ldsOnlyBarrier(b, loc());
+    else
+      gpu::BarrierOp::create(b, loc());
     if (kvBody && b.getInsertionBlock() == kvBody)
       kvBodyBarrier = true;
   }
@@ -469,6 +475,23 @@ struct Lowering {
   void emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
                          Value dstOffset, Value table = Value(),
                          Value tableOffset = Value(), bool wholeTiles = false);
+
+  /// Whether tile load `op` in a KV loop is copied by LDS DMA loads
+  /// (ChipFacts::ldsDmaLoads16): a contiguous rank-2 source with identity
+  /// layout, rows of whole 16-byte chunks, the padded tile a whole number
+  /// of wave-loads, stored as loaded (no K order, no cast chain).
+  bool ldsDmaCopies(LoadOp op);
+
+  /// The LDS DMA copy of `op`'s tile from source row `row0`, column
+  /// `col0` into the padded tile at shared byte `dstOffset`. A wave-load
+  /// fills 64 consecutive 16-byte chunks of the padded tile (lane l the
+  /// chunk 64 i + l of the tile, its row c / rowChunks, its 16-byte column
+  /// c mod rowChunks), so the waves split the tile's wave-loads in
+  /// contiguous runs (the first `extra` waves one more). The source is a
+  /// buffer over the tile's rows up to `bound` (boundedBuffer): rows past
+  /// it and the padding chunks (offset 2^31) load zeros.
+  void emitLdsDmaTileCopy(LoadOp op, Value row0, Value col0, Value bound,
+                          Value dstOffset);
 
   /// A paged load's row map (LoadOp::isPaged) for the tile from logical
   /// row `start`: what pagedRow needs, computed once per tile. A tile

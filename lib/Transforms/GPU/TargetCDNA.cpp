@@ -194,6 +194,52 @@ public:
     return vector::BitCastOp::create(b, loc, t, v);
   }
 
+  /// buffer_load_dwordx4 ... lds: M0 = `ldsBase` (LLVM reads the LDS
+  /// pointer into M0, with v_readfirstlane where it cannot prove the value
+  /// uniform: waveUniform makes it an SGPR value), the instruction offset
+  /// `instOffset`.
+  void ldsDmaLoad16(OpBuilder &b, Location loc, Value rsrc, Value offset,
+                    Value ldsBase, int64_t instOffset) const override {
+    auto lds = LLVM::LLVMPointerType::get(b.getContext(), 3);
+    Value ptr = LLVM::IntToPtrOp::create(b, loc, lds, ldsBase);
+    auto i32 = [&](int64_t v) {
+      return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v))
+          .getResult();
+    };
+    ROCDL::RawPtrBufferLoadLdsOp::create(
+        b, loc, TypeRange{}, rsrc, ptr, i32(16), offset, i32(0),
+        i32(instOffset), i32(0), nullptr, nullptr, nullptr);
+  }
+  /// v_readfirstlane_b32.
+  Value waveUniform(OpBuilder &b, Location loc, Value v) const override {
+    return ROCDL::ReadfirstlaneOp::create(b, loc, v.getType(), v);
+  }
+  /// s_waitcnt lgkmcnt(0) and s_barrier between two compiler-only fences
+  /// (syncscope "singlethread": no memory access moves across them, and
+  /// no wait is emitted for them). gpu.barrier's workgroup release fence
+  /// would also wait for every LDS DMA load in flight (LLVM counts them as
+  /// LDS writes): for the next KV tile at every barrier of a
+  /// double-buffered KV loop.
+  void ldsOnlyBarrier(OpBuilder &b, Location loc) const override {
+    LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::seq_cst,
+                          "singlethread");
+    // gfx9 encoding: lgkmcnt 0; vmcnt (63) and expcnt (7) not waited for.
+    ROCDL::SWaitcntOp::create(b, loc, (0x3 << 14) | (0x7 << 4) | 0xf);
+    ROCDL::SBarrierOp::create(b, loc);
+    LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::seq_cst,
+                          "singlethread");
+  }
+  /// LDS DMA loads complete in order on vmcnt: no groups to close.
+  void asyncCommitGroup(OpBuilder &, Location) const override {}
+  /// s_waitcnt vmcnt(0) (gfx9 encoding: vmcnt 0, expcnt and lgkmcnt at
+  /// their maxima, i.e. not waited for).
+  void asyncWaitGroups(OpBuilder &b, Location loc,
+                       int64_t pending) const override {
+    if (pending != 0)
+      missing("a wait for some of several LDS DMA groups");
+    ROCDL::SWaitcntOp::create(b, loc, (0xf << 8) | (0x7 << 4));
+  }
+
   /// Kernels run with the mode register's IEEE bit clear
   /// ("amdgpu-ieee"="false", `.amdhsa_ieee_mode 0`). With it set, min / max
   /// quiet signaling NaNs, so LLVM first quiets every operand of a maxnum

@@ -111,6 +111,16 @@ Value TargetInfo::boundedLoad16(OpBuilder &, Location, Value, Value,
 void TargetInfo::asyncCopy16(OpBuilder &, Location, Value, Value, Value) const {
   missing("an asynchronous copy");
 }
+void TargetInfo::ldsDmaLoad16(OpBuilder &, Location, Value, Value, Value,
+                              int64_t) const {
+  missing("an LDS DMA load");
+}
+void TargetInfo::ldsOnlyBarrier(OpBuilder &, Location) const {
+  missing("a barrier for LDS alone");
+}
+Value TargetInfo::waveUniform(OpBuilder &, Location, Value) const {
+  missing("a wave-uniform value");
+}
 void TargetInfo::asyncCommitGroup(OpBuilder &, Location) const {
   missing("an asynchronous copy group");
 }

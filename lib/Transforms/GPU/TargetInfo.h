@@ -159,6 +159,11 @@ public:
                 function_ref<Value(Value, Value)> combine) const {
     return std::nullopt;
   }
+  /// ldsDmaLoads16: a workgroup barrier after which every wave sees the
+  /// shared-memory writes (not the global ones) of every wave before it,
+  /// and which does not wait for the LDS DMA loads in flight (the lowering
+  /// waits for those itself: asyncWaitGroups). gpu.barrier's does.
+  virtual void ldsOnlyBarrier(OpBuilder &b, Location loc) const;
   /// Attributes of a kernel function that ask the backend for an occupancy:
   /// `smemBytes` per program, `asyncCopies` when its KV loop double-buffers.
   virtual void kernelHints(gpu::GPUFuncOp func, int64_t smemBytes,
@@ -180,9 +185,25 @@ public:
   /// zero-filled.
   virtual void asyncCopy16(OpBuilder &b, Location loc, Value dst, Value src,
                            Value srcBytes) const;
-  /// asyncTileCopy: closes the group of this thread's copies issued so far.
+  /// ldsDmaLoads16: one wave's load of 16 bytes a lane from byte
+  /// `offset` (i32) of buffer `rsrc` (boundedBuffer; zeros past its end)
+  /// to LDS byte address `ldsBase` (i32, the same in every lane of the
+  /// wave) + 16 x lane, not through registers. Completes like an
+  /// asynchronous copy (asyncCommitGroup / asyncWaitGroups).
+  /// `instOffset` (0 .. 4095) is added to both addresses by the
+  /// instruction itself: consecutive loads share one `ldsBase`.
+  virtual void ldsDmaLoad16(OpBuilder &b, Location loc, Value rsrc,
+                            Value offset, Value ldsBase,
+                            int64_t instOffset) const;
+  /// ldsDmaLoads16: `v` (i32, the same in every lane of the wave) as a
+  /// value the backend knows to be wave-uniform (held in a scalar
+  /// register).
+  virtual Value waveUniform(OpBuilder &b, Location loc, Value v) const;
+  /// asyncTileCopy / ldsDmaLoads16: closes the group of this thread's
+  /// copies issued so far.
   virtual void asyncCommitGroup(OpBuilder &b, Location loc) const;
-  /// asyncTileCopy: waits until at most `pending` groups are in flight.
+  /// asyncTileCopy / ldsDmaLoads16: waits until at most `pending` groups
+  /// are in flight (CDNA: 0 only, s_waitcnt vmcnt(0)).
   virtual void asyncWaitGroups(OpBuilder &b, Location loc,
                                int64_t pending) const;
   /// MatrixInstr::aByLdmatrix: the A fragment of rows row..row+15, columns

@@ -73,6 +73,14 @@ struct ChipFacts {
   /// O += P V) comes in one or two reads per instruction tile and K step
   /// instead of row reads and a byte or half-word transpose.
   bool transposedLdsReads = false;
+  /// Buffer loads of 16 bytes a lane straight into LDS, not through
+  /// registers (CDNA4: buffer_load_dwordx4 ... lds): lane l's bytes land
+  /// at a wave-uniform LDS address (M0 + offset) + 16 l, and complete on
+  /// vmcnt. The KV loop's tile is then copied without a VGPR round trip,
+  /// double-buffered where two programs still fit beside each other in
+  /// LDS (canPrefetch). gfx942's LDS DMA moves 4 bytes a lane: four times
+  /// the instructions of its dwordx4 loads.
+  bool ldsDmaLoads16 = false;
 };
 
 /// How the compiler chooses to use the chip: settings measured per chip
