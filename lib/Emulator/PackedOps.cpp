@@ -77,17 +77,24 @@ float pkF32(Exec &x, const Opnd &o, unsigned l, bool hi) {
     f = -f;
   return f;
 }
+/// Both halves are computed before either is written: D may be a source
+/// (v_pk_mul_f32 v[0:1], v[0:1], v[2:3] op_sel_hi:[0,1] reads v0 for both
+/// halves after writing v0 for the low one).
 template <int Kind> bool vpkF32(Exec &x, const Inst &in) {
   U64 e = x.exec();
-  for (unsigned l = 0; l < 64; ++l)
-    if (e >> l & 1)
-      for (unsigned h = 0; h < 2; ++h) {
-        float a = pkF32(x, in.srcs[0], l, h), b = pkF32(x, in.srcs[1], l, h);
-        float r = Kind == 0   ? a + b
-                  : Kind == 1 ? a * b
-                              : std::fma(a, b, pkF32(x, in.srcs[2], l, h));
-        x.setV(in.defs[0], l, asU(r), h);
-      }
+  for (unsigned l = 0; l < 64; ++l) {
+    if (!(e >> l & 1))
+      continue;
+    float r[2];
+    for (unsigned h = 0; h < 2; ++h) {
+      float a = pkF32(x, in.srcs[0], l, h), b = pkF32(x, in.srcs[1], l, h);
+      r[h] = Kind == 0   ? a + b
+             : Kind == 1 ? a * b
+                         : std::fma(a, b, pkF32(x, in.srcs[2], l, h));
+    }
+    for (unsigned h = 0; h < 2; ++h)
+      x.setV(in.defs[0], l, asU(r[h]), h);
+  }
   return true;
 }
 
@@ -128,6 +135,27 @@ template <bool Bf8> bool vcvtPkF32F8(Exec &x, const Inst &in) {
       U32 v = x.u32(in.srcs[0], l) >> (hiWord ? 16 : 0);
       x.setV(in.defs[0], l, asU(float(decodeMini(v & 0xff, f))), 0);
       x.setV(in.defs[0], l, asU(float(decodeMini((v >> 8) & 0xff, f))), 1);
+    }
+  return true;
+}
+
+/// v_cvt_f32_fp8 / bf8: one code of S0 -> f32: byte 0 (e32), the SDWA
+/// src0_sel byte (WORD_1: byte 2), or the byte op_sel picks (e64).
+template <bool Bf8> bool vcvtF32F8(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  const MiniFloat &f = Bf8 ? bf8Format(x) : fp8Format(x);
+  unsigned byte = 0;
+  if (in.enc == Enc::SDWA && !in.imms.empty()) {
+    int64_t sel = in.imms.back();
+    byte = sel <= 3 ? unsigned(sel) : sel == 5 ? 2u : 0u;
+  } else if (in.enc == Enc::E64) {
+    byte = (in.srcs[0].mods & kOpSel0 ? 1u : 0u) |
+           (in.srcs[0].mods & kOpSel1 ? 2u : 0u);
+  }
+  for (unsigned l = 0; l < 64; ++l)
+    if (e >> l & 1) {
+      U32 code = (x.u32(in.srcs[0], l) >> (8 * byte)) & 0xff;
+      x.setV(in.defs[0], l, asU(float(decodeMini(code, f))));
     }
   return true;
 }
@@ -174,6 +202,8 @@ void mla::emu::addPackedOps(OpTable &t) {
   V("v_cvt_pk_fp8_f32", vcvtPkF8<false>);
   V("v_cvt_pk_bf8_f32", vcvtPkF8<true>);
   V("v_cvt_pk_f32_fp8", vcvtPkF32F8<false>);
+  V("v_cvt_f32_fp8", vcvtF32F8<false>);
+  V("v_cvt_f32_bf8", vcvtF32F8<true>);
   V("v_cvt_pk_f32_bf8", vcvtPkF32F8<true>);
   V("v_cvt_scalef32_pk_bf16_fp8", vcvtScaleF8<true, false>);
   V("v_cvt_scalef32_pk_bf16_bf8", vcvtScaleF8<true, true>);

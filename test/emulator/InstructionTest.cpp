@@ -252,7 +252,11 @@ TEST(EmulatorVector, FloatModifiersSdwaDppAndPacked) {
       "v_mov_b32_dpp v7, v0 quad_perm:[3,2,1,0] row_mask:0xf bank_mask:0xf\n"
       "v_mov_b32_dpp v8, v0 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1\n"
       "v_pk_add_f32 v[10:11], v[12:13], v[14:15] op_sel:[1,0] op_sel_hi:[0,1]\n"
-      "v_cndmask_b32_e64 v9, 1.0, 2.0, s[2:3]",
+      "v_cndmask_b32_e64 v9, 1.0, 2.0, s[2:3]\n"
+      // D is S0 and both halves read S0's low word (a scale broadcast, as
+      // LLVM emits it): the sources are read before D is written.
+      "v_mov_b64_e32 v[16:17], v[12:13]\n"
+      "v_pk_mul_f32 v[16:17], v[16:17], v[14:15] op_sel_hi:[0,1]",
       64,
       [](WaveState &w, unsigned) {
         for (unsigned l = 0; l < 64; ++l) {
@@ -278,6 +282,8 @@ TEST(EmulatorVector, FloatModifiersSdwaDppAndPacked) {
         EXPECT_EQ(w.Vf(11, 0), 1001.0f); // hi: src0.lo + src1.hi
         EXPECT_EQ(w.Vf(9, 0), 2.0f);
         EXPECT_EQ(w.Vf(9, 1), 1.0f);
+        EXPECT_EQ(w.Vf(16, 0), 100.0f);  // 1 * 100
+        EXPECT_EQ(w.Vf(17, 0), 1000.0f); // 1 * 1000, not 100 * 1000
       }));
 }
 
@@ -332,7 +338,12 @@ void checkAllFp8Codes(const std::string &chip, mla_ref::Fp8Format fmt) {
   EXPECT_OK(run(
       chip,
       "v_cvt_pk_f32_fp8_e32 v[2:3], v1\n"
-      "v_cvt_pk_f32_fp8_sdwa v[4:5], v1 src0_sel:WORD_1",
+      "v_cvt_pk_f32_fp8_sdwa v[4:5], v1 src0_sel:WORD_1\n"
+      // One code: byte 0, or the byte SDWA's src0_sel names.
+      "v_cvt_f32_fp8_e32 v6, v1\n"
+      "v_cvt_f32_fp8_sdwa v7, v1 src0_sel:BYTE_1\n"
+      "v_cvt_f32_fp8_sdwa v8, v1 src0_sel:BYTE_2\n"
+      "v_cvt_f32_fp8_sdwa v9, v1 src0_sel:BYTE_3",
       64,
       [](WaveState &w, unsigned) {
         for (unsigned l = 0; l < 64; ++l)
@@ -341,13 +352,16 @@ void checkAllFp8Codes(const std::string &chip, mla_ref::Fp8Format fmt) {
       [&](const WaveState &w, unsigned) {
         for (unsigned l = 0; l < 64; ++l) {
           unsigned codes[4] = {l, l + 64, l + 128, l + 192};
-          float got[4] = {w.Vf(2, l), w.Vf(3, l), w.Vf(4, l), w.Vf(5, l)};
-          for (int i = 0; i < 4; ++i) {
-            double want = mla_ref::decodeFp8(uint8_t(codes[i]), fmt);
+          float got[8] = {w.Vf(2, l), w.Vf(3, l), w.Vf(4, l), w.Vf(5, l),
+                          w.Vf(6, l), w.Vf(7, l), w.Vf(8, l), w.Vf(9, l)};
+          for (int i = 0; i < 8; ++i) {
+            double want = mla_ref::decodeFp8(uint8_t(codes[i % 4]), fmt);
             if (std::isnan(want))
-              EXPECT_TRUE(std::isnan(got[i])) << chip << " code " << codes[i];
+              EXPECT_TRUE(std::isnan(got[i]))
+                  << chip << " code " << codes[i % 4];
             else
-              EXPECT_EQ(double(got[i]), want) << chip << " code " << codes[i];
+              EXPECT_EQ(double(got[i]), want)
+                  << chip << " code " << codes[i % 4];
           }
         }
       }));
