@@ -12,7 +12,8 @@
 // 16x16x32 fp8 one), and the loop's fixed work (row maxima across waves,
 // barriers, waits) is spread over twice the tokens: 11.0 / 11.7
 // wave-instructions per KV token against 15.8 / 16.8 at 64 before Q K^T
-// moved (docs/PerformanceLog.md, 2026-12-01), 9.8 / 10.4 since. The
+// moved (docs/PerformanceLog.md, 2026-12-01), 9.2 / 10.0 with the tile
+// arriving by LDS DMA loads as well. The
 // 74 KiB tile takes 97.8 KiB of gfx950's 160 KiB LDS: one workgroup (one
 // wave per SIMD) per CU, the same bytes in flight per CU as two at 64.
 //
