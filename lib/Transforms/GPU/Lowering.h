@@ -7,7 +7,9 @@
 //
 //   Tiles.cpp         shared memory, placements, fill / cast / scale /
 //                     slice / mask, stores, the KV loop and ifs, the op walk
-//   LowerLoad.cpp     tile loads, their prefetch and async copies
+//   LowerLoad.cpp     tile loads
+//   KvTileCopy.cpp    the KV tile straight to shared memory (cp.async, LDS
+//                     DMA) and its double buffer
 //   LowerDequant.cpp  block-scaled (mxfp4) tiles decoded to bf16
 //   Operands.cpp      matrix operands read from shared memory
 //   LowerDot.cpp      mla.dot on the chip's matrix instruction
@@ -472,6 +474,14 @@ struct Lowering {
   /// a per-copy bound where the page lies wholly in the source (a branch
   /// per tile); for tiles copied and waited for at once (the prefetched
   /// ones measured slower with the branch).
+  /// A rank-2 tile of a rank-2 source with identity layout and a static
+  /// row length: its rows are contiguous runs of the source.
+  static bool contiguousRows(LoadOp op) {
+    auto src = cast<MemRefType>(op.getSource().getType());
+    return src.getRank() == 2 && src.getLayout().isIdentity() &&
+           !src.isDynamicDim(1) && op.getResult().getType().getRank() == 2;
+  }
+
   void emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
                          Value dstOffset, Value table = Value(),
                          Value tableOffset = Value(), bool wholeTiles = false);

@@ -1,0 +1,396 @@
+//===- KvTileCopy.cpp - the KV tile straight to shared memory -------------===//
+//
+// Part of mla-lower-to-gpu: methods of Lowering (Lowering.h). The copies
+// that bypass registers: sm_90's cp.async (per-thread 16-byte copies,
+// commit groups) and gfx950's LDS DMA loads (per-wave 1 KiB runs of the
+// padded tile), and the KV loop's double buffer over either (the first
+// tile sent before the loop, the next one each iteration).
+//
+//===----------------------------------------------------------------------===//
+#include "Lowering.h"
+
+namespace mlir::mla::gpulower {
+
+Value Lowering::rematAt(Value v, KvLoopOp loop, Value iv, IRMapping &m) {
+  if (Value done = m.lookupOrNull(v))
+    return done;
+  if (v == loop.getBody().getArgument(0))
+    return iv;
+  Operation *def = v.getDefiningOp();
+  if (!def || !loop->isProperAncestor(def))
+    return scalarNow(v, m);
+  for (Value o : def->getOperands())
+    m.map(o, rematAt(o, loop, iv, m));
+  Operation *c = b.clone(*def, m);
+  return c->getResult(cast<OpResult>(v).getResultNumber());
+}
+
+bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
+  bool dma = ldsDmaCopies(op);
+  if ((!target.chip.facts.asyncTileCopy && !dma) || !contiguousRows(op))
+    return false;
+  auto t = op.getResult().getType();
+  int64_t eltBytes = storedBytes(t.getElementType());
+  int64_t rowBytes = t.getDimSize(1) * eltBytes;
+  if (!dma && (rowBytes % 16 || (t.getDimSize(0) * rowBytes / 16) % threads))
+    return false;
+  // Only where two programs still fit beside each other. On sm_90 a
+  // second buffer that halves the programs per SM (bf16 KV: 2 x 74 KiB)
+  // measured slower than the overlap gains. On CDNA4 the same holds by
+  // Little's law: the loop is latency-bound (llvm-mca: ~0.5k cycles of
+  // work per 64-token tile against a memory latency of several thousand),
+  // so a CU moves bytes at the rate of the tiles it has in flight; two
+  // single-buffered programs keep up to two tiles in flight, one
+  // double-buffered program one (plus the one it computes on). 4 KiB
+  // stands for what is allocated later (P, the row-reduction arrays).
+  int64_t tileBytes = t.getDimSize(0) * (rowBytes + kRowPadBytes);
+  if (2 * (smemBytes + reserve + kvStages * tileBytes + 4096) >
+      target.chip.facts.sharedMemBytes)
+    return false;
+  std::function<bool(Value)> ok = [&](Value v) {
+    if (v == loop.getBody().getArgument(0))
+      return true;
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return !loop->isAncestor(v.getParentBlock()->getParentOp());
+    if (!loop->isProperAncestor(def))
+      return true;
+    return def->getDialect() ==
+               b.getContext()->getLoadedDialect<arith::ArithDialect>() &&
+           def->getNumRegions() == 0 && llvm::all_of(def->getOperands(), ok);
+  };
+  return llvm::all_of(op.getIndices(), ok) &&
+         (!op.getBound() || ok(op.getBound())) &&
+         (!op.getTableOffset() || ok(op.getTableOffset()));
+}
+
+void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
+                                 Value dstOffset, Value table,
+                                 Value tableOffset, bool wholeTiles) {
+  if (target.chip.facts.ldsDmaLoads16) {
+    assert(!table && "LDS DMA copies are contiguous (ldsDmaCopies)");
+    emitLdsDmaTileCopy(op, row0, col0, bound, dstOffset);
+    return;
+  }
+  auto t = op.getResult().getType();
+  auto src = cast<MemRefType>(op.getSource().getType());
+  int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+  Type st = storageType(t.getElementType());
+  int64_t eltBytes = storedBytes(st);
+  int64_t vec = 16 / eltBytes;
+  int64_t padded = cols + kRowPadBytes / eltBytes;
+  int64_t chunks = rows * cols / vec;
+  Type i64 = b.getI64Type();
+  auto toI64 = [&](Value x) {
+    return arith::IndexCastOp::create(b, loc(), i64, x).getResult();
+  };
+  Value source = scalars.lookup(op.getSource());
+  Value srcBase =
+      toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), source));
+  if (table && tilesWithinOnePage(op)) {
+    bool masked = static_cast<bool>(bound);
+    std::tie(row0, bound) =
+        onePageRange(op, source, row0, bound, table, tableOffset);
+    if (!masked && wholeTiles) {
+      // A tile of the mask-free stage 1 is whole; it only needs the bound
+      // where its page is not (wholly) in the cache. The usual case copies
+      // as the contiguous mask-free tile, with no per-copy compare and
+      // select (on the H200 they cost bf16's 36 copies per thread up to 5 %
+      // at 256 x 8192; the prefetched fp8 tile measured 2 % slower with the
+      // branch than without it, so it keeps the selects).
+      Value whole = arith::CmpIOp::create(
+          b, loc(), arith::CmpIPredicate::eq,
+          arith::SubIOp::create(b, loc(), bound, row0), idx(rows));
+      auto ifOp = scf::IfOp::create(b, loc(), whole, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      emitAsyncTileCopy(op, row0, col0, Value(), dstOffset);
+      b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+      emitAsyncTileCopy(op, row0, col0, bound, dstOffset);
+      return;
+    }
+    table = Value();
+  }
+  std::optional<PagedRows> paged;
+  if (table)
+    paged = pagedRows(op, source, row0, bound, table, tableOffset);
+  Value dstBase = toI64(
+      add(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase),
+          dstOffset));
+  // A chunk's address is the tile's first byte (the same for every
+  // thread) plus the chunk's 32-bit offset in the tile, which does not
+  // change from one tile to the next (hoisted out of the KV loop): one
+  // 64-bit add per chunk instead of a 64-bit multiply-add of its row.
+  Value tileBase = arith::AddIOp::create(
+      b, loc(), srcBase,
+      toI64(mul(add(mul(row0, src.getDimSize(1)), col0), eltBytes)));
+  // A rolled loop over the thread's chunks (as lowerLoad's on chips that
+  // do not unroll): unrolled, the per-chunk addresses stay live across
+  // the KV loop and cost registers.
+  auto rounds =
+      scf::ForOp::create(b, loc(), idx(0), idx(chunks / threads), idx(1));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(rounds.getBody());
+  {
+    auto [r, col] =
+        chunkCoord(add(tid, mul(rounds.getInductionVar(), threads)), vec, cols);
+    Value off = arith::IndexCastUIOp::create(
+        b, loc(), b.getI32Type(),
+        mul(add(mul(r, src.getDimSize(1)), col), eltBytes));
+    Value size;
+    Value srcAddr;
+    if (paged) {
+      // A gathered row: its own 64-bit address; a row that is not there
+      // copies nothing from the cache's first row (size 0).
+      auto [row, ok] = pagedRow(*paged, r);
+      srcAddr = arith::AddIOp::create(
+          b, loc(), srcBase,
+          toI64(
+              mul(add(add(mul(row, src.getDimSize(1)), col0), col), eltBytes)));
+      size = arith::SelectOp::create(b, loc(), ok, cstI32(b, loc(), 16),
+                                     cstI32(b, loc(), 0));
+    } else if (bound) {
+      Value in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
+                                       add(row0, r), bound);
+      off = arith::SelectOp::create(b, loc(), in, off, cstI32(b, loc(), 0));
+      size = arith::SelectOp::create(b, loc(), in, cstI32(b, loc(), 16),
+                                     cstI32(b, loc(), 0));
+    }
+    if (!paged)
+      srcAddr = arith::AddIOp::create(
+          b, loc(), tileBase, arith::ExtUIOp::create(b, loc(), i64, off));
+    Value dstElem = add(mul(r, padded), col);
+    Value dstAddr =
+        arith::AddIOp::create(b, loc(), dstBase, toI64(mul(dstElem, eltBytes)));
+    target.asyncCopy16(b, loc(), dstAddr, srcAddr, size);
+  }
+}
+
+bool Lowering::ldsDmaCopies(LoadOp op) {
+  if (!target.chip.facts.ldsDmaLoads16 || op.isPaged() || !contiguousRows(op))
+    return false;
+  auto t = op.getResult().getType();
+  int64_t rowBytes = t.getDimSize(1) * storedBytes(t.getElementType());
+  int64_t waveSize = target.chip.facts.waveSize;
+  return rowBytes % 16 == 0 && kRowPadBytes % 16 == 0 &&
+         (t.getDimSize(0) * (rowBytes + kRowPadBytes) / 16) % waveSize == 0 &&
+         threads % waveSize == 0 && !kOrderFor(op) && foldableChain(op).empty();
+}
+
+void Lowering::emitLdsDmaTileCopy(LoadOp op, Value row0, Value col0,
+                                  Value bound, Value dstOffset) {
+  auto t = op.getResult().getType();
+  auto srcT = cast<MemRefType>(op.getSource().getType());
+  int64_t rows = t.getDimSize(0);
+  int64_t eltBytes = storedBytes(t.getElementType());
+  int64_t rowBytes = t.getDimSize(1) * eltBytes;
+  int64_t srcRowBytes = srcT.getDimSize(1) * eltBytes;
+  int64_t dataChunks = rowBytes / 16;
+  int64_t rowChunks = (rowBytes + kRowPadBytes) / 16;
+  int64_t waveSize = target.chip.facts.waveSize;
+  int64_t loads = rows * rowChunks / waveSize, waves = threads / waveSize;
+  int64_t each = loads / waves, extra = loads % waves;
+  Type i64 = b.getI64Type(), i32 = b.getI32Type();
+  auto toI64 = [&](Value x) {
+    return arith::IndexCastOp::create(b, loc(), i64, x).getResult();
+  };
+  auto toI32 = [&](Value x) {
+    return arith::IndexCastOp::create(b, loc(), i32, x).getResult();
+  };
+  // The buffer over the tile's rows that are there (as lowerLoad's
+  // bounds-checked loads: the KV range is clamped to the cache's rows).
+  Value source = scalars.lookup(op.getSource());
+  Value addr = arith::AddIOp::create(
+      b, loc(),
+      toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), source)),
+      toI64(add(mul(row0, srcRowBytes), mul(col0, eltBytes))));
+  Value limit = idx(rows);
+  if (bound)
+    limit = arith::MinSIOp::create(
+        b, loc(),
+        arith::MaxSIOp::create(
+            b, loc(), arith::SubIOp::create(b, loc(), bound, row0), idx(0)),
+        limit);
+  // This wave's first wave-load: warp * each + min(warp, extra). The LDS
+  // side is kept in scalar registers: the tile's address and this first
+  // wave-load are wave-uniform, and four consecutive wave-loads (4 KiB)
+  // share one M0, the instruction offset (< 4 KiB) adding 1 KiB each. The
+  // instruction adds that offset to the buffer offset too, so each lane's
+  // offset is its chunk's minus it, plus a bias of 4 KiB that keeps it
+  // from going negative (a chunk of the tile's first rows can lie below
+  // its instruction offset): the buffer starts that much before the tile
+  // and is that much longer, and its first 4 KiB are never addressed.
+  constexpr int64_t kPerM0 = 4; // wave-loads per M0 value
+  int64_t bias = kPerM0 * waveSize * 16;
+  Value rsrc = target.boundedBuffer(
+      b, loc(),
+      arith::SubIOp::create(
+          b, loc(), addr,
+          arith::ConstantOp::create(b, loc(), b.getI64IntegerAttr(bias))),
+      toI64(addc(mul(limit, srcRowBytes), bias)));
+  Value firstLoad =
+      add(mul(warp, each), arith::MinUIOp::create(b, loc(), warp, idx(extra)));
+  Value ldsTile = toI32(
+      add(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase),
+          dstOffset));
+  Value w = target.waveUniform(b, loc(), toI32(warp));
+  Value firstU = arith::AddIOp::create(
+      b, loc(), arith::MulIOp::create(b, loc(), w, cstI32(b, loc(), each)),
+      arith::MinUIOp::create(b, loc(), w, cstI32(b, loc(), extra)));
+  Value ldsWave = arith::AddIOp::create(
+      b, loc(), ldsTile,
+      arith::MulIOp::create(b, loc(), firstU, cstI32(b, loc(), waveSize * 16)));
+  auto emit = [&](int64_t i) {
+    int64_t instOffset = (i % kPerM0) * waveSize * 16;
+    Value c = add(mul(addc(firstLoad, i), waveSize), lane);
+    Value r = arith::DivUIOp::create(b, loc(), c, idx(rowChunks));
+    Value cc = arith::RemUIOp::create(b, loc(), c, idx(rowChunks));
+    Value data = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, cc,
+                                       idx(dataChunks));
+    Value off = arith::SelectOp::create(
+        b, loc(), data,
+        toI32(addc(add(mul(r, srcRowBytes), mul(cc, 16)), bias - instOffset)),
+        cstI32(b, loc(), int32_t(0x80000000u)));
+    Value base = arith::AddIOp::create(
+        b, loc(), ldsWave,
+        cstI32(b, loc(), i / kPerM0 * kPerM0 * waveSize * 16));
+    target.ldsDmaLoad16(b, loc(), rsrc, off, base, instOffset);
+  };
+  for (int64_t i = 0; i < each; ++i)
+    emit(i);
+  if (extra) {
+    Value more = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
+                                       warp, idx(extra));
+    auto ifOp = scf::IfOp::create(b, loc(), more, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    emit(each);
+  }
+}
+
+Value Lowering::scalarNow(Value v, IRMapping &m) {
+  if (Value done = scalars.lookupOrNull(v))
+    return done;
+  if (Value done = m.lookupOrNull(v))
+    return done;
+  Operation *def = v.getDefiningOp();
+  if (!def ||
+      def->getDialect() !=
+          b.getContext()->getLoadedDialect<arith::ArithDialect>() ||
+      def->getNumRegions() != 0)
+    return Value();
+  for (Value o : def->getOperands())
+    if (Value x = scalarNow(o, m))
+      m.map(o, x);
+    else
+      return Value();
+  return b.clone(*def, m)->getResult(cast<OpResult>(v).getResultNumber());
+}
+
+std::optional<Lowering::Prefetch> Lowering::startPrefetch(KvLoopOp loop,
+                                                          int64_t reserve) {
+  std::optional<Prefetch> pf;
+  loop.getBody().walk([&](LoadOp ld) {
+    if (!pf && canPrefetch(ld, loop, reserve))
+      pf = Prefetch{ld, loop, {}, 0, {}, {}, {}, {}, {}};
+  });
+  if (!pf)
+    return std::nullopt;
+  IRMapping outer;
+  Value lowerV = scalarNow(loop.getLower(), outer);
+  Value upperV = scalarNow(loop.getUpper(), outer);
+  Value bound;
+  if (pf->load.getBound() && !(bound = scalarNow(pf->load.getBound(), outer)))
+    return std::nullopt;
+  if (!lowerV || !upperV)
+    return std::nullopt;
+  // The start indices: in-loop arith on the induction variable (rematAt)
+  // over values computable now.
+  std::function<bool(Value)> ready = [&](Value v) {
+    if (v == loop.getBody().getArgument(0))
+      return true;
+    Operation *def = v.getDefiningOp();
+    if (def && loop->isProperAncestor(def))
+      return llvm::all_of(def->getOperands(), ready);
+    return bool(scalarNow(v, outer));
+  };
+  if (!llvm::all_of(pf->load.getIndices(), ready))
+    return std::nullopt;
+  auto t = pf->load.getResult().getType();
+  for (int64_t i = 0; i < kvStages; ++i) {
+    Value v = allocSmem(t.getDimSize(0), t.getDimSize(1), t.getElementType());
+    pf->viewType = cast<MemRefType>(v.getType());
+    pf->offsets.push_back(lastSmemOffset);
+  }
+  pf->bufferBytes =
+      pf->offsets.size() > 1 ? pf->offsets[1] - pf->offsets[0] : 0;
+  // The first kvStages - 1 tiles, one commit group each (empty past the
+  // loop's end, so that every iteration finds the same count in flight).
+  for (int64_t i = 0; i + 1 < kvStages; ++i) {
+    Value start = addc(lowerV, i * loop.getStep());
+    Value any = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
+                                      start, upperV);
+    auto first = scf::IfOp::create(b, loc(), any, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPoint(first.thenBlock()->getTerminator());
+      IRMapping m = outer;
+      Value row0 = rematAt(pf->load.getIndices()[0], loop, start, m);
+      Value col0 = rematAt(pf->load.getIndices()[1], loop, start, m);
+      Value table, tableOffset;
+      if (pf->load.isPaged()) {
+        table = scalars.lookup(pf->load.getTable());
+        tableOffset = rematAt(pf->load.getTableOffset(), loop, start, m);
+      }
+      emitAsyncTileCopy(pf->load, row0, col0, bound, idx(pf->offsets[i]), table,
+                        tableOffset);
+    }
+    target.asyncCommitGroup(b, loc());
+  }
+  return pf;
+}
+
+LogicalResult Lowering::lowerPrefetchedLoad(LoadOp op) {
+  Prefetch &p = *prefetch;
+  Value bound = op.getBound() ? scalars.lookup(op.getBound()) : Value();
+  Value iter = arith::DivUIOp::create(
+      b, loc(), arith::SubIOp::create(b, loc(), p.iv, p.lower), p.step);
+  auto bufferAt = [&](Value i) -> Value {
+    return addc(
+        mul(arith::RemUIOp::create(b, loc(), i, idx(kvStages)), p.bufferBytes),
+        p.offsets[0]);
+  };
+  // Groups committed so far: kvStages - 1 before the loop and one per
+  // iteration, tile t's being group t. Waiting until at most
+  // kvStages - 2 are pending means this thread's copies of this tile have
+  // landed; the barrier then says every thread's have, and that every
+  // warp is done with the previous iteration, whose buffer the new copies
+  // overwrite.
+  target.asyncWaitGroups(b, loc(), kvStages - 2);
+  barrier();
+  Value next = add(p.iv, mul(p.step, kvStages - 1));
+  Value hasNext =
+      arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, next, p.upper);
+  auto ifOp = scf::IfOp::create(b, loc(), hasNext, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    IRMapping m;
+    Value row0 = rematAt(op.getIndices()[0], p.loop, next, m);
+    Value col0 = rematAt(op.getIndices()[1], p.loop, next, m);
+    emitAsyncTileCopy(op, row0, col0, bound, bufferAt(addc(iter, kvStages - 1)),
+                      op.isPaged() ? scalars.lookup(op.getTable()) : Value(),
+                      op.isPaged() ? scalars.lookup(op.getTableOffset())
+                                   : Value());
+  }
+  target.asyncCommitGroup(b, loc());
+  auto tile = std::make_shared<Tile>();
+  tile->kind = Kind::Smem;
+  tile->type = op.getResult().getType();
+  tile->view = memref::ViewOp::create(b, loc(), p.viewType, smemBase,
+                                      bufferAt(iter), ValueRange{});
+  tiles[op] = tile;
+  return success();
+}
+
+} // namespace mlir::mla::gpulower
