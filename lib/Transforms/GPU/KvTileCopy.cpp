@@ -228,6 +228,10 @@ void Lowering::emitLdsDmaTileCopy(LoadOp op, Value row0, Value col0,
           b, loc(), addr,
           arith::ConstantOp::create(b, loc(), b.getI64IntegerAttr(bias))),
       toI64(addc(mul(limit, srcRowBytes), bias)));
+  // The lanes' chunks take the same first wave-load from the wave index as
+  // it is (not the readfirstlane copy below): LLVM hoists their offsets,
+  // the same for every tile, out of the KV loop only from the former
+  // (from the uniform copy: +14 wave-instructions per token, qp8).
   Value firstLoad =
       add(mul(warp, each), arith::MinUIOp::create(b, loc(), warp, idx(extra)));
   Value ldsTile = toI32(

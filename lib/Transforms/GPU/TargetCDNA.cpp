@@ -223,21 +223,26 @@ public:
   void ldsOnlyBarrier(OpBuilder &b, Location loc) const override {
     LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::seq_cst,
                           "singlethread");
-    // gfx9 encoding: lgkmcnt 0; vmcnt (63) and expcnt (7) not waited for.
-    ROCDL::SWaitcntOp::create(b, loc, (0x3 << 14) | (0x7 << 4) | 0xf);
+    ROCDL::SWaitcntOp::create(b, loc, waitcntBits(/*vm=*/63, /*lgkm=*/0));
     ROCDL::SBarrierOp::create(b, loc);
     LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::seq_cst,
                           "singlethread");
   }
   /// LDS DMA loads complete in order on vmcnt: no groups to close.
   void asyncCommitGroup(OpBuilder &, Location) const override {}
-  /// s_waitcnt vmcnt(0) (gfx9 encoding: vmcnt 0, expcnt and lgkmcnt at
-  /// their maxima, i.e. not waited for).
+  /// s_waitcnt vmcnt(0).
   void asyncWaitGroups(OpBuilder &b, Location loc,
                        int64_t pending) const override {
     if (pending != 0)
       missing("a wait for some of several LDS DMA groups");
-    ROCDL::SWaitcntOp::create(b, loc, (0xf << 8) | (0x7 << 4));
+    ROCDL::SWaitcntOp::create(b, loc, waitcntBits(/*vm=*/0, /*lgkm=*/15));
+  }
+  /// s_waitcnt's gfx9 immediate: vmcnt in bits 3-0 and 15-14, expcnt in
+  /// 6-4 (never waited for here: 7), lgkmcnt in 11-8; a counter at its
+  /// maximum (vm 63, lgkm 15) is not waited for.
+  static int32_t waitcntBits(unsigned vm, unsigned lgkm) {
+    return int32_t((vm & 0xf) | (vm >> 4 & 0x3) << 14 | 0x7 << 4 |
+                   (lgkm & 0xf) << 8);
   }
 
   /// Kernels run with the mode register's IEEE bit clear

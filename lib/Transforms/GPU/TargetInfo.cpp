@@ -79,8 +79,11 @@ SmallVector<TargetInfo::KRange, 2> TargetInfo::kRanges(Type lhs, Type rhs,
   int64_t split = k / deep->k * deep->k;
   if (deep == whole || split == k)
     return one;
+  // instrFor's choice for the rest divides it; the bf16 one (no
+  // instruction of the operands' type does) cannot share the accumulators'
+  // operand conversion.
   const MatrixInstr *tail = instrFor(lhs, rhs, k - split);
-  if (tail->abType != *want || (k - split) % tail->k)
+  if (tail->abType != *want)
     return one;
   // Fewer instructions than the whole dot on `whole`, or no split.
   if (split / deep->k + (k - split) / tail->k >= k / whole->k)
