@@ -183,6 +183,30 @@ template <bool ToBf16, bool Bf8> bool vcvtScaleF8(Exec &x, const Inst &in) {
   return true;
 }
 
+/// gfx950 v_cvt_scalef32_pk_{bf16,f32}_fp4: the two e2m1 codes of byte
+/// op_sel[0] | op_sel[1] << 1 of S0 (element 2j in the low nibble), times
+/// the scale S1's exponent (2^(exp - 127), as the fp8 forms), to bf16 (RNE)
+/// or f32. Every e2m1 value times such a power of two is exact in f32.
+template <bool ToBf16> bool vcvtScaleF4(Exec &x, const Inst &in) {
+  U64 e = x.exec();
+  unsigned byte = (in.srcs[0].mods & kOpSel0 ? 1u : 0u) |
+                  (in.srcs[1].mods & kOpSel0 ? 2u : 0u);
+  for (unsigned l = 0; l < 64; ++l)
+    if (e >> l & 1) {
+      U32 v = x.u32(in.srcs[0], l) >> (8 * byte);
+      double scale = e8m0(uint8_t(x.u32(in.srcs[1], l) >> 23));
+      float a = float(decodeMini(v & 0xf, kE2M1) * scale),
+            b = float(decodeMini((v >> 4) & 0xf, kE2M1) * scale);
+      if (ToBf16) {
+        x.setV(in.defs[0], l, U32(f32ToBf16(a)) | U32(f32ToBf16(b)) << 16);
+      } else {
+        x.setV(in.defs[0], l, asU(a), 0);
+        x.setV(in.defs[0], l, asU(b), 1);
+      }
+    }
+  return true;
+}
+
 } // namespace
 
 void mla::emu::addPackedOps(OpTable &t) {
@@ -209,4 +233,6 @@ void mla::emu::addPackedOps(OpTable &t) {
   V("v_cvt_scalef32_pk_bf16_bf8", vcvtScaleF8<true, true>);
   V("v_cvt_scalef32_pk_f32_fp8", vcvtScaleF8<false, false>);
   V("v_cvt_scalef32_pk_f32_bf8", vcvtScaleF8<false, true>);
+  V("v_cvt_scalef32_pk_bf16_fp4", vcvtScaleF4<true>);
+  V("v_cvt_scalef32_pk_f32_fp4", vcvtScaleF4<false>);
 }

@@ -422,6 +422,55 @@ TEST(EmulatorConvert, ScaledFp8ToBf16AndBf16Pack) {
       }));
 }
 
+/// v_cvt_scalef32_pk_bf16_fp4 / _f32_fp4: every byte (64 lanes x 4 byte
+/// selects) against the reference codecs, times scales 2^-125 .. 2^125
+/// (the range the mxfp4 decode hands it), with the sign bit of the scale
+/// operand ignored.
+TEST(EmulatorConvert, ScaledFp4AllCodes) {
+  auto scaleCode = [](unsigned l) { return uint8_t(2 + (l * 61) % 251); };
+  for (const char *form : {"bf16", "f32"}) {
+    std::string text;
+    for (unsigned s = 0; s < 4; ++s)
+      text += std::string("v_cvt_scalef32_pk_") + form + "_fp4 " +
+              (form[0] == 'b' ? "v" + std::to_string(4 + 2 * s)
+                              : "v[" + std::to_string(4 + 2 * s) + ":" +
+                                    std::to_string(5 + 2 * s) + "]") +
+              ", v1, v2" +
+              (s ? " op_sel:[" + std::to_string(s & 1) + "," +
+                       std::to_string(s >> 1) + ",0]"
+                 : "") +
+              "\n";
+    bool bf16 = form[0] == 'b';
+    EXPECT_OK(run(
+        "gfx950", text, 64,
+        [&](WaveState &w, unsigned) {
+          for (unsigned l = 0; l < 64; ++l) {
+            w.V(1, l) = (4 * l) | (4 * l + 1) << 8 | (4 * l + 2) << 16 |
+                        (4 * l + 3) << 24;
+            w.V(2, l) = uint32_t(scaleCode(l)) << 23 | (l & 1u) << 31;
+          }
+        },
+        [&](const WaveState &w, unsigned) {
+          for (unsigned l = 0; l < 64; ++l)
+            for (unsigned s = 0; s < 4; ++s) {
+              unsigned byte = 4 * l + s;
+              double scale = mla_ref::decodeE8M0(scaleCode(l));
+              for (unsigned h = 0; h < 2; ++h) {
+                double want =
+                    mla_ref::decodeFp4E2M1(uint8_t(byte >> 4 * h)) * scale;
+                uint32_t bits = bf16 ? (w.V(4 + 2 * s, l) >> 16 * h) << 16
+                                     : w.V(4 + 2 * s + h, l);
+                float got;
+                std::memcpy(&got, &bits, 4);
+                EXPECT_EQ(double(got), want)
+                    << form << " byte " << byte << " select " << s << " half "
+                    << h << " scale code " << int(scaleCode(l));
+              }
+            }
+        }));
+  }
+}
+
 //===-- MFMA against a plain product --------------------------------------===//
 
 /// matrix-layouts.md: A m = l % 16, k = KL * (l / 16) + i; B k = KL * (l / 16)
