@@ -213,13 +213,22 @@ mla.kernel @qk_split(%kv: memref<?x192xf8E4M3FN>, %qs: memref<?x192xf8E4M3FN>, %
 // mxfp4 (issue 18): the packed tile and its scales are copied as bytes (the
 // data through the per-tile bounds-checked buffer, the 18-byte scale rows
 // element by element), then decoded into a bf16 tile in LDS, 8 values a
-// lane per 4-byte read and 16-byte write; a branch per batch of rounds
-// takes the exact decode only for extreme scales.
+// lane per 4-byte read and 16-byte write, a byte (two values) a scaled
+// conversion whose f32 scale is the e8m0 code in the exponent field; a
+// branch per batch of rounds takes the exact integer decode only for
+// extreme scales.
 // CHECK-LABEL: gpu.func @mxfp4
 // CHECK: rocdl.raw.ptr.buffer.load
 // CHECK: memref.load {{.*}} : memref<64x34xi8, #gpu.address_space<workgroup>>
 // CHECK: scf.if
 // CHECK: vector.load {{.*}} : memref<64x304xi8, #gpu.address_space<workgroup>>, vector<4xi8>
+// CHECK: %[[W:.*]] = vector.bitcast %{{.*}} : vector<1xi32> to vector<8xf4E2M1FN>
+// CHECK: %[[SH:.*]] = arith.shli %{{.*}}, %c23_i32 : i32
+// CHECK: %[[SC:.*]] = arith.bitcast %[[SH]] : i32 to f32
+// CHECK: amdgpu.scaled_ext_packed %[[W]][0], %[[SC]] : vector<8xf4E2M1FN> to vector<2xbf16>
+// CHECK: amdgpu.scaled_ext_packed %[[W]][1], %[[SC]]
+// CHECK: amdgpu.scaled_ext_packed %[[W]][2], %[[SC]]
+// CHECK: amdgpu.scaled_ext_packed %[[W]][3], %[[SC]] : vector<8xf4E2M1FN> to vector<2xbf16>
 // CHECK: vector.store {{.*}} : memref<64x584xi16, #gpu.address_space<workgroup>>, vector<8xi16>
 // CHECK: amdgpu.mfma 16x16x32
 mla.kernel @mxfp4(%kv: memref<?x288xi8>, %scales: memref<?x?xi8>, %q: memref<?x576xbf16>, %n: index, %out: memref<?x64xf32>)

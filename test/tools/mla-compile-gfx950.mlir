@@ -247,9 +247,11 @@
 // PAGED-REPORT: [[SPEC]]_stage2: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
 
 // mxfp4 KV (issue 18): no spills, no scratch; the bytes reach LDS through
-// the per-tile buffer (data) and byte loads (scales), are decoded there
-// with 32-bit integer ops into a bf16 tile that the bf16 MFMA reads (the
-// scaled f8f6f4 MFMA is not used yet: docs/Design.md, "mxfp4 KV").
+// the per-tile buffer (data) and byte loads (scales, straight-line: one
+// wait for all), are decoded there into a bf16 tile, one
+// v_cvt_scalef32_pk_bf16_fp4 per byte (the four bytes of a 4-byte read by
+// op_sel), that the bf16 MFMA reads (why not the scaled f8f6f4 MFMA:
+// docs/Design.md, "mxfp4 KV").
 // MXFP4-REPORT: [[SPEC]]_stage1_masked: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
 // MXFP4-REPORT-NEXT: KV loop: {{[0-9]+}} instructions (34 MFMA) per 64 tokens
 // MXFP4-REPORT: [[SPEC]]_stage1_mask_free: {{.*}} 0 VGPR spills, {{.*}} 0 B scratch
@@ -258,7 +260,11 @@
 // MXFP4: buffer_load_dwordx4
 // MXFP4: ds_read_u8
 // MXFP4: ds_read_b32
-// MXFP4: ds_write_b128
+// MXFP4: v_cvt_scalef32_pk_bf16_fp4 v[[P0:[0-9]+]], [[W:v[0-9]+]], [[S:v[0-9]+]]{{$}}
+// MXFP4-NEXT: v_cvt_scalef32_pk_bf16_fp4 {{v[0-9]+}}, [[W]], [[S]] op_sel:[1,0,0]
+// MXFP4-NEXT: v_cvt_scalef32_pk_bf16_fp4 {{v[0-9]+}}, [[W]], [[S]] op_sel:[0,1,0]
+// MXFP4-NEXT: v_cvt_scalef32_pk_bf16_fp4 {{v[0-9]+}}, [[W]], [[S]] op_sel:[1,1,0]
+// MXFP4: ds_write_b128 {{v[0-9]+}}, v{{\[}}[[P0]]:
 // MXFP4: v_mfma_f32_16x16x32_bf16
 
 // Row maxima and sums across a row's 16 lanes by DPP permutes (issue #21,

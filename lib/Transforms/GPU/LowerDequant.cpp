@@ -16,9 +16,13 @@ namespace mlir::mla::gpulower {
 // as they read bf16 KV. Every thread takes groups of 8 values: one 4-byte
 // read, one scale byte (shared by the 4 groups of its block) and one
 // 16-byte store, so that a quarter warp's stores cover 128 adjacent bytes
-// (no bank conflict). The decode is ScalarCodegen's: mxfp4ToBf16Normal
-// where every scale of a batch is 2 .. 252, else mxfp4ToBf16, the host
-// lowering's exact decode (ScalarCodegenTest checks the two agree).
+// (no bank conflict). Where every scale of a batch is 2 .. 252 (every
+// product then a normal bf16), the chip's pair conversion decodes it, one
+// instruction a byte (ChipFacts::mxfp4PairDecode; CDNA4), or else
+// ScalarCodegen's mxfp4ToBf16Normal, about 10 integer operations a value;
+// other batches take mxfp4ToBf16, the host lowering's exact decode
+// (ScalarCodegenTest checks the two agree, the emulator's known answers the
+// instruction).
 /// Rounds of items decoded under one branch: their scales and codes stay
 /// live together (sm_90 with 4 warps spilled with a whole tile's 36).
 constexpr int64_t kDequantBatch = 9;
@@ -71,35 +75,44 @@ LogicalResult Lowering::lowerDequant(DequantOp op) {
                                           at(nb, l, block, scales->colOff)});
     return arith::ExtUIOp::create(nb, l, i32, s);
   };
-  // Decodes item `it`, each value's e2m1 code through `decode`, and stores
-  // its 8 values.
-  auto item = [&](OpBuilder &nb, Location l, Value it,
-                  function_ref<Value(Value code)> decode) {
-    auto [r, g] = coords(nb, l, it);
-    Value bytes = vector::LoadOp::create(
-        nb, l, VectorType::get({kGroup / 2}, i8), data->view,
-        ValueRange{
-            at(nb, l, r, data->rowOff),
-            at(nb, l,
-               arith::MulIOp::create(nb, l, g, cstIndex(nb, l, kGroup / 2)),
-               data->colOff)},
-        /*nontemporal=*/false, llvm::MaybeAlign(kGroup / 2));
-    Value word =
-        vector::BitCastOp::create(nb, l, VectorType::get({1}, i32), bytes);
-    word = vector::ExtractOp::create(nb, l, word, ArrayRef<int64_t>{0});
-    SmallVector<Value> out;
-    for (int64_t n = 0; n < kGroup; ++n) {
-      // Value n of the group: nibble n of the little-endian word.
-      Value code = arith::AndIOp::create(
-          nb, l, arith::ShRUIOp::create(nb, l, word, cstI32(nb, l, 4 * n)),
-          cstI32(nb, l, 0xF));
-      out.push_back(decode(code));
-    }
-    vector::StoreOp::create(
-        nb, l, vector::FromElementsOp::create(nb, l, vecT, out), tile->view,
-        ValueRange{r, arith::MulIOp::create(nb, l, g, cstIndex(nb, l, kGroup))},
-        /*nontemporal=*/false, llvm::MaybeAlign(16));
-  };
+  // Decodes item `it`, its 4 bytes (a little-endian i32) through `decode`
+  // into 8 bf16 values (vector<8 x i16>), and stores them.
+  auto item =
+      [&](OpBuilder &nb, Location l, Value it,
+          function_ref<Value(OpBuilder &, Location, Value word)> decode) {
+        auto [r, g] = coords(nb, l, it);
+        Value bytes = vector::LoadOp::create(
+            nb, l, VectorType::get({kGroup / 2}, i8), data->view,
+            ValueRange{
+                at(nb, l, r, data->rowOff),
+                at(nb, l,
+                   arith::MulIOp::create(nb, l, g, cstIndex(nb, l, kGroup / 2)),
+                   data->colOff)},
+            /*nontemporal=*/false, llvm::MaybeAlign(kGroup / 2));
+        Value word =
+            vector::BitCastOp::create(nb, l, VectorType::get({1}, i32), bytes);
+        word = vector::ExtractOp::create(nb, l, word, ArrayRef<int64_t>{0});
+        vector::StoreOp::create(
+            nb, l, decode(nb, l, word), tile->view,
+            ValueRange{
+                r, arith::MulIOp::create(nb, l, g, cstIndex(nb, l, kGroup))},
+            /*nontemporal=*/false, llvm::MaybeAlign(16));
+      };
+  // Value n of the group is nibble n of the word; `decode` maps its code.
+  auto perCode =
+      [&](function_ref<Value(OpBuilder &, Location, Value code)> decode) {
+        return [=](OpBuilder &nb, Location l, Value word) -> Value {
+          SmallVector<Value> out;
+          for (int64_t n = 0; n < kGroup; ++n) {
+            Value code = arith::AndIOp::create(
+                nb, l,
+                arith::ShRUIOp::create(nb, l, word, cstI32(nb, l, 4 * n)),
+                cstI32(nb, l, 0xF));
+            out.push_back(decode(nb, l, code));
+          }
+          return vector::FromElementsOp::create(nb, l, vecT, out);
+        };
+      };
   auto itemOf = [&](OpBuilder &nb, Location l, Value round) -> Value {
     return arith::AddIOp::create(
         nb, l, tid,
@@ -134,11 +147,19 @@ LogicalResult Lowering::lowerDequant(DequantOp op) {
         b, loc(), allNormal,
         [&](OpBuilder &nb, Location l) {
           for (int64_t i = 0; i < batch; ++i) {
-            Value base = mxfp4Base(nb, l, scaleVals[i]);
-            item(nb, l, itemOf(nb, l, at(nb, l, first, i)), [&](Value code) {
-              return arith::TruncIOp::create(
-                  nb, l, i16, mxfp4ToBf16Normal(nb, l, code, base));
-            });
+            Value it = itemOf(nb, l, at(nb, l, first, i)), s = scaleVals[i];
+            if (target.chip.facts.mxfp4PairDecode) {
+              item(nb, l, it, [&](OpBuilder &wb, Location wl, Value word) {
+                return target.mxfp4WordToBf16(wb, wl, word, s);
+              });
+              continue;
+            }
+            Value base = mxfp4Base(nb, l, s);
+            item(nb, l, it,
+                 perCode([&](OpBuilder &cb, Location cl, Value code) -> Value {
+                   return arith::TruncIOp::create(
+                       cb, cl, i16, mxfp4ToBf16Normal(cb, cl, code, base));
+                 }));
           }
           scf::YieldOp::create(nb, l);
         },
@@ -151,8 +172,9 @@ LogicalResult Lowering::lowerDequant(DequantOp op) {
               lb, l,
               arith::AddIOp::create(lb, l, first, loop.getInductionVar()));
           Value scale = scaleOf(lb, l, it);
-          item(lb, l, it,
-               [&](Value code) { return mxfp4ToBf16(lb, l, code, scale); });
+          item(lb, l, it, perCode([&](OpBuilder &cb, Location cl, Value code) {
+                 return mxfp4ToBf16(cb, cl, code, scale);
+               }));
           scf::YieldOp::create(nb, l);
         });
   }

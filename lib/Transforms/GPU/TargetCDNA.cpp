@@ -143,6 +143,32 @@ public:
                           f32ToOperand(b, loc, extract(f, 1), op));
   }
 
+  /// v_cvt_scalef32_pk_bf16_fp4 through amdgpu.scaled_ext_packed, byte by
+  /// byte; the scale is the f32 whose exponent field is the e8m0 code.
+  Value mxfp4WordToBf16(OpBuilder &b, Location loc, Value word,
+                        Value scale) const override {
+    Type i32 = b.getI32Type();
+    Value codes = vector::BitCastOp::create(
+        b, loc, VectorType::get({8}, b.getType<Float4E2M1FNType>()),
+        vector::BroadcastOp::create(b, loc, VectorType::get({1}, i32), word));
+    Value f = arith::BitcastOp::create(
+        b, loc, b.getF32Type(),
+        arith::ShLIOp::create(b, loc, scale, cstI32(b, loc, 23)));
+    SmallVector<Value> pairs;
+    for (int64_t byte = 0; byte < 4; ++byte) {
+      Value pair = amdgpu::ScaledExtPackedOp::create(
+          b, loc, VectorType::get({2}, b.getBF16Type()), codes, f, byte);
+      pairs.push_back(vector::ExtractOp::create(
+          b, loc,
+          vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), pair),
+          ArrayRef<int64_t>{0}));
+    }
+    return vector::BitCastOp::create(
+        b, loc, VectorType::get({8}, b.getI16Type()),
+        vector::FromElementsOp::create(b, loc, VectorType::get({4}, i32),
+                                       pairs));
+  }
+
   /// v_cvt_pk_fp8_f32 through amdgpu.packed_trunc_2xfp8, after a clamp to
   /// the largest finite value (the software rounding saturates; the
   /// instruction would give NaN past it; NaN stays NaN through the clamp).

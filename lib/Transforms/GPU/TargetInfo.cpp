@@ -138,6 +138,9 @@ SmallVector<Value> TargetInfo::ldmatrixX4(OpBuilder &, Location, Value, Value,
                                           Value, Type) const {
   missing("ldmatrix");
 }
+Value TargetInfo::mxfp4WordToBf16(OpBuilder &, Location, Value, Value) const {
+  missing("an mxfp4 pair decode");
+}
 void TargetInfo::waitForPrerequisiteGrid(OpBuilder &, Location) const {
   missing("a dependent-launch wait");
 }

@@ -81,6 +81,11 @@ struct ChipFacts {
   /// LDS (canPrefetch). gfx942's LDS DMA moves 4 bytes a lane: four times
   /// the instructions of its dwordx4 loads.
   bool ldsDmaLoads16 = false;
+  /// The two e2m1 codes of a byte times a power-of-two scale (the f32
+  /// operand's exponent) to a bf16 pair in one instruction (CDNA4:
+  /// v_cvt_scalef32_pk_bf16_fp4): the mxfp4 decode's instruction where the
+  /// block scale keeps every product a normal bf16 (e8m0 codes 2 .. 252).
+  bool mxfp4PairDecode = false;
 };
 
 /// How the compiler chooses to use the chip: settings measured per chip
