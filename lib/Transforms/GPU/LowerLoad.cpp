@@ -292,9 +292,11 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   // A small tile of rows that are not whole chunks (mxfp4's 18 scale bytes
   // a row, at the array's own stride) is copied element by element; in a
   // KV loop a rolled copy would wait one memory round trip per element
-  // round (9 per tile on sm_90, measured 5.7x fp8's time at 256 x 8192),
-  // so it is straight-line there too.
-  bool smallElementwise = vec == 1 && even;
+  // round (9 per tile on sm_90, measured 5.7x fp8's time at 256 x 8192;
+  // gfx950's 4.5 rounds a 64-row tile, rolled, waited 5), so it is
+  // straight-line there too, the last round guarded where the threads do
+  // not divide the elements.
+  bool smallElementwise = vec == 1;
   if ((!kvBody || (even && target.chip.tuning.unrollTileLoops) ||
        smallElementwise) &&
       (vec > 1 || smallElementwise) && rounds <= kMaxStraightRounds) {
