@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -76,6 +77,11 @@ struct DecodeCall {
   /// Inputs made NaN after the random fill: element nanQ of q (bf16) and
   /// element nanKv of the KV cache (the fp8 format's NaN code); -1: none.
   int64_t nanQ = -1, nanKv = -1;
+  /// mxfp4 specs: after the quantiser's choice, the e8m0 scale of row r's
+  /// block k becomes mxfp4Scale(r, k) where that is 0 .. 255 (-1 keeps
+  /// it); a block given a scale of 128 or more has its values zeroed, so
+  /// that every finite product stays small.
+  std::function<int(int64_t row, int64_t block)> mxfp4Scale;
 };
 
 struct DecodeResult {
@@ -111,12 +117,36 @@ inline DecodeResult decode(const Compiled &c, const std::string &code,
     r.q[i] = mla_ref::bf16ToFloat(q[i]);
   }
   // At least one row's worth of storage, so that kv is never NULL.
-  std::vector<uint8_t> kv(size_t(std::max<int64_t>(call.kvRows, 1)) * qk);
+  bool mxfp4 = std::string(d->kv_type) == "f4E2M1FN";
+  int64_t rowBytes = mxfp4 ? qk / 2 : qk, blocks = qk / 32;
+  int64_t scaleStride = blocks + 3; // padded, as the task's quantiser does
+  std::vector<uint8_t> kv(size_t(std::max<int64_t>(call.kvRows, 1)) * rowBytes),
+      kvScales;
   r.kv.resize(size_t(call.kvRows) * qk);
   float scale = 1.0f / 64;
-  for (size_t i = 0; i < r.kv.size(); ++i) {
-    kv[i] = mla_ref::encodeFp8(normal(rng) * 64, c.fp8);
-    r.kv[i] = mla_ref::decodeFp8(kv[i], c.fp8) * scale;
+  if (mxfp4) {
+    std::vector<double> raw(r.kv.size());
+    for (double &x : raw)
+      x = normal(rng);
+    mla_ref::quantizeMxfp4(raw, call.kvRows, qk, scaleStride, kv, kvScales);
+    for (int64_t row = 0; call.mxfp4Scale && row < call.kvRows; ++row)
+      for (int64_t k = 0; k < blocks; ++k) {
+        int code = call.mxfp4Scale(row, k);
+        if (code < 0)
+          continue;
+        kvScales[row * scaleStride + k] = uint8_t(code);
+        if (code >= 128)
+          std::fill_n(&kv[row * rowBytes + k * 16], 16, uint8_t(0));
+      }
+    r.kv = mla_ref::dequantizeMxfp4(kv.data(), kvScales.data(), call.kvRows, qk,
+                                    scaleStride);
+    kv.resize(std::max<size_t>(kv.size(), size_t(rowBytes)));
+    kvScales.resize(std::max<size_t>(kvScales.size(), size_t(scaleStride)));
+  } else {
+    for (size_t i = 0; i < r.kv.size(); ++i) {
+      kv[i] = mla_ref::encodeFp8(normal(rng) * 64, c.fp8);
+      r.kv[i] = mla_ref::decodeFp8(kv[i], c.fp8) * scale;
+    }
   }
   if (call.nanQ >= 0) {
     q[call.nanQ] = 0x7FC0;
@@ -151,6 +181,11 @@ inline DecodeResult decode(const Compiled &c, const std::string &code,
   a.kv_indptr_host = call.kvHost;
   a.num_splits = call.numSplits;
   a.kv_rows = call.kvRows;
+  if (mxfp4) {
+    a.kv_scales = kvScales.data();
+    a.kv_scales_rows = call.kvRows;
+    a.kv_scales_stride = scaleStride;
+  }
   bool blockTable = d->kv_layout == MLA_KV_BLOCK_TABLE;
   if (d->kv_layout == MLA_KV_TOKEN_INDICES) {
     a.kv_indices = table.data();
@@ -169,8 +204,11 @@ inline DecodeResult decode(const Compiled &c, const std::string &code,
     ws.assign(plan.workspace_bytes + 16, 0xFF);
     dev.registerBuffer(q.data(), q.size() * 2, "q", false);
     if (call.kvRows)
-      dev.registerBuffer(kv.data(), r.kv.size() - call.kvRowsShort * qk, "kv",
-                         false);
+      dev.registerBuffer(kv.data(), (call.kvRows - call.kvRowsShort) * rowBytes,
+                         "kv", false);
+    if (mxfp4 && call.kvRows)
+      dev.registerBuffer(kvScales.data(), call.kvRows * scaleStride,
+                         "kv_scales", false);
     dev.registerBuffer(&scale, 4, "kv_scale", false);
     dev.registerBuffer(qo.data(), qo.size() * 4, "qo_indptr", false);
     if (!blockTable)
