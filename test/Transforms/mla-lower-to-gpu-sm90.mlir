@@ -116,3 +116,39 @@ mla.kernel @fp8(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xbf16>, %out: memref<
   mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
   mla.return
 }
+
+// -----
+
+// mxfp4 (issue 18): the packed tile and its 18-byte scale rows copied as
+// bytes, then decoded into a bf16 tile in shared memory, 8 values a lane
+// per 4-byte read: three byte-table prmt a 4 values (low bytes, sign
+// bytes, high bytes of the bf16 magnitudes), two interleaving them, one
+// bf16 pair multiply by 2^(scale - 127) (the e8m0 code in both exponent
+// fields); the exact integer decode only for batches with extreme scales.
+// CHECK-LABEL: gpu.func @mxfp4
+// CHECK: scf.if
+// CHECK: vector.load {{.*}} : memref<64x304xi8, #gpu.address_space<workgroup>>, vector<4xi8>
+// CHECK: %[[SC:.*]] = arith.muli %{{.*}}, %c8388736_i32 : i32
+// CHECK: %[[LO:.*]] = nvvm.prmt <default> %[[M:.*]], %c-1065353216_i32, %c-1065336832_i32 : i32
+// CHECK: %[[S:.*]] = nvvm.prmt <default> %{{.*}}, %c32768_i32, %c0_i32 : i32
+// CHECK: %[[HI:.*]] = nvvm.prmt <default> %[[M]], %c1061109504_i32, %c1077952576_i32 : i32
+// CHECK: %[[HS:.*]] = arith.ori %[[HI]], %[[S]] : i32
+// CHECK: nvvm.prmt <default> %c20800_i32, %[[LO]], %[[HS]] : i32
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<2xbf16>
+// CHECK: nvvm.prmt <default> %c29538_i32, %[[LO]], %[[HS]] : i32
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<2xbf16>
+// CHECK: vector.store {{.*}}, vector<8xi16>
+// CHECK: nvvm.mma.sync
+mla.kernel @mxfp4(%kv: memref<?x288xi8>, %scales: memref<?x?xi8>, %q: memref<?x576xbf16>, %n: index, %out: memref<?x64xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %d = mla.load %kv[%c0, %c0] bound %n : memref<?x288xi8> -> tensor<64x288xi8>
+  %s = mla.load %scales[%c0, %c0] bound %n : memref<?x?xi8> -> tensor<64x18xi8>
+  // PLACE: :[[@LINE+1]]:8: remark: placement: smem; decoded into a bf16 tile in shared memory
+  %k = mla.dequant %d, %s format "mxfp4" : tensor<64x288xi8>, tensor<64x18xi8> -> tensor<64x576xbf16>
+  %qt = mla.load %q[%b, %c0] : memref<?x576xbf16> -> tensor<16x576xbf16>
+  %sc = mla.dot %qt, %k {transpose_rhs} : tensor<16x576xbf16>, tensor<64x576xbf16> -> tensor<16x64xf32>
+  mla.store %sc, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.return
+}

@@ -241,12 +241,23 @@ mla.decode @small {
 
 // mxfp4 KV (issue 18): the packed tile by the prefetched asynchronous
 // copies, the 18-byte scale rows by byte loads issued together, the bf16
-// decoding stored 16 bytes a lane; no spills.
+// decoding stored 16 bytes a lane; no spills. The decode of a 4-byte read:
+// byte-table prmt lookups (low bytes, sign bytes, high bytes of 4 values),
+// two prmt interleaving them into bf16 pairs, one mul.rn.bf16x2 a pair by
+// the block's scale.
 // MXFP4-REPORT: deepseek_r1_decode_mxfp4_stage1_masked: {{.*}} 0 B spilled, 0 B stack
 // MXFP4-REPORT: deepseek_r1_decode_mxfp4_stage1_mask_free: {{.*}} 0 B spilled, 0 B stack
 // MXFP4-LABEL: .entry deepseek_r1_decode_mxfp4_stage1_masked
 // MXFP4: cp.async.cg.shared.global
 // MXFP4: ld.global.b8
 // MXFP4: ld.global.b8
+// MXFP4: prmt.b32 [[LO:%r[0-9]+]], -1065353216, -1065336832, [[M:%r[0-9]+]];
+// MXFP4-NEXT: prmt.b32 [[S:%r[0-9]+]], 32768, 0, {{%r[0-9]+}};
+// MXFP4-NEXT: prmt.b32 [[HI:%r[0-9]+]], 1061109504, 1077952576, [[M]];
+// MXFP4-NEXT: or.b32 [[HS:%r[0-9]+]], [[S]], [[HI]];
+// MXFP4-NEXT: prmt.b32 [[P0:%r[0-9]+]], [[LO]], [[HS]], 0x5140U;
+// MXFP4-NEXT: mul.rn.bf16x2 {{%r[0-9]+}}, [[SC:%r[0-9]+]], [[P0]];
+// MXFP4-NEXT: prmt.b32 [[P1:%r[0-9]+]], [[LO]], [[HS]], 0x7362U;
+// MXFP4-NEXT: mul.rn.bf16x2 {{%r[0-9]+}}, [[SC]], [[P1]];
 // MXFP4: st.shared.v4.b32
 // MXFP4: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32

@@ -17,8 +17,9 @@ namespace mlir::mla::gpulower {
 // read, one scale byte (shared by the 4 groups of its block) and one
 // 16-byte store, so that a quarter warp's stores cover 128 adjacent bytes
 // (no bank conflict). Where every scale of a batch is 2 .. 252 (every
-// product then a normal bf16), the chip's pair conversion decodes it, one
-// instruction a byte (ChipFacts::mxfp4PairDecode; CDNA4), or else
+// product then a normal bf16), the chip's decode takes it
+// (ChipFacts::mxfp4Decode: CDNA4's pair conversion, one instruction a
+// byte; sm_90's byte tables, about 2.6 operations a value), or else
 // ScalarCodegen's mxfp4ToBf16Normal, about 10 integer operations a value;
 // other batches take mxfp4ToBf16, the host lowering's exact decode
 // (ScalarCodegenTest checks the two agree, the emulator's known answers the
@@ -148,7 +149,7 @@ LogicalResult Lowering::lowerDequant(DequantOp op) {
         [&](OpBuilder &nb, Location l) {
           for (int64_t i = 0; i < batch; ++i) {
             Value it = itemOf(nb, l, at(nb, l, first, i)), s = scaleVals[i];
-            if (target.chip.facts.mxfp4PairDecode) {
+            if (target.chip.facts.mxfp4Decode != Mxfp4Decode::Software) {
               item(nb, l, it, [&](OpBuilder &wb, Location wl, Value word) {
                 return target.mxfp4WordToBf16(wb, wl, word, s);
               });

@@ -199,10 +199,9 @@ public:
   /// value the backend knows to be wave-uniform (held in a scalar
   /// register).
   virtual Value waveUniform(OpBuilder &b, Location loc, Value v) const;
-  /// mxfp4PairDecode: the 8 e2m1 codes of `word` (i32; code n in nibble
-  /// n, little-endian) times 2^(`scale` - 127) (`scale`: the e8m0 code as
-  /// i32, 2 .. 252) as 8 bf16 values (vector<8 x i16>), one instruction a
-  /// byte.
+  /// mxfp4Decode (not Software): the 8 e2m1 codes of `word` (i32; code n
+  /// in nibble n, little-endian) times 2^(`scale` - 127) (`scale`: the
+  /// e8m0 code as i32, 2 .. 252) as 8 bf16 values (vector<8 x i16>).
   virtual Value mxfp4WordToBf16(OpBuilder &b, Location loc, Value word,
                                 Value scale) const;
   /// asyncTileCopy / ldsDmaLoads16: closes the group of this thread's

@@ -132,6 +132,59 @@ public:
         b, loc, vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0}), op);
   }
 
+  /// No e2m1 conversion before sm_100: byte tables. The bf16 bytes of the
+  /// 8 e2m1 magnitudes (0, 0.5, 1, 1.5, 2, 3, 4, 6) are two 8-byte tables
+  /// (low and high bytes); a prmt whose selector is 4 of the word's
+  /// magnitude nibbles picks 4 values' low bytes, another their high
+  /// bytes, a third (on the sign bits, shifted to bit 0 of their nibbles)
+  /// the sign bytes 0x00 / 0x80; two more interleave low and high bytes
+  /// into bf16 pairs; one mul.rn.bf16x2 a pair by 2^(scale - 127) then
+  /// gives the value, exact (scale 2 .. 252: normal products).
+  Value mxfp4WordToBf16(OpBuilder &b, Location loc, Value word,
+                        Value scale) const override {
+    Type i32 = b.getI32Type();
+    auto c = [&](uint32_t v) { return cstI32(b, loc, int64_t(int32_t(v))); };
+    auto prmt = [&](Value lo, Value hi, Value sel) -> Value {
+      return NVVM::PermuteOp::create(b, loc, i32, lo, hi, sel,
+                                     NVVM::PermuteMode::DEFAULT);
+    };
+    auto shr = [&](Value v, int64_t n) -> Value {
+      return arith::ShRUIOp::create(b, loc, v, cstI32(b, loc, n));
+    };
+    Value mag = arith::AndIOp::create(b, loc, word, c(0x77777777));
+    Value sgn = arith::AndIOp::create(b, loc, shr(word, 3), c(0x11111111));
+    // 2^(scale - 127) as a bf16 pair: the code in both exponent fields.
+    auto pairT = VectorType::get({2}, b.getBF16Type());
+    Value mul = vector::BitCastOp::create(
+        b, loc, pairT,
+        vector::BroadcastOp::create(
+            b, loc, VectorType::get({1}, i32),
+            arith::MulIOp::create(b, loc, scale, c(0x00800080))));
+    SmallVector<Value> pairs;
+    for (int64_t half = 0; half < 2; ++half) {
+      Value m = half ? shr(mag, 16) : mag, s = half ? shr(sgn, 16) : sgn;
+      Value lo = prmt(c(0xC0800000), c(0xC0804000), m);
+      Value hi =
+          arith::OrIOp::create(b, loc, prmt(c(0x3F3F3F00), c(0x40404040), m),
+                               prmt(c(0x00008000), c(0), s));
+      for (uint32_t sel : {0x5140u, 0x7362u}) {
+        Value v = vector::BitCastOp::create(
+            b, loc, pairT,
+            vector::BroadcastOp::create(b, loc, VectorType::get({1}, i32),
+                                        prmt(lo, hi, c(sel))));
+        v = arith::MulFOp::create(b, loc, v, mul);
+        pairs.push_back(vector::ExtractOp::create(
+            b, loc,
+            vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), v),
+            ArrayRef<int64_t>{0}));
+      }
+    }
+    return vector::BitCastOp::create(
+        b, loc, VectorType::get({8}, b.getI16Type()),
+        vector::FromElementsOp::create(b, loc, VectorType::get({4}, i32),
+                                       pairs));
+  }
+
   /// sm_90 has no f32 pair -> e4m3 pair instruction the lowering uses.
   std::optional<std::array<Value, 2>> f32PairToFp8(OpBuilder &, Location, Value,
                                                    Value, Type) const override {

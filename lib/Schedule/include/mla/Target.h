@@ -34,6 +34,22 @@ enum class Fp8Decode {
   PackedToF16,
 };
 
+/// How a chip decodes mxfp4 values (e2m1 codes times an e8m0 block scale)
+/// into bf16 where every product is a normal bf16 (the exact decode of the
+/// other scales is ScalarCodegen's on every chip).
+enum class Mxfp4Decode {
+  /// Integer arithmetic on each code (ScalarCodegen's mxfp4ToBf16Normal,
+  /// about 10 operations a value).
+  Software,
+  /// Two codes of a byte times the scale to a bf16 pair in one
+  /// instruction (CDNA4: v_cvt_scalef32_pk_bf16_fp4).
+  ScaledPairConvert,
+  /// Byte-table lookups by the codes (the bf16 bytes of the 8 magnitudes
+  /// and the signs: three prmt a 4 values, two more to interleave them),
+  /// then one bf16 pair multiply by the scale (sm_90: prmt, mul.rn.bf16x2).
+  ByteTables,
+};
+
 /// Whose instruction set a chip runs: picks the target conversions (ROCDL
 /// or NVVM), the binary format and the launcher backend.
 enum class Vendor { Host, AMD, NVIDIA };
@@ -81,11 +97,9 @@ struct ChipFacts {
   /// LDS (canPrefetch). gfx942's LDS DMA moves 4 bytes a lane: four times
   /// the instructions of its dwordx4 loads.
   bool ldsDmaLoads16 = false;
-  /// The two e2m1 codes of a byte times a power-of-two scale (the f32
-  /// operand's exponent) to a bf16 pair in one instruction (CDNA4:
-  /// v_cvt_scalef32_pk_bf16_fp4): the mxfp4 decode's instruction where the
-  /// block scale keeps every product a normal bf16 (e8m0 codes 2 .. 252).
-  bool mxfp4PairDecode = false;
+  /// How the mxfp4 decode turns e2m1 codes into bf16 where the block scale
+  /// keeps every product a normal bf16 (e8m0 codes 2 .. 252).
+  Mxfp4Decode mxfp4Decode = Mxfp4Decode::Software;
 };
 
 /// How the compiler chooses to use the chip: settings measured per chip
