@@ -44,7 +44,8 @@ static const ChipInfo kChips[] = {
                .fp8Decode = Fp8Decode::PackedToF32,
                .fp8PairEncode = true,
                .matrixInstrNames = kGfx942Instrs,
-               .boundsCheckedLoads = true},
+               .boundsCheckedLoads = true,
+               .mxfp4Decode = Mxfp4Decode::ByteTables},
      .tuning = {.unrollTileLoops = true, .rowMaxIgnoresNaN = true}},
     // sm_90 has no fp8 -> bf16 conversion: cvt.rn.f16x2.e4m3x2, widened,
     // is exact and, once shared-memory bank conflicts were gone, measured

@@ -108,3 +108,38 @@ mla.kernel @fp8(%kv: memref<?x64xf8E4M3FNUZ>, %q: memref<?x64xbf16>, %out: memre
   mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
   mla.return
 }
+
+// -----
+
+// mxfp4 (issue 18): no fp4 conversion on CDNA3. Per item of 8 values: the
+// bf16 values of the 8 e2m1 magnitudes with the block's scale added to
+// their exponent fields ((scale - 127) << 7 in both halves; magnitude 0
+// stays 0), split into a low-byte and a high-byte table; v_perm_b32 looks
+// up the even and the odd codes' bytes (one selector byte each), the signs
+// are or-ed into the high bytes, and eight more perms interleave them into
+// pairs in order.
+// CHECK-LABEL: gpu.func @mxfp4
+// CHECK: %[[A2:.*]] = arith.muli %{{.*}}, %c65537_i32 : i32
+// CHECK: %[[T0:.*]] = arith.addi %c1056964608_i32, %{{.*}} : i32
+// CHECK: %[[T1:.*]] = arith.addi %c1069563776_i32, %[[A2]] : i32
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.perm"(%[[T1]], %[[T0]], %c100925952_i32)
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.perm"(%[[T1]], %[[T0]], %c117768961_i32)
+// CHECK: %[[E:.*]] = arith.andi %{{.*}}, %c117901063_i32 : i32
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.perm"(%{{.*}}, %{{.*}}, %[[E]])
+// CHECK: arith.andi %{{.*}}, %c-2139062144_i32 : i32
+// CHECK-COUNT-4: llvm.call_intrinsic "llvm.amdgcn.perm"(%{{.*}}, %{{.*}}, %c{{83952640|117638658}}_i32
+// CHECK-COUNT-4: llvm.call_intrinsic "llvm.amdgcn.perm"(%{{.*}}, %{{.*}}, %c{{84148480|117834498}}_i32
+// CHECK: vector.store {{.*}}, vector<8xi16>
+// CHECK: amdgpu.mfma 16x16x16
+mla.kernel @mxfp4(%kv: memref<?x288xi8>, %scales: memref<?x?xi8>, %q: memref<?x576xbf16>, %n: index, %out: memref<?x16xf32>)
+    attributes {grid = ["batch"], num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %d = mla.load %kv[%c0, %c0] bound %n : memref<?x288xi8> -> tensor<16x288xi8>
+  %s = mla.load %scales[%c0, %c0] bound %n : memref<?x?xi8> -> tensor<16x18xi8>
+  %k = mla.dequant %d, %s format "mxfp4" : tensor<16x288xi8>, tensor<16x18xi8> -> tensor<16x576xbf16>
+  %qt = mla.load %q[%b, %c0] : memref<?x576xbf16> -> tensor<16x576xbf16>
+  %sc = mla.dot %qt, %k {transpose_rhs} : tensor<16x576xbf16>, tensor<16x576xbf16> -> tensor<16x16xf32>
+  mla.store %sc, %out[%b, %c0] : tensor<16x16xf32> -> memref<?x16xf32>
+  mla.return
+}

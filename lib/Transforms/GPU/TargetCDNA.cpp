@@ -143,11 +143,72 @@ public:
                           f32ToOperand(b, loc, extract(f, 1), op));
   }
 
-  /// v_cvt_scalef32_pk_bf16_fp4 through amdgpu.scaled_ext_packed, byte by
-  /// byte; the scale is the f32 whose exponent field is the e8m0 code.
+  /// ScaledPairConvert (CDNA4): v_cvt_scalef32_pk_bf16_fp4 through
+  /// amdgpu.scaled_ext_packed, byte by byte; the scale is the f32 whose
+  /// exponent field is the e8m0 code.
+  /// ByteTables (CDNA3): v_perm_b32 lookups, one selector byte per output
+  /// byte. The bf16 values of the 8 magnitudes, with the scale added to
+  /// their exponent fields (magnitude 0 left 0), are 16 bytes; their low
+  /// bytes and high bytes are two 8-byte tables. The even codes' and the
+  /// odd codes' magnitudes, one a byte, select into both; the sign bits are
+  /// or-ed into the high bytes; four perms make (v0, v2), (v4, v6),
+  /// (v1, v3), (v5, v7) and four more the pairs in order.
   Value mxfp4WordToBf16(OpBuilder &b, Location loc, Value word,
                         Value scale) const override {
     Type i32 = b.getI32Type();
+    auto pack = [&](ArrayRef<Value> pairs) -> Value {
+      return vector::BitCastOp::create(
+          b, loc, VectorType::get({8}, b.getI16Type()),
+          vector::FromElementsOp::create(b, loc, VectorType::get({4}, i32),
+                                         pairs));
+    };
+    if (chip.facts.mxfp4Decode == Mxfp4Decode::ByteTables) {
+      auto c = [&](uint32_t v) { return cstI32(b, loc, int64_t(int32_t(v))); };
+      auto perm = [&](Value lo, Value hi, Value sel) -> Value {
+        return LLVM::CallIntrinsicOp::create(
+                   b, loc, i32, b.getStringAttr("llvm.amdgcn.perm"),
+                   ValueRange{hi, lo, sel})
+            .getResult(0);
+      };
+      auto add = [&](Value x, Value y) -> Value {
+        return arith::AddIOp::create(b, loc, x, y);
+      };
+      auto andc = [&](Value x, uint32_t m) -> Value {
+        return arith::AndIOp::create(b, loc, x, c(m));
+      };
+      auto shift = [&](Value x, int64_t n) -> Value {
+        return n > 0 ? arith::ShLIOp::create(b, loc, x, cstI32(b, loc, n))
+                           .getResult()
+                     : arith::ShRUIOp::create(b, loc, x, cstI32(b, loc, -n))
+                           .getResult();
+      };
+      // (scale - 127) << 7 in both 16-bit halves: no half carries into the
+      // other (the sums stay in 0 .. 0x7F7F for scales 2 .. 252).
+      Value a = arith::SubIOp::create(b, loc, shift(scale, 7), c(127 << 7));
+      Value a2 = arith::MulIOp::create(b, loc, a, c(0x00010001));
+      Value t0 = add(c(0x3F000000), shift(a, 16)), t1 = add(c(0x3FC03F80), a2),
+            t2 = add(c(0x40404000), a2), t3 = add(c(0x40C04080), a2);
+      Value lo0 = perm(t0, t1, c(0x06040200)),
+            lo1 = perm(t2, t3, c(0x06040200));
+      Value hi0 = perm(t0, t1, c(0x07050301)),
+            hi1 = perm(t2, t3, c(0x07050301));
+      Value even = andc(word, 0x07070707),
+            odd = andc(shift(word, -4), 0x07070707);
+      Value loE = perm(lo0, lo1, even), loO = perm(lo0, lo1, odd);
+      Value hiE = arith::OrIOp::create(b, loc, perm(hi0, hi1, even),
+                                       andc(shift(word, 4), 0x80808080));
+      Value hiO = arith::OrIOp::create(b, loc, perm(hi0, hi1, odd),
+                                       andc(word, 0x80808080));
+      // (v0, v2), (v4, v6) from the even bytes, (v1, v3), (v5, v7) from
+      // the odd ones, then the pairs in order.
+      Value e01 = perm(loE, hiE, c(0x05010400)),
+            e23 = perm(loE, hiE, c(0x07030602));
+      Value o01 = perm(loO, hiO, c(0x05010400)),
+            o23 = perm(loO, hiO, c(0x07030602));
+      return pack({perm(e01, o01, c(0x05040100)), perm(e01, o01, c(0x07060302)),
+                   perm(e23, o23, c(0x05040100)),
+                   perm(e23, o23, c(0x07060302))});
+    }
     Value codes = vector::BitCastOp::create(
         b, loc, VectorType::get({8}, b.getType<Float4E2M1FNType>()),
         vector::BroadcastOp::create(b, loc, VectorType::get({1}, i32), word));
@@ -163,10 +224,7 @@ public:
           vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), pair),
           ArrayRef<int64_t>{0}));
     }
-    return vector::BitCastOp::create(
-        b, loc, VectorType::get({8}, b.getI16Type()),
-        vector::FromElementsOp::create(b, loc, VectorType::get({4}, i32),
-                                       pairs));
+    return pack(pairs);
   }
 
   /// v_cvt_pk_fp8_f32 through amdgpu.packed_trunc_2xfp8, after a clamp to

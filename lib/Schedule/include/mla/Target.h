@@ -44,9 +44,11 @@ enum class Mxfp4Decode {
   /// Two codes of a byte times the scale to a bf16 pair in one
   /// instruction (CDNA4: v_cvt_scalef32_pk_bf16_fp4).
   ScaledPairConvert,
-  /// Byte-table lookups by the codes (the bf16 bytes of the 8 magnitudes
-  /// and the signs: three prmt a 4 values, two more to interleave them),
-  /// then one bf16 pair multiply by the scale (sm_90: prmt, mul.rn.bf16x2).
+  /// Byte-table lookups by the codes: the low and the high bytes of the 8
+  /// magnitudes' bf16 values, the signs or-ed in, bytes interleaved into
+  /// pairs. sm_90: prmt on nibble selectors, then one mul.rn.bf16x2 a pair
+  /// by the scale (about 2.6 operations a value); CDNA3: v_perm_b32 on byte
+  /// selectors, the scale added to the tables' exponents first (about 3.6).
   ByteTables,
 };
 
