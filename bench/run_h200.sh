@@ -69,7 +69,7 @@ fi
 # Schedule variants compiled into the artifacts beside the chosen specs
 # (e.g. block_m = 32 copies, named <spec>_m32), checked and timed too.
 extra=$(cd artifacts && ls *_m32.json 2>/dev/null | sed 's/\.json$//' | paste -sd, -)
-step "serving shapes" python3 bench/serving_h200.py "${flashmla[@]}" --extra-specs "$extra" \
+step "serving shapes" python3 bench/serving_h200.py "${flashmla[@]}" "${baseline[@]}" --extra-specs "$extra" \
   --reps 30 --json "$OUT/serving.json"
 step "memcheck (serving shapes)" compute-sanitizer --tool memcheck --error-exitcode 3 \
   python3 bench/serving_h200.py --memcheck-case
@@ -90,7 +90,7 @@ step "memcheck (mxfp4 KV)" compute-sanitizer --tool memcheck --error-exitcode 3 
 step "host time" python3 bench/probe_host.py
 # Every split count of every task shape beside the cost model's choice.
 step "split sweep" python3 bench/sweep_splits.py
-grep -E "^ +[0-9]+/[0-9]+|paged checks|mxfp4 checks|refusal|^geomean (fp8|deepseek)|paged 64 /|malformed table|^[0-9]+x8192 (fp8|bf16): contiguous|^[0-9]+x[0-9]+: call|serving checks|MTP 2 /|FlashMLA =|_m32:|bf16 task|^[0-9]+x8192 .*q_seq_len|geomean|memory bandwidth|failed|memcheck case|ERROR SUMMARY|relative error|chosen|bad inputs refused|indptr battery|^FAIL" "$OUT/log.txt" |
+grep -E "^ +[0-9]+/[0-9]+|paged checks|mxfp4 checks|refusal|^geomean (fp8|deepseek)|paged 64 /|malformed table|^[0-9]+x8192 (fp8|bf16): contiguous|^[0-9]+x[0-9]+: call|serving checks|MTP 2 /|FlashMLA =|_m32:|bf16 task|^task [0-9]|^[0-9]+x8192 .*q_seq_len|geomean|memory bandwidth|failed|memcheck case|ERROR SUMMARY|relative error|chosen|bad inputs refused|indptr battery|^FAIL" "$OUT/log.txt" |
   grep -v " ok$" | tail -40
 printf '%s\n' "${summary[@]}"
 exit $status

@@ -2,7 +2,7 @@
 (q_seq_len > 1, causal) and 128 heads, checked and timed, FlashMLA beside.
 
     MLA_ARTIFACTS=artifacts PYTHONPATH=python python3 bench/serving_h200.py \
-        [--flashmla DIR] [--json out.json] [--memcheck-case]
+        [--flashmla DIR] [--baseline seed_triton_nv.py] [--json out.json] [--memcheck-case]
 
 Checks: through custom_kernel (the task's interface; the spec is picked from
 q's shape), fresh random inputs (seed printed), the output poisoned with
@@ -15,10 +15,13 @@ Timing (bench_h200's method): L2 flushed before each call, CUDA events around
 the whole call, median of --reps, queued. Ours: fp8 KV (the H200 default
 spec family, qp16) q_seq_len 1 and 2 at 64 x 8192 and 256 x 8192, 128 heads
 at 64 x 8192 in fp8 and bf16; FlashMLA (built from source, --flashmla): bf16
-KV, paged 64, the same shapes (causal for q_seq_len 2).
+KV, paged 64, the same shapes (causal for q_seq_len 2). With FlashMLA, the
+task's 8 shapes in the same process: FlashMLA and ours on bf16 KV, ours and
+the seed port (--baseline) on fp8 KV.
 Exits 1 if a check fails.
 """
 import argparse
+import importlib.util
 import math
 import os
 import sys
@@ -65,6 +68,8 @@ def flashmla_fn(fm, data, s_q, causal):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--flashmla", help="folder with FlashMLA's built flash_mla module")
+    ap.add_argument("--baseline", help="module with custom_kernel(data) (the seed port) to "
+                                       "time on the task shapes beside ours and FlashMLA")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--json")
     ap.add_argument("--extra-specs", default="",
@@ -129,27 +134,52 @@ def main():
                   if "ours_mask_free_us" in row else "")
             print(f"{bs}x{kv} {fmt} q_seq_len {s_q} heads {heads}: ours {t:.1f} us{mf}{fl}")
     results["timing"] = rows
-    # bf16 KV on the task's 8 shapes (q_seq_len 1, 16 heads), ours (masked
-    # default, and mask-free with host lengths) beside FlashMLA: the
-    # comparison issue #19 tracks, in this run.
+    # The task's 8 shapes (q_seq_len 1, 16 heads) with every implementation
+    # in this one process (issue #19's anchor table): FlashMLA on bf16 KV,
+    # ours on bf16 KV (masked default, and mask-free with host lengths) and
+    # on fp8 KV, and the seed port (--baseline) on fp8 KV, each on its own
+    # fresh inputs of the shape.
     if fm is not None:
-        g_ours, g_mf, g_fm = [], [], []
+        baseline = None
+        if args.baseline:
+            bspec = importlib.util.spec_from_file_location("baseline", args.baseline)
+            baseline = importlib.util.module_from_spec(bspec)
+            bspec.loader.exec_module(baseline)
+        cols = {"flashmla_us": [], "ours_us": [], "ours_mask_free_us": [], "ours_fp8_us": []}
+        if baseline:
+            cols["seed_fp8_us"] = []
         for bs, kv in B.TASK_SHAPES:
+            row = dict(bs=bs, kv=kv)
             data, _ = make_inputs([kv] * bs, 1, 16, "bf16", seed)
-            t = B.time_call(mla_torch.custom_kernel, data, args.reps, flush, synced=False)
-            tf = B.time_call(flashmla_fn(fm, data, 1, False), None, args.reps, flush,
-                             synced=False)
+            row["flashmla_us"] = B.time_call(flashmla_fn(fm, data, 1, False), None, args.reps,
+                                             flush, synced=False)
+            row["ours_us"] = B.time_call(mla_torch.custom_kernel, data, args.reps, flush,
+                                         synced=False)
             data[4]["kv_indptr_host"] = data[3].tolist()
-            tm = B.time_call(mla_torch.custom_kernel, data, args.reps, flush, synced=False)
-            g_ours.append(t), g_mf.append(tm), g_fm.append(tf)
-            print(f"bf16 task {bs}x{kv}: ours {t:.1f} us, mask-free {tm:.1f} us, "
-                  f"FlashMLA {tf:.1f} us")
-            results.setdefault("bf16_task", []).append(dict(bs=bs, kv=kv, ours_us=t,
-                                                            ours_mask_free_us=tm,
-                                                            flashmla_us=tf))
+            row["ours_mask_free_us"] = B.time_call(mla_torch.custom_kernel, data, args.reps,
+                                                   flush, synced=False)
+            del data
+            data, _ = make_inputs([kv] * bs, 1, 16, "fp8", seed)
+            row["ours_fp8_us"] = B.time_call(mla_torch.custom_kernel, data, args.reps, flush,
+                                             synced=False)
+            if baseline:
+                row["seed_fp8_us"] = B.time_call(baseline.custom_kernel, data, args.reps, flush,
+                                                 synced=False)
+            del data
+            for k in cols:
+                cols[k].append(row[k])
+            print(f"task {bs}x{kv}: FlashMLA bf16 {row['flashmla_us']:.1f} us, ours bf16 "
+                  f"{row['ours_us']:.1f} (mask-free {row['ours_mask_free_us']:.1f}), ours fp8 "
+                  f"{row['ours_fp8_us']:.1f}"
+                  + (f", seed port fp8 {row['seed_fp8_us']:.1f}" if baseline else ""))
+            results.setdefault("bf16_task", []).append(row)
         gm = lambda v: math.exp(sum(map(math.log, v)) / len(v))  # noqa: E731
-        print(f"bf16 task geomean: ours {gm(g_ours):.1f} us, mask-free {gm(g_mf):.1f} us, "
-              f"FlashMLA {gm(g_fm):.1f} us ({gm(g_ours) / gm(g_fm):.2f}x)")
+        g = {k: gm(v) for k, v in cols.items()}
+        results["task_geomean_us"] = g
+        print(f"bf16 task geomean: ours {g['ours_us']:.1f} us, mask-free "
+              f"{g['ours_mask_free_us']:.1f} us, FlashMLA {g['flashmla_us']:.1f} us "
+              f"({g['ours_us'] / g['flashmla_us']:.2f}x); ours fp8 {g['ours_fp8_us']:.1f} us"
+              + (f", seed port fp8 {g['seed_fp8_us']:.1f} us" if baseline else ""))
 
     def find(bs, fmt, s_q, heads, key="ours_us"):
         return next(r[key] for r in rows
