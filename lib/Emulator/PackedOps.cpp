@@ -160,6 +160,18 @@ template <bool Bf8> bool vcvtF32F8(Exec &x, const Inst &in) {
   return true;
 }
 
+/// The scaled conversions' result for lane l: `a`, `b` as a bf16 pair
+/// (RNE, `a` in the low half) or as two f32 registers.
+template <bool ToBf16>
+void setScaledPair(Exec &x, const Inst &in, unsigned l, float a, float b) {
+  if (ToBf16) {
+    x.setV(in.defs[0], l, U32(f32ToBf16(a)) | U32(f32ToBf16(b)) << 16);
+  } else {
+    x.setV(in.defs[0], l, asU(a), 0);
+    x.setV(in.defs[0], l, asU(b), 1);
+  }
+}
+
 /// gfx950 v_cvt_scalef32_pk_{bf16,f32}_fp8: two codes of word op_sel[0] of
 /// S0, times the scale S1 (its exponent: 2^(exp - 127)), to bf16 (RNE) or f32.
 template <bool ToBf16, bool Bf8> bool vcvtScaleF8(Exec &x, const Inst &in) {
@@ -171,14 +183,8 @@ template <bool ToBf16, bool Bf8> bool vcvtScaleF8(Exec &x, const Inst &in) {
       U32 v = x.u32(in.srcs[0], l) >> (hiWord ? 16 : 0);
       U32 sbits = x.u32(in.srcs[1], l);
       double scale = e8m0(uint8_t(sbits >> 23));
-      float a = float(decodeMini(v & 0xff, f) * scale),
-            b = float(decodeMini((v >> 8) & 0xff, f) * scale);
-      if (ToBf16) {
-        x.setV(in.defs[0], l, U32(f32ToBf16(a)) | U32(f32ToBf16(b)) << 16);
-      } else {
-        x.setV(in.defs[0], l, asU(a), 0);
-        x.setV(in.defs[0], l, asU(b), 1);
-      }
+      setScaledPair<ToBf16>(x, in, l, float(decodeMini(v & 0xff, f) * scale),
+                            float(decodeMini((v >> 8) & 0xff, f) * scale));
     }
   return true;
 }
@@ -195,14 +201,8 @@ template <bool ToBf16> bool vcvtScaleF4(Exec &x, const Inst &in) {
     if (e >> l & 1) {
       U32 v = x.u32(in.srcs[0], l) >> (8 * byte);
       double scale = e8m0(uint8_t(x.u32(in.srcs[1], l) >> 23));
-      float a = float(decodeMini(v & 0xf, kE2M1) * scale),
-            b = float(decodeMini((v >> 4) & 0xf, kE2M1) * scale);
-      if (ToBf16) {
-        x.setV(in.defs[0], l, U32(f32ToBf16(a)) | U32(f32ToBf16(b)) << 16);
-      } else {
-        x.setV(in.defs[0], l, asU(a), 0);
-        x.setV(in.defs[0], l, asU(b), 1);
-      }
+      setScaledPair<ToBf16>(x, in, l, float(decodeMini(v & 0xf, kE2M1) * scale),
+                            float(decodeMini((v >> 4) & 0xf, kE2M1) * scale));
     }
   return true;
 }

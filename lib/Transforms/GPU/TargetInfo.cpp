@@ -139,7 +139,7 @@ SmallVector<Value> TargetInfo::ldmatrixX4(OpBuilder &, Location, Value, Value,
   missing("ldmatrix");
 }
 Value TargetInfo::mxfp4WordToBf16(OpBuilder &, Location, Value, Value) const {
-  missing("an mxfp4 pair decode");
+  missing("an mxfp4 decode instruction sequence");
 }
 void TargetInfo::waitForPrerequisiteGrid(OpBuilder &, Location) const {
   missing("a dependent-launch wait");
