@@ -82,7 +82,7 @@ step "memcheck (paged KV)" compute-sanitizer --tool memcheck --error-exitcode 3 
 # mxfp4 KV (issue 18): the task's third format against the float32
 # reference on the dequantised cache, timed beside fp8 (and the schedule
 # variants make artifacts compiles).
-mx=$(cd artifacts && ls deepseek_r1_decode_mxfp4_*.json 2>/dev/null | sed 's/\.json$//' | paste -sd, -)
+mx=$(cd artifacts && ls deepseek_r1_decode_mxfp4*.json 2>/dev/null | sed 's/\.json$//' | paste -sd, -)
 step "mxfp4 KV" python3 bench/mxfp4_h200.py --variants "$mx" --reps 30 --json "$OUT/mxfp4.json"
 step "memcheck (mxfp4 KV)" compute-sanitizer --tool memcheck --error-exitcode 3 \
   python3 bench/mxfp4_h200.py --memcheck-case

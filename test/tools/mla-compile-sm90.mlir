@@ -12,6 +12,7 @@
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_paged64.mlir --chip=sm_90 -o %t/paged | FileCheck %s --check-prefix=PAGED-REPORT
 // RUN: mla-compile %kernels/deepseek_r1_decode_mxfp4.mlir --chip=sm_90 -o %t/mxfp4 | FileCheck %s --check-prefix=MXFP4-REPORT
 // RUN: FileCheck %s --check-prefix=MXFP4 < %t/mxfp4/deepseek_r1_decode_mxfp4.ptx
+// RUN: mla-compile %kernels/deepseek_r1_decode_mxfp4_n32.mlir --chip=sm_90 -o %t/mxfp4n32 | FileCheck %s --check-prefix=MXFP4-N32
 // RUN: FileCheck %s --check-prefix=PAGED < %t/paged/deepseek_r1_decode_fp8_qp16_paged64.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_mtp2.mlir --chip=sm_90 -o %t/mtp2 | FileCheck %s --check-prefix=MTP2-REPORT
 // RUN: mla-compile %kernels/deepseek_r1_decode_bf16_h128.mlir --chip=sm_90 -o %t/h128 | FileCheck %s --check-prefix=H128-REPORT
@@ -247,6 +248,9 @@ mla.decode @small {
 // the block's scale.
 // MXFP4-REPORT: deepseek_r1_decode_mxfp4_stage1_masked: {{.*}} 0 B spilled, 0 B stack
 // MXFP4-REPORT: deepseek_r1_decode_mxfp4_stage1_mask_free: {{.*}} 0 B spilled, 0 B stack
+// The H200's mxfp4 spec, 32-token tiles: 3 programs per SM.
+// MXFP4-N32: deepseek_r1_decode_mxfp4_n32_stage1_masked: {{.*}} 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 3 programs/SM
+// MXFP4-N32: deepseek_r1_decode_mxfp4_n32_stage1_mask_free: {{.*}} 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 3 programs/SM
 // MXFP4-LABEL: .entry deepseek_r1_decode_mxfp4_stage1_masked
 // MXFP4: cp.async.cg.shared.global
 // MXFP4: ld.global.b8

@@ -333,6 +333,8 @@ TEST(DecodeNumericsServing, CausalTokensAndHeadGroups) {
       {1, 16, 0, "deepseek_r1_decode_mxfp4.mlir", "block_table", 64},
       {2, 32, 0, "deepseek_r1_decode_mxfp4.mlir", "token_indices", 1},
       {1, 16, 0, "deepseek_r1_decode_mxfp4.mlir", "block_table", 16},
+      // The H200's mxfp4 spec: 32-token tiles.
+      {2, 16, 0, "deepseek_r1_decode_mxfp4_n32.mlir"},
   };
   for (const ServingCase &sc : cases) {
     std::string label = std::string(sc.file) + " q_seq_len " +
