@@ -217,8 +217,17 @@ mla.kernel @qk_split(%kv: memref<?x192xf8E4M3FN>, %qs: memref<?x192xf8E4M3FN>, %
 // conversion whose f32 scale is the e8m0 code in the exponent field; a
 // branch per batch of rounds takes the exact integer decode only for
 // extreme scales.
+// The scale rows (64 x 18 bytes over 256 lanes: 4.5 rounds) are copied
+// straight-line, all five loads before the first store (one wait), the
+// last round guarded; no loop.
 // CHECK-LABEL: gpu.func @mxfp4
 // CHECK: rocdl.raw.ptr.buffer.load
+// CHECK-NOT: scf.for
+// CHECK-COUNT-5: vector.load %arg1[{{.*}}] : memref<?x?xi8>, vector<1xi8>
+// CHECK-NOT: scf.for
+// CHECK-COUNT-4: vector.store {{.*}} : memref<64x34xi8, #gpu.address_space<workgroup>>, vector<1xi8>
+// CHECK: scf.if
+// CHECK-NEXT: vector.store {{.*}} : memref<64x34xi8, #gpu.address_space<workgroup>>, vector<1xi8>
 // CHECK: memref.load {{.*}} : memref<64x34xi8, #gpu.address_space<workgroup>>
 // CHECK: scf.if
 // CHECK: vector.load {{.*}} : memref<64x304xi8, #gpu.address_space<workgroup>>, vector<4xi8>
