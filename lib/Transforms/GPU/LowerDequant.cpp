@@ -20,11 +20,10 @@ namespace mlir::mla::gpulower {
 // product then a normal bf16), the chip's decode takes it
 // (ChipFacts::mxfp4Decode: CDNA4's pair conversion, one instruction a
 // byte; sm_90's and CDNA3's byte tables, about 2.6 and 3.6 operations a
-// value), or else
-// ScalarCodegen's mxfp4ToBf16Normal, about 10 integer operations a value;
-// other batches take mxfp4ToBf16, the host lowering's exact decode
-// (ScalarCodegenTest checks the two agree, the emulator's known answers the
-// instruction).
+// value), or else ScalarCodegen's mxfp4ToBf16Normal, about 10 integer
+// operations a value; other batches take mxfp4ToBf16, the host lowering's
+// exact decode (ScalarCodegenTest checks the two agree, the emulator's
+// known answers the instruction).
 /// Rounds of items decoded under one branch: their scales and codes stay
 /// live together (sm_90 with 4 warps spilled with a whole tile's 36).
 constexpr int64_t kDequantBatch = 9;

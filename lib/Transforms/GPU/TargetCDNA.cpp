@@ -156,12 +156,6 @@ public:
   Value mxfp4WordToBf16(OpBuilder &b, Location loc, Value word,
                         Value scale) const override {
     Type i32 = b.getI32Type();
-    auto pack = [&](ArrayRef<Value> pairs) -> Value {
-      return vector::BitCastOp::create(
-          b, loc, VectorType::get({8}, b.getI16Type()),
-          vector::FromElementsOp::create(b, loc, VectorType::get({4}, i32),
-                                         pairs));
-    };
     if (chip.facts.mxfp4Decode == Mxfp4Decode::ByteTables) {
       auto c = [&](uint32_t v) { return cstI32(b, loc, int64_t(int32_t(v))); };
       auto perm = [&](Value lo, Value hi, Value sel) -> Value {
@@ -205,9 +199,10 @@ public:
             e23 = perm(loE, hiE, c(0x07030602));
       Value o01 = perm(loO, hiO, c(0x05010400)),
             o23 = perm(loO, hiO, c(0x07030602));
-      return pack({perm(e01, o01, c(0x05040100)), perm(e01, o01, c(0x07060302)),
-                   perm(e23, o23, c(0x05040100)),
-                   perm(e23, o23, c(0x07060302))});
+      return bf16PairsToVector8(
+          b, loc,
+          {perm(e01, o01, c(0x05040100)), perm(e01, o01, c(0x07060302)),
+           perm(e23, o23, c(0x05040100)), perm(e23, o23, c(0x07060302))});
     }
     Value codes = vector::BitCastOp::create(
         b, loc, VectorType::get({8}, b.getType<Float4E2M1FNType>()),
@@ -224,7 +219,7 @@ public:
           vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), pair),
           ArrayRef<int64_t>{0}));
     }
-    return pack(pairs);
+    return bf16PairsToVector8(b, loc, pairs);
   }
 
   /// v_cvt_pk_fp8_f32 through amdgpu.packed_trunc_2xfp8, after a clamp to

@@ -162,4 +162,12 @@ Value f32ToOperand(OpBuilder &b, Location loc, Value x, Type op) {
   return f32HighHalf(b, loc, x);
 }
 
+Value bf16PairsToVector8(OpBuilder &b, Location loc, ArrayRef<Value> pairs) {
+  assert(pairs.size() == 4 && "four bf16 pairs");
+  return vector::BitCastOp::create(
+      b, loc, VectorType::get({8}, b.getI16Type()),
+      vector::FromElementsOp::create(
+          b, loc, VectorType::get({4}, b.getI32Type()), pairs));
+}
+
 } // namespace mlir::mla::gpulower

@@ -68,6 +68,9 @@ inline Value bitcastToVector(OpBuilder &b, Location loc, Value x,
 Value f32HighHalf(OpBuilder &b, Location loc, Value x);
 /// An f32 holding an fp8 value as stored `op` (bf16 or f16; i16): exact.
 Value f32ToOperand(OpBuilder &b, Location loc, Value x, Type op);
+/// Four bf16 pairs (i32 each, the low half first) as the 8 stored values
+/// they hold (vector<8 x i16>): what mxfp4WordToBf16 returns.
+Value bf16PairsToVector8(OpBuilder &b, Location loc, ArrayRef<Value> pairs);
 
 //===----------------------------------------------------------------------===//
 // The target interface

@@ -179,10 +179,7 @@ public:
             ArrayRef<int64_t>{0}));
       }
     }
-    return vector::BitCastOp::create(
-        b, loc, VectorType::get({8}, b.getI16Type()),
-        vector::FromElementsOp::create(b, loc, VectorType::get({4}, i32),
-                                       pairs));
+    return bf16PairsToVector8(b, loc, pairs);
   }
 
   /// sm_90 has no f32 pair -> e4m3 pair instruction the lowering uses.
