@@ -183,10 +183,48 @@ const MatrixInstr kMmaSyncM16n8k16F16{
     {kNvCLane, kNvCElem, 16, 8},
     /*aByLdmatrix=*/true};
 
+// NVIDIA wgmma m64nNk16 (sm_90a), one warp's view, transposed (see
+// MatrixInstr::smemOperands). The instruction's accumulator: thread
+// t = 32 w + 4 g + q, register i holds D[m][n] with
+// m = 16 w + g + 8 ((i >> 1) & 1), n = 2 q + (i & 1) + 8 (i >> 2)
+// (PTX ISA, "Register fragment: matrix D", m64nNk16). Transposed, the
+// lowering's row is n and its column m - 16 w: a warp holds 16 columns.
+const Coord kWgCLane[] = {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}};
+const Coord kWgCElem[] = {{1, 0}, {0, 8}, {8, 0}};
+const MatrixInstr kWgmmaM64k16Bf16{
+    "wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16",
+    16,
+    16,
+    16,
+    32,
+    MatrixElem::BF16,
+    MatrixElem::F32,
+    {{}, {}, 16, 16},
+    {{}, {}, 16, 16},
+    {kWgCLane, kWgCElem, 16, 16},
+    /*aByLdmatrix=*/false,
+    /*warpsPerInstr=*/4,
+    /*smemOperands=*/true};
+const MatrixInstr kWgmmaM64k16F16{
+    "wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16",
+    16,
+    16,
+    16,
+    32,
+    MatrixElem::F16,
+    MatrixElem::F32,
+    {{}, {}, 16, 16},
+    {{}, {}, 16, 16},
+    {kWgCLane, kWgCElem, 16, 16},
+    /*aByLdmatrix=*/false,
+    /*warpsPerInstr=*/4,
+    /*smemOperands=*/true};
+
 const MatrixInstr *const kAll[] = {
     &kMfma16x16x16Bf16,    &kMfma16x16x32Bf16,    &kMfma16x16x16F16,
     &kMfma16x16x32F16,     &kMfma16x16x32Fp8Fn,   &kMfma16x16x32Fp8Fnuz,
-    &kMfma16x16x128F8f6f4, &kMmaSyncM16n8k16Bf16, &kMmaSyncM16n8k16F16};
+    &kMfma16x16x128F8f6f4, &kMmaSyncM16n8k16Bf16, &kMmaSyncM16n8k16F16,
+    &kWgmmaM64k16Bf16,     &kWgmmaM64k16F16};
 
 } // namespace
 
@@ -224,6 +262,18 @@ mlir::mla::transposedReads(const LaneLayout &layout, unsigned elemBits) {
   for (int64_t r = 0; r < layout.elemsPerLane() / rows; ++r)
     t.runOffsets.push_back(layout.map(0, r * rows));
   return t;
+}
+
+int64_t mlir::mla::smemCoreOffset(int64_t row, int64_t col, int64_t cols) {
+  return ((row / 8) * (cols / 8) + col / 8) * 128 + (row % 8) * 16 +
+         (col % 8) * 2;
+}
+
+uint64_t mlir::mla::wgmmaDescriptor(uint32_t addr, int64_t leadingBytes,
+                                    int64_t strideBytes) {
+  auto field = [](uint64_t bytes) { return (bytes >> 4) & 0x3FFF; };
+  return field(addr) | field(uint64_t(leadingBytes)) << 16 |
+         field(uint64_t(strideBytes)) << 32;
 }
 
 llvm::ArrayRef<const MatrixInstr *> mlir::mla::knownMatrixInstrs() {

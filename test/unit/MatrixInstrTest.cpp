@@ -373,9 +373,18 @@ TEST(Descriptors, GroupedKStepsOfMmaSyncAreSixteenBytes) {
       EXPECT_EQ(g->b().map(lane, i), (Coord{16 * (lane % 4) + i, lane / 4}));
 }
 
+/// The instructions whose operands come from registers (every one but
+/// wgmma, whose descriptors the Wgmma tests below check).
+static std::vector<const MatrixInstr *> registerOperandInstrs() {
+  std::vector<const MatrixInstr *> out;
+  for (const MatrixInstr *mi : knownMatrixInstrs())
+    if (!mi->smemOperands)
+      out.push_back(mi);
+  return out;
+}
+
 INSTANTIATE_TEST_SUITE_P(AllInstrs, Descriptors,
-                         ::testing::ValuesIn(knownMatrixInstrs().begin(),
-                                             knownMatrixInstrs().end()),
+                         ::testing::ValuesIn(registerOperandInstrs()),
                          [](const auto &info) {
                            std::string s;
                            for (char ch : info.param->name)
@@ -473,7 +482,7 @@ TEST(Descriptors, F8f6f4InterleavedKMattersWithScales) {
 // elements.
 TEST(Descriptors, TransposedReadsGiveTheBLayout) {
   int fits = 0;
-  for (const MatrixInstr *mi : knownMatrixInstrs())
+  for (const MatrixInstr *mi : registerOperandInstrs())
     for (unsigned bits : {8u, 16u}) {
       auto t = transposedReads(mi->b, bits);
       int64_t rows = 64 / bits;
@@ -549,6 +558,110 @@ TEST(Descriptors, ChipsListTheirInstructions) {
                                 ? MatrixElem::F8E4M3FN
                                 : MatrixElem::F8E4M3FNUZ);
     }
+}
+
+// wgmma m64nNk16's accumulator (PTX ISA, "Register fragment: matrix D" of
+// wgmma .m64nNk16): thread t = 32 w + 4 g + q, register i holds D[m][n],
+// m = 16 w + g + 8 ((i >> 1) & 1), n = 2 q + (i & 1) + 8 (i >> 2). The
+// descriptor is one warp's view of one 16-row N block, transposed (its
+// row = n, its column = m - 16 w): register 8 b + e of an instruction with
+// N = 16 B is element e of block b.
+TEST(Wgmma, AccumulatorIsTheTransposedPtxFragment) {
+  for (llvm::StringRef name :
+       {"wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16",
+        "wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16"}) {
+    const MatrixInstr *mi = lookupMatrixInstr(name);
+    ASSERT_NE(mi, nullptr) << name.str();
+    EXPECT_TRUE(mi->smemOperands);
+    EXPECT_EQ(mi->warpsPerInstr, 4);
+    EXPECT_EQ(mi->c.elemsPerLane(), 8);
+    for (int64_t n16 : {16, 32, 64}) // N = heads x query tokens
+      for (int64_t t = 0; t < 128; ++t)
+        for (int64_t i = 0; i < n16 / 2; ++i) {
+          int64_t w = t / 32, g = (t % 32) / 4, q = t % 4;
+          int64_t m = 16 * w + g + 8 * ((i >> 1) & 1);
+          int64_t n = 2 * q + (i & 1) + 8 * (i >> 2);
+          Coord got = mi->c.map(t % 32, i % 8);
+          EXPECT_EQ(got.row + 16 * (i / 8), n) << name.str() << " t " << t;
+          EXPECT_EQ(got.col + 16 * w, m) << name.str() << " t " << t;
+        }
+  }
+}
+
+// The canonical layouts without swizzle (PTX ISA, "Shared Memory Matrix
+// Layout", and CUTLASS's make_gmma_desc, INTERLEAVE), in 16-byte units T:
+//   K-major:  ((8, m), (T, 2)) : ((1, SBO), (1, LBO)) - core matrices of 8
+//             rows along M / N, 16 bytes of K each; the next along K at LBO,
+//             along M / N at SBO;
+//   MN-major: ((T, m), (8, k)) : ((1, SBO), (1, LBO)) - 16 bytes along M / N
+//             in 8 rows of K; the next along M / N at SBO, along K at LBO.
+// Modelled here as the bytes the tensor cores read for element (mn, k) of
+// one m64 x k16 (A) or n x k16 (B) operand from a descriptor; every one
+// must be the element the compiler stored there (smemCoreOffset), for both
+// uses of a KV tile: K-major as K in S^T = K Q^T, MN-major as V^T in
+// O^T = V^T P^T.
+static int64_t kMajorByte(int64_t mn, int64_t k, int64_t lbo, int64_t sbo) {
+  return (mn % 8) * 16 + (mn / 8) * sbo + (k % 8) * 2 + (k / 8) * lbo;
+}
+static int64_t mnMajorByte(int64_t mn, int64_t k, int64_t lbo, int64_t sbo) {
+  return (mn % 8) * 2 + (mn / 8) * sbo + (k % 8) * 16 + (k / 8) * lbo;
+}
+
+TEST(Wgmma, CoreTiledTilesAreBothOperandLayouts) {
+  const int64_t rows = 64, cols = 576; // a KV tile: tokens x (512 + 64)
+  // Every element once, 16-byte runs of 8 consecutive columns.
+  std::set<int64_t> seen;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      int64_t at = smemCoreOffset(r, c, cols);
+      EXPECT_TRUE(seen.insert(at).second);
+      EXPECT_EQ(at % 2, 0);
+      if (c % 8)
+        EXPECT_EQ(at, smemCoreOffset(r, c - 1, cols) + 2);
+    }
+  EXPECT_EQ(*seen.rbegin(), rows * cols * 2 - 2);
+  // S^T = K Q^T: A = K, M = tokens, K = dims; step s at columns 16 s.
+  int64_t lbo = 128, sbo = cols / 8 * 128;
+  for (int64_t s = 0; s < cols / 16; ++s) {
+    int64_t start = smemCoreOffset(0, 16 * s, cols);
+    for (int64_t m = 0; m < 64; ++m)
+      for (int64_t k = 0; k < 16; ++k)
+        ASSERT_EQ(start + kMajorByte(m, k, lbo, sbo),
+                  smemCoreOffset(m, 16 * s + k, cols))
+            << "step " << s << " m " << m << " k " << k;
+  }
+  // O^T = V^T P^T: A = V^T, M = value dims (block j: 64 j ..), K = tokens
+  // (step s: 16 s ..). MN-major: next 8 dims 128 bytes on, next 8 tokens a
+  // band on.
+  lbo = cols / 8 * 128;
+  sbo = 128;
+  for (int64_t j = 0; j < 8; ++j)
+    for (int64_t s = 0; s < rows / 16; ++s) {
+      int64_t start = smemCoreOffset(16 * s, 64 * j, cols);
+      for (int64_t m = 0; m < 64; ++m)
+        for (int64_t k = 0; k < 16; ++k)
+          ASSERT_EQ(start + mnMajorByte(m, k, lbo, sbo),
+                    smemCoreOffset(16 * s + k, 64 * j + m, cols))
+              << "block " << j << " step " << s << " m " << m << " k " << k;
+    }
+  // B = P (16 heads x 64 tokens, K-major): N = heads.
+  for (int64_t s = 0; s < 4; ++s) {
+    int64_t start = smemCoreOffset(0, 16 * s, 64);
+    for (int64_t n = 0; n < 16; ++n)
+      for (int64_t k = 0; k < 16; ++k)
+        ASSERT_EQ(start + kMajorByte(n, k, 128, 64 / 8 * 128),
+                  smemCoreOffset(n, 16 * s + k, 64));
+  }
+}
+
+TEST(Wgmma, DescriptorBits) {
+  // Start address, leading and stride byte offsets >> 4 at bits 0, 16, 32;
+  // swizzle (bits 62-63) none.
+  EXPECT_EQ(wgmmaDescriptor(0x400, 128, 9216),
+            uint64_t(0x40) | uint64_t(8) << 16 | uint64_t(576) << 32);
+  EXPECT_EQ(wgmmaDescriptor(0x3FFF0, 16, 16) & 0x3FFF, 0x3FFFu);
+  EXPECT_EQ(wgmmaDescriptor(0, 0, 0), 0u);
+  EXPECT_EQ(wgmmaDescriptor(0x12340, 0x80, 0x400) >> 62, 0u);
 }
 
 } // namespace

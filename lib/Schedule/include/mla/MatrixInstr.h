@@ -56,6 +56,18 @@ struct MatrixInstr {
   /// lane's register j holding row l / 4 + 8 (j mod 2), columns
   /// 2 (l mod 4) + {0, 1} + 8 (j / 2).
   bool aByLdmatrix = false;
+  /// Warps that issue one instruction together (wgmma: a warpgroup of 4).
+  int64_t warpsPerInstr = 1;
+  /// Both operands are read from shared memory by the tensor cores through
+  /// matrix descriptors (sm_90a wgmma), in core matrices of 8 rows x 16
+  /// bytes (smemCoreOffset); `a` and `b` are then empty. Such an
+  /// instruction runs *transposed*: for a dot C = L R (or L R^T) its own A
+  /// is R^T (R), its own B is L^T, its M (64) runs along C's columns and its
+  /// N along C's rows, m x n here being one warp's part of C as the
+  /// lowering sees it (16 rows of a 16 x N block, 16 of the warpgroup's 64
+  /// columns). `c` maps this warp's accumulator registers of one N block of
+  /// 16 rows: rows 16 b + ... are registers 8 b + ... of the instruction.
+  bool smemOperands = false;
   /// Operand packing: element i sits in 32-bit register i * bits / 32 at
   /// bit (i * bits) % 32 (little endian), for every instruction here.
 };
@@ -119,6 +131,26 @@ struct TransposedReads {
 /// f8f6f4 16x16x128 B with 8-bit: four).
 std::optional<TransposedReads> transposedReads(const LaneLayout &layout,
                                                unsigned elemBits);
+
+/// The byte offset of element (row, col) in a shared-memory tile of 16-bit
+/// elements stored as wgmma's canonical core matrices without swizzle:
+/// 8 x 8 blocks of 128 contiguous bytes (row r of a block at 16 r), the
+/// blocks of an 8-row band one after another along the columns, the bands
+/// one after another: ((row / 8) * (cols / 8) + col / 8) * 128 +
+/// (row % 8) * 16 + (col % 8) * 2. The same bytes are a K-major operand
+/// (rows = M or N, columns = K: next block along K 128 bytes on, next band
+/// cols / 8 * 128) and an MN-major one (rows = K, columns = M or N).
+int64_t smemCoreOffset(int64_t row, int64_t col, int64_t cols);
+
+/// The 64-bit wgmma matrix descriptor of an operand at shared address
+/// `addr` (16-byte aligned) without swizzle: bits 0-13 addr >> 4, 16-29 the
+/// leading-dimension byte offset >> 4, 32-45 the stride-dimension byte
+/// offset >> 4, swizzle mode 0. K-major: leading = the next core matrix
+/// along K, stride = the next along M / N; MN-major: leading = the next
+/// along K, stride = the next along M / N (PTX ISA, "Matrix Descriptor
+/// Format"; CUTLASS's make_gmma_desc, INTERLEAVE).
+uint64_t wgmmaDescriptor(uint32_t addr, int64_t leadingBytes,
+                         int64_t strideBytes);
 
 /// Every instruction the compiler knows, in a stable order.
 llvm::ArrayRef<const MatrixInstr *> knownMatrixInstrs();
