@@ -80,9 +80,14 @@ struct CudaBackend final : mla_backend {
       msg = cuMessage("cuDeviceGet", r);
       return MLA_ERROR_DRIVER;
     }
-    // A cubin runs on its own major version; sm_90 code on sm_90 parts.
+    // A cubin runs on its own major version; sm_90 code on sm_90 parts,
+    // and architecture-specific code (sm_90a: wgmma) on exactly that
+    // architecture.
     std::string arch = "sm_" + std::to_string(major * 10 + minor);
-    if (arch != chip) {
+    std::string want = chip;
+    if (!want.empty() && want.back() == 'a')
+      want.pop_back();
+    if (arch != want) {
       msg = "CUDA device " + std::to_string(device) + " is " + arch +
             ", the code is for " + chip;
       return MLA_ERROR_CHIP_MISMATCH;

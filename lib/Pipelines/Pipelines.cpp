@@ -144,6 +144,9 @@ void mla::buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip) {
     // first: the GPU conversion does not know it.
     gpuPm.addPass(createConvertNVGPUToNVVMPass());
     gpuPm.addPass(createConvertGpuOpsToNVVMOps());
+    // NVVM ops that LLVM has no intrinsic for (sm_90a's wgmma.mma_async)
+    // -> the inline PTX their op interface spells; the rest stay.
+    gpuPm.addPass(createConvertNVVMToLLVMPass());
   } else {
     // amdgpu.mfma -> rocdl first: the GPU conversion does not know it.
     ConvertAMDGPUToROCDLPassOptions amdgpu;

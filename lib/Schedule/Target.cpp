@@ -18,6 +18,13 @@ static const llvm::StringRef kSm90Instrs[] = {
     "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"};
 
+// sm_90a: the same SMs with Hopper's architecture-specific instructions
+// (PTX target sm_90a): wgmma reads both operands from shared memory. The
+// mma.sync forms stay listed for the instrFor of dots wgmma does not take.
+static const llvm::StringRef kSm90aInstrs[] = {
+    "wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16",
+    "wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16"};
+
 static const ChipInfo kChips[] = {
     {.name = "gfx950",
      .vendor = Vendor::AMD,
@@ -63,6 +70,21 @@ static const ChipInfo kChips[] = {
                .dependentLaunch = true,
                .mxfp4Decode = Mxfp4Decode::ByteTables},
      .tuning = {.splitKAcrossWarps = true}},
+    // H200 with sm_90a's wgmma (issue #19): every dot on warpgroup MMAs
+    // from shared memory (docs/Design.md, "sm_90a: wgmma").
+    {.name = "sm_90a",
+     .vendor = Vendor::NVIDIA,
+     .description = "NVIDIA H200 (Hopper, sm_90a: wgmma)",
+     .facts = {.computeUnits = 132,
+               .waveSize = 32,
+               .sharedMemBytes = 227 * 1024,
+               .fp8 = Fp8Flavor::E4M3FN,
+               .fp8Decode = Fp8Decode::PackedToF16,
+               .matrixInstrNames = kSm90aInstrs,
+               .asyncTileCopy = true,
+               .dependentLaunch = true,
+               .mxfp4Decode = Mxfp4Decode::ByteTables},
+     .tuning = {}},
     {.name = "host",
      .vendor = Vendor::Host,
      .description = "host CPU (reference execution)",

@@ -3,7 +3,7 @@
 // RUN: not mla-opt --mla-lower-to-gpu=chip=host %s 2>&1 | FileCheck %s --check-prefix=HOST
 // RUN: mla-opt --mla-lower-to-gpu=chip=sm_90 %s --split-input-file --verify-diagnostics
 
-// CHIP: error: unknown chip 'gfx90a' (known: gfx950, gfx942, sm_90, host)
+// CHIP: error: unknown chip 'gfx90a' (known: gfx950, gfx942, sm_90, sm_90a, host)
 // HOST: error: chip 'host' has no bf16 matrix instruction to lower mla.dot
 
 mla.kernel @cols(%out: memref<?x16x48xf32>) attributes {grid = ["batch"], num_warps = 4 : i64} {

@@ -83,7 +83,7 @@ mla.decode @small {
 // ISA: small.s
 
 // MANY: mla-compile: error: several chips (gfx950,sm_90) need --emit=header
-// UNKNOWN: mla-compile: error: unknown chip 'gfx951' (known: gfx950, gfx942, sm_90, host)
+// UNKNOWN: mla-compile: error: unknown chip 'gfx951' (known: gfx950, gfx942, sm_90, sm_90a, host)
 // TWICE: mla-compile: error: chip 'sm_90' is named twice
 // EMIT: mla-compile: error: --emit must be all, isa or header (got 'obj')
 // EMBED: mla-compile: error: --embed must be yes or no (got 'maybe')

@@ -28,7 +28,7 @@ mla.decode @small {
 // AUTO: stage 1   @small_stage1_mask_free
 // AUTO: OK
 
-// CHIP: mla-run: error: unknown chip 'gfx90a' (known: gfx950, gfx942, sm_90, host)
+// CHIP: mla-run: error: unknown chip 'gfx90a' (known: gfx950, gfx942, sm_90, sm_90a, host)
 // SPLITS: mla-run: error: --splits must be 'auto' or a positive count, got 'zero'
 // INT32: mla-run: error: the KV lengths add up to more than 2^31 - 1 tokens, past the int32 kv_indptr range
 // MEMORY: mla-run: error: batch 2000 with 400000000 KV tokens needs about {{[0-9.]+}} GiB of host memory

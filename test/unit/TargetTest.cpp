@@ -51,7 +51,7 @@ TEST(Target, CopyStrategies) {
 
 TEST(Target, UnknownChip) {
   EXPECT_EQ(lookupChip("gfx90a"), nullptr);
-  EXPECT_EQ(knownChipNames(), "gfx950, gfx942, sm_90, host");
+  EXPECT_EQ(knownChipNames(), "gfx950, gfx942, sm_90, sm_90a, host");
 }
 
 TEST(Target, EveryChipNamesItsVendor) {

@@ -104,6 +104,22 @@ void TargetInfo::missing(StringRef what) const {
                            ", which has none (check ChipInfo's facts first)");
 }
 
+void TargetInfo::asyncProxyFence(OpBuilder &, Location) const {
+  missing("an async-proxy fence");
+}
+void TargetInfo::warpgroupFence(OpBuilder &, Location) const {
+  missing("a warpgroup MMA fence");
+}
+SmallVector<Value> TargetInfo::warpgroupMma(OpBuilder &, Location,
+                                            const MatrixInstr *, int64_t, Value,
+                                            bool, Value,
+                                            ArrayRef<Value>) const {
+  missing("a warpgroup MMA");
+}
+void TargetInfo::warpgroupCommitAndWait(OpBuilder &, Location, int64_t) const {
+  missing("a warpgroup MMA wait");
+}
+
 Value TargetInfo::boundedBuffer(OpBuilder &, Location, Value, Value) const {
   missing("a bounds-checked buffer");
 }

@@ -64,6 +64,23 @@ inline Value bitcastToVector(OpBuilder &b, Location loc, Value x,
   return vector::BitCastOp::create(b, loc, t, one);
 }
 
+/// The indices of element (r, c) of a shared-memory tile view: (r, c) for
+/// padded rows (rank 2), (r / 8, c / 8, r % 8, c % 8) for one stored as
+/// core matrices (rank 4; Lowering::coreTiled).
+inline SmallVector<Value> smemIndices(OpBuilder &b, Location loc, Value view,
+                                      Value r, Value c) {
+  if (cast<MemRefType>(view.getType()).getRank() != 4)
+    return {r, c};
+  Value eight = cstIndex(b, loc, 8);
+  auto div = [&](Value x) {
+    return arith::DivUIOp::create(b, loc, x, eight).getResult();
+  };
+  auto rem = [&](Value x) {
+    return arith::RemUIOp::create(b, loc, x, eight).getResult();
+  };
+  return {div(r), div(c), rem(r), rem(c)};
+}
+
 /// The high half of an f32 as stored bf16 (i16): exact for fp8 values.
 Value f32HighHalf(OpBuilder &b, Location loc, Value x);
 /// An f32 holding an fp8 value as stored `op` (bf16 or f16; i16): exact.
@@ -228,6 +245,29 @@ public:
   /// of the wave must be active.
   virtual Value transposedRead(OpBuilder &b, Location loc, Value view,
                                Value row, Value col, unsigned bits) const;
+  /// MatrixInstr::smemOperands (sm_90a wgmma): orders this thread's
+  /// earlier shared-memory writes (generic proxy: stores, cp.async) before
+  /// reads by the tensor cores (async proxy); a barrier after it makes
+  /// that every thread's (fence.proxy.async.shared::cta).
+  virtual void asyncProxyFence(OpBuilder &b, Location loc) const;
+  /// smemOperands: the accumulator registers' earlier writes complete
+  /// before the next warpgroup MMAs read them (wgmma.fence).
+  virtual void warpgroupFence(OpBuilder &b, Location loc) const;
+  /// smemOperands: one warpgroup MMA `mi` with N = `n` (a multiple of 16):
+  /// D = A B + `acc` (n / 2 f32 per thread, the instruction's register
+  /// order), A and B in shared memory through 64-bit matrix descriptors
+  /// (wgmmaDescriptor), A MN-major where `aMnMajor` (else K-major), B
+  /// K-major. Asynchronous: the result is there after
+  /// warpgroupCommitAndWait.
+  virtual SmallVector<Value> warpgroupMma(OpBuilder &b, Location loc,
+                                          const MatrixInstr *mi, int64_t n,
+                                          Value descA, bool aMnMajor,
+                                          Value descB,
+                                          ArrayRef<Value> acc) const;
+  /// smemOperands: closes the group of warpgroup MMAs issued so far and
+  /// waits until at most `pending` groups are in flight.
+  virtual void warpgroupCommitAndWait(OpBuilder &b, Location loc,
+                                      int64_t pending) const;
   /// dependentLaunch: wait until the kernel this one was launched as the
   /// dependent of has finished and its stores are visible.
   virtual void waitForPrerequisiteGrid(OpBuilder &b, Location loc) const;

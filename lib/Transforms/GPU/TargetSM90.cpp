@@ -43,6 +43,52 @@ public:
     return vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0});
   }
 
+  void asyncProxyFence(OpBuilder &b, Location loc) const override {
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+  }
+  void warpgroupFence(OpBuilder &b, Location loc) const override {
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  }
+  /// nvvm.wgmma.mma_async on a struct of the accumulators. Its layoutA
+  /// `row` is K-major A (imm-trans-a 0), `col` MN-major (1); layoutB `col`
+  /// is K-major B (imm-trans-b 0).
+  SmallVector<Value> warpgroupMma(OpBuilder &b, Location loc,
+                                  const MatrixInstr *mi, int64_t n, Value descA,
+                                  bool aMnMajor, Value descB,
+                                  ArrayRef<Value> acc) const override {
+    assert(mi->smemOperands && int64_t(acc.size()) == n / 2);
+    Type f32 = b.getF32Type();
+    auto st = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(acc.size(), f32));
+    Value s = LLVM::PoisonOp::create(b, loc, st);
+    for (auto [i, v] : llvm::enumerate(acc))
+      s = LLVM::InsertValueOp::create(b, loc, s, v,
+                                      ArrayRef<int64_t>{int64_t(i)});
+    NVVM::WGMMATypes ty = mi->abType == MatrixElem::F16
+                              ? NVVM::WGMMATypes::f16
+                              : NVVM::WGMMATypes::bf16;
+    Value d = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, st, s, descA, descB,
+        NVVM::MMAShapeAttr::get(b.getContext(), 64, n, mi->k), ty, ty,
+        NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+        aMnMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+        NVVM::MMALayout::col, NVVM::MMAIntOverflowAttr());
+    SmallVector<Value> out;
+    for (int64_t i = 0; i < int64_t(acc.size()); ++i)
+      out.push_back(
+          LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{i}));
+    return out;
+  }
+  void warpgroupCommitAndWait(OpBuilder &b, Location loc,
+                              int64_t pending) const override {
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, pending);
+  }
+
   /// mma.sync takes bf16 / f16 pairs packed in 32-bit registers, element
   /// 2r in the low half of register r.
   SmallVector<Value> matrixOp(OpBuilder &b, Location loc, const MatrixInstr *mi,
