@@ -78,6 +78,8 @@ void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
   Type st = storageType(t.getElementType());
   int64_t eltBytes = storedBytes(st);
   int64_t vec = 16 / eltBytes;
+  // The tile's place as allocSmem laid it out.
+  bool core = coreTiled(rows, cols, t.getElementType());
   int64_t padded = cols + kRowPadBytes / eltBytes;
   int64_t chunks = rows * cols / vec;
   Type i64 = b.getI64Type();
@@ -132,8 +134,8 @@ void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(rounds.getBody());
   {
-    auto [r, col] =
-        chunkCoord(add(tid, mul(rounds.getInductionVar(), threads)), vec, cols);
+    auto [r, col] = tileChunkCoord(
+        core, add(tid, mul(rounds.getInductionVar(), threads)), vec, cols);
     Value off = arith::IndexCastUIOp::create(
         b, loc(), b.getI32Type(),
         mul(add(mul(r, src.getDimSize(1)), col), eltBytes));
@@ -159,7 +161,7 @@ void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
     if (!paged)
       srcAddr = arith::AddIOp::create(
           b, loc(), tileBase, arith::ExtUIOp::create(b, loc(), i64, off));
-    Value dstElem = add(mul(r, padded), col);
+    Value dstElem = smemElemOffset(core, r, col, cols, padded);
     Value dstAddr =
         arith::AddIOp::create(b, loc(), dstBase, toI64(mul(dstElem, eltBytes)));
     target.asyncCopy16(b, loc(), dstAddr, srcAddr, size);

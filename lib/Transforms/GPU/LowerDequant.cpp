@@ -95,8 +95,9 @@ LogicalResult Lowering::lowerDequant(DequantOp op) {
         word = vector::ExtractOp::create(nb, l, word, ArrayRef<int64_t>{0});
         vector::StoreOp::create(
             nb, l, decode(nb, l, word), tile->view,
-            ValueRange{
-                r, arith::MulIOp::create(nb, l, g, cstIndex(nb, l, kGroup))},
+            smemIndices(
+                nb, l, tile->view, r,
+                arith::MulIOp::create(nb, l, g, cstIndex(nb, l, kGroup))),
             /*nontemporal=*/false, llvm::MaybeAlign(16));
       };
   // Value n of the group is nibble n of the word; `decode` maps its code.

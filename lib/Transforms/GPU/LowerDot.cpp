@@ -64,6 +64,11 @@ Lowering::transposedReadsFor(const LaneLayout &layout, Type elt) const {
 
 void Lowering::chooseColumnOrder(Operation *kernel) {
   interleaveAccColumns = true;
+  // Warpgroup instructions fix their own column order (tileColumnOf).
+  if (target.mma->smemOperands) {
+    interleaveAccColumns = false;
+    return;
+  }
   if (!target.chip.facts.transposedLdsReads)
     return;
   bool any = false;
@@ -116,6 +121,8 @@ LogicalResult Lowering::lowerDot(DotOp op) {
   auto l = accLayout(resT);
   if (failed(l))
     return failure();
+  if (target.mma->smemOperands)
+    return dotOnWarpgroups(op, *l);
   auto lhs = ensureShared(get(op.getLhs()));
   auto rhs = ensureShared(get(op.getRhs()));
   if (failed(lhs) || failed(rhs))
@@ -388,6 +395,209 @@ Lowering::dotOverK(DotOp op, const AccLayout &accL, const Tile &lhsTile,
   return target.chip.tuning.unrollTileLoops
              ? unrollFully(loop)
              : SmallVector<Value>(loop.getResults());
+}
+
+LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
+  Type lhsElt = op.getLhs().getType().getElementType();
+  Type rhsElt = op.getRhs().getType().getElementType();
+  int64_t k = op.getLhs().getType().getDimSize(1);
+  const MatrixInstr *mi = target.instrFor(lhsElt, rhsElt, k);
+  if (!mi->smemOperands)
+    return fail("the warpgroup lowering takes only matrix instructions that "
+                "read shared memory (internal error)");
+  Type want = mi->abType == MatrixElem::F16 ? Type(b.getF16Type())
+                                            : Type(b.getBF16Type());
+  auto cstI64 = [](OpBuilder &nb, Location l, int64_t v) -> Value {
+    return arith::ConstantIntOp::create(nb, l, v, 64);
+  };
+  auto typeName = [](Type t) {
+    std::string str;
+    llvm::raw_string_ostream os(str);
+    t.print(os);
+    return str;
+  };
+  // Both operands as core-matrix tiles in shared memory, of the
+  // instruction's own type (wgmma converts nothing).
+  auto operand = [&](Value v, StringRef which) -> FailureOr<Tile> {
+    auto t = ensureShared(get(v));
+    if (failed(t))
+      return failure();
+    std::shared_ptr<Tile> tile = *t;
+    if (tile->kind == Kind::Expr)
+      tile = materialize(v, tile);
+    Type elt = tile->type.getElementType();
+    // fp8 (KV) as the instruction's type: one conversion of the whole
+    // stored tile per tile, which both dots then read (wgmma takes fp8 only
+    // as both operands fp8).
+    if (isFp8(elt) && tile->kind == Kind::Smem && !isCoreTiledView(tile->view))
+      if (auto conv = convertedTile(*tile, want)) {
+        tile = conv;
+        elt = want;
+      }
+    if (elt != want)
+      return fail(Twine("wgmma (") + mi->name + ") reads " +
+                  (want.isF16() ? "f16" : "bf16") + " operands; the " + which +
+                  " operand is " + typeName(elt) +
+                  " (convert it to a tile of that type first)");
+    if (!isCoreTiledView(tile->view) || tile->rowOff % 8 || tile->colOff % 8)
+      return fail(Twine("the ") + which +
+                  " operand is not a shared-memory tile of whole 8 x 8 core "
+                  "matrices (internal error)");
+    return *tile;
+  };
+  auto lhs = operand(op.getLhs(), "left");
+  auto rhs = operand(op.getRhs(), "right");
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  note(op, Twine(mi->name) + ", transposed: A = " +
+               (op.getTransposeRhs() ? "rhs (K-major)" : "rhs^T (MN-major)") +
+               ", B = lhs^T (K-major), descriptors from shared memory");
+  int64_t group = mi->warpsPerInstr;
+  if (warps % group)
+    return fail("wgmma needs the warps in whole warpgroups of " + Twine(group) +
+                ", got " + Twine(warps));
+  int64_t n = l.rows(); // the instruction's N: every row of the dot
+  if (n > 256 || n % 16)
+    return fail("wgmma takes N = 16 .. 256 rows in steps of 16, got " +
+                Twine(n));
+  if (k % mi->k)
+    return fail("contraction size " + Twine(k) + " is not a multiple of " +
+                "the matrix instruction's K (" + Twine(mi->k) + ")");
+  // Byte address (i64) of element (r, c) of a core-matrix tile: its view's
+  // place in dynamic shared memory plus smemCoreOffset.
+  Type i64 = b.getI64Type();
+  Value smemAddr = arith::IndexCastOp::create(
+      b, loc(), i64,
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase));
+  auto tileBase = [&](const Tile &t) -> Value {
+    auto view = t.view.getDefiningOp<memref::ViewOp>();
+    assert(view && view.getSource() == smemBase && "tiles are views of smem");
+    return arith::AddIOp::create(
+        b, loc(), smemAddr,
+        arith::IndexCastOp::create(b, loc(), i64, view.getByteShift()));
+  };
+  auto storedCols = [](const Tile &t) {
+    return cast<MemRefType>(t.view.getType()).getDimSize(1) * 8;
+  };
+  // The descriptor of the core matrix at (r, c) of `t` (r, c multiples of
+  // 8; r may hold a runtime part, `rDyn`, in whole bands).
+  auto descriptor = [&](const Tile &t, Value base, Value rDyn, int64_t r,
+                        int64_t c, int64_t leading, int64_t stride) -> Value {
+    int64_t cols = storedCols(t);
+    Value addr = arith::AddIOp::create(
+        b, loc(), base,
+        cstI64(b, loc(), smemCoreOffset(r + t.rowOff, c + t.colOff, cols)));
+    if (rDyn)
+      addr = arith::AddIOp::create(b, loc(), addr, rDyn);
+    Value field = arith::AndIOp::create(
+        b, loc(), arith::ShRUIOp::create(b, loc(), addr, cstI64(b, loc(), 4)),
+        cstI64(b, loc(), 0x3FFF));
+    return arith::OrIOp::create(
+        b, loc(), field,
+        cstI64(b, loc(), int64_t(wgmmaDescriptor(0, leading, stride))));
+  };
+  bool trans = op.getTransposeRhs();
+  Value aBase = tileBase(*rhs), bBase = tileBase(*lhs);
+  int64_t aCols = storedCols(*rhs), bCols = storedCols(*lhs);
+  // This warpgroup's first column of the dot: its instruction tiles cover
+  // group x colsPerWarp columns, 64 (the instruction's M) per tile.
+  int64_t mInstr = mi->n * group;
+  Value wgCol = mul(arith::DivUIOp::create(b, loc(), warp, idx(group)),
+                    l.colsPerWarp * group);
+  // In bytes of A: along A's M (rhs rows when transposed: whole bands;
+  // rhs columns otherwise: whole blocks).
+  Value wgA = trans ? mul(arith::DivUIOp::create(b, loc(), wgCol, idx(8)),
+                          aCols / 8 * 128)
+                    : mul(arith::DivUIOp::create(b, loc(), wgCol, idx(8)), 128);
+  Value wgA64 = arith::IndexCastOp::create(b, loc(), i64, wgA);
+  SmallVector<Value> acc;
+  if (op.getAcc())
+    acc = get(op.getAcc())->regs;
+  else
+    acc.assign(l.size(), cstF32(b, loc(), 0.0f));
+  target.warpgroupFence(b, loc());
+  for (int64_t j = 0; j < l.tiles; ++j) {
+    // Instruction tile j: registers mb * 8 + i are element i of M block mb.
+    SmallVector<Value> d;
+    for (int64_t mb = 0; mb < l.mBlocks; ++mb)
+      for (int64_t i = 0; i < l.elems; ++i)
+        d.push_back(acc[l.reg(mb, j, i)]);
+    for (int64_t s = 0; s < k / mi->k; ++s) {
+      int64_t kk = s * mi->k;
+      // A: K-major rows j * 64 .. of rhs (S^T = K Q^T), or MN-major
+      // columns j * 64 .. of rhs over its rows kk .. (O^T = V^T P^T).
+      Value descA = trans ? descriptor(*rhs, aBase, wgA64, j * mInstr, kk, 128,
+                                       aCols / 8 * 128)
+                          : descriptor(*rhs, aBase, wgA64, kk, j * mInstr,
+                                       aCols / 8 * 128, 128);
+      Value descB =
+          descriptor(*lhs, bBase, Value(), 0, kk, 128, bCols / 8 * 128);
+      d = target.warpgroupMma(b, loc(), mi, n, descA, /*aMnMajor=*/!trans,
+                              descB, d);
+    }
+    for (int64_t mb = 0; mb < l.mBlocks; ++mb)
+      for (int64_t i = 0; i < l.elems; ++i)
+        acc[l.reg(mb, j, i)] = d[mb * l.elems + i];
+  }
+  target.warpgroupCommitAndWait(b, loc(), 0);
+  tiles[op] = regTile(Kind::Acc, op.getResult().getType(), std::move(acc));
+  return success();
+}
+
+std::shared_ptr<Tile> Lowering::convertedTile(const Tile &t, Type to) {
+  auto mt = cast<MemRefType>(t.view.getType());
+  Type elt = t.type.getElementType();
+  int64_t rows = mt.getDimSize(0);
+  int64_t cols = mt.getDimSize(1) - kRowPadBytes / storedBytes(elt);
+  if (!isFp8(elt) || storedBytes(elt) != 1 || rows % 8 || cols % 16 ||
+      (rows * cols / 16) % threads || !coreTiled(rows, cols, to))
+    return nullptr;
+  auto key =
+      std::make_pair(t.view.getAsOpaquePointer(), to.getAsOpaquePointer());
+  std::shared_ptr<Tile> whole = convertedTiles.lookup(key);
+  if (!whole) {
+    whole = std::make_shared<Tile>();
+    whole->kind = Kind::Smem;
+    whole->type = RankedTensorType::get({rows, cols}, to);
+    whole->view = allocSmem(rows, cols, to);
+    barrierBeforeRewrite();
+    // 16 stored bytes a thread and round, in the order that makes
+    // consecutive threads write consecutive 16 bytes of the core matrices:
+    // 8 rows of one 16-column block, then the next block of the band.
+    Type st = storageType(to);
+    auto v8 = VectorType::get({8}, st);
+    int64_t blocks = cols / 16, rounds = rows * cols / 16 / threads;
+    for (int64_t i = 0; i < rounds; ++i) {
+      Value q = addc(tid, i * threads);
+      Value rest = arith::DivUIOp::create(b, loc(), q, idx(8));
+      Value r = add(mul(arith::DivUIOp::create(b, loc(), rest, idx(blocks)), 8),
+                    arith::RemUIOp::create(b, loc(), q, idx(8)));
+      Value c = mul(arith::RemUIOp::create(b, loc(), rest, idx(blocks)), 16);
+      Value bytes = vector::LoadOp::create(
+          b, loc(), VectorType::get({16}, storageType(elt)), t.view,
+          ValueRange{r, c}, /*nontemporal=*/false, llvm::MaybeAlign(16));
+      SmallVector<Value> out;
+      for (int64_t e = 0; e < 16; e += 2) {
+        Value pair = vector::ShuffleOp::create(b, loc(), bytes, bytes,
+                                               ArrayRef<int64_t>{e, e + 1});
+        llvm::append_range(out, pairToOperand(pair, elt, to));
+      }
+      for (int64_t h = 0; h < 2; ++h)
+        vector::StoreOp::create(
+            b, loc(),
+            vector::FromElementsOp::create(b, loc(), v8,
+                                           ArrayRef(out).slice(8 * h, 8)),
+            whole->view, smemAt(whole->view, r, addc(c, 8 * h)),
+            /*nontemporal=*/false, llvm::MaybeAlign(16));
+    }
+    barrier();
+    convertedTiles[key] = whole;
+  }
+  auto out = std::make_shared<Tile>(*whole);
+  out->type = RankedTensorType::get(t.type.getShape(), to);
+  out->rowOff = t.rowOff;
+  out->colOff = t.colOff;
+  return out;
 }
 
 void Lowering::finishDot(DotOp op, const AccLayout &l, int64_t kSplit,

@@ -275,7 +275,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
                                 llvm::MaybeAlign(piece * eltBytes));
       }
     } else {
-      vector::StoreOp::create(b, loc(), v, tile->view, ValueRange{r, c},
+      vector::StoreOp::create(b, loc(), v, tile->view, smemAt(tile->view, r, c),
                               /*nontemporal=*/false, align);
     }
   };
@@ -312,7 +312,8 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
     SmallVector<std::array<Value, 4>> got;
     for (int64_t i = 0; i < rounds; ++i) {
       Value chunk = addc(tid, i * threads);
-      auto [r, c] = chunkCoord(chunk, vec, cols);
+      auto [r, c] =
+          tileChunkCoord(isCoreTiledView(tile->view), chunk, vec, cols);
       Value guard;
       if ((i + 1) * threads > chunks)
         guard = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
@@ -369,7 +370,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
     b.setInsertionPointToStart(loop.getBody());
     Value chunk = even ? add(tid, mul(loop.getInductionVar(), threads))
                        : loop.getInductionVar();
-    auto [r, c] = chunkCoord(chunk, vec, cols);
+    auto [r, c] = tileChunkCoord(isCoreTiledView(tile->view), chunk, vec, cols);
     storeChunk(loadChunk(r, c, Value()), r, c);
   }
   // Straight-line code: the loads of one tile issue back to back, and the

@@ -175,10 +175,66 @@ struct Lowering {
   /// copies. The view's shape is the padded one; tiles index it in range.
   Value allocSmem(int64_t rows, int64_t cols, Type elt);
 
+  /// Whether a rows x cols tile of `elt` is stored as core matrices
+  /// (smemCoreOffset: 8 x 8 blocks of 128 contiguous bytes) instead of
+  /// padded rows: on a chip whose matrix instruction reads its operands
+  /// from shared memory (MatrixInstr::smemOperands, sm_90a's wgmma), every
+  /// 16-bit tile of whole blocks, so that any of them can be an operand.
+  /// Its view is then rank 4: [rows / 8][cols / 8][8][8].
+  bool coreTiled(int64_t rows, int64_t cols, Type elt) const {
+    return target.mma->smemOperands && storedBytes(elt) == 2 && rows % 8 == 0 &&
+           cols % 8 == 0;
+  }
+  /// The indices of element (r, c) of shared-memory view `view`: (r, c)
+  /// for padded rows, (r / 8, c / 8, r % 8, c % 8) for core matrices. A
+  /// vector access of up to 8 elements from a column that is a multiple of
+  /// its length stays within one row of a block either way.
+  SmallVector<Value> smemAt(Value view, Value r, Value c) {
+    return smemIndices(b, loc(), view, r, c);
+  }
+  /// The element offset of (r, c) in a tile of `cols` columns stored as
+  /// core matrices (`core`, smemCoreOffset's place in elements) or in
+  /// padded rows of `rowElems` elements.
+  Value smemElemOffset(bool core, Value r, Value c, int64_t cols,
+                       int64_t rowElems) {
+    if (!core)
+      return add(mul(r, rowElems), c);
+    auto div8 = [&](Value x) {
+      return arith::DivUIOp::create(b, loc(), x, idx(8)).getResult();
+    };
+    auto rem8 = [&](Value x) {
+      return arith::RemUIOp::create(b, loc(), x, idx(8)).getResult();
+    };
+    return add(mul(add(mul(div8(r), cols / 8), div8(c)), 64),
+               add(mul(rem8(r), 8), rem8(c)));
+  }
+  /// Row and column of 16-byte chunk `chunk` (`vec` elements) of a tile of
+  /// `cols` columns: chunks run row by row for padded rows, and in storage
+  /// order for core matrices (`core`: 8 rows of one block column, then the
+  /// next block column of the band), so that consecutive threads write
+  /// consecutive 16 bytes.
+  std::pair<Value, Value> tileChunkCoord(bool core, Value chunk, int64_t vec,
+                                         int64_t cols) {
+    if (!core || vec != 8)
+      return chunkCoord(chunk, vec, cols);
+    Value r8 = arith::RemUIOp::create(b, loc(), chunk, idx(8));
+    Value blk = arith::DivUIOp::create(b, loc(), chunk, idx(8));
+    Value band = arith::DivUIOp::create(b, loc(), blk, idx(cols / 8));
+    Value bc = arith::RemUIOp::create(b, loc(), blk, idx(cols / 8));
+    return {add(mul(band, 8), r8), mul(bc, 8)};
+  }
+  static bool isCoreTiledView(Value view) {
+    return cast<MemRefType>(view.getType()).getRank() == 4;
+  }
+
   void barrier() {
     // With LDS DMA loads in flight (a double-buffered KV tile on CDNA4),
     // one that does not wait for them; the lowering's barriers only order
     // LDS (waves never exchange data through global memory).
+    // Shared memory that warpgroup MMAs read (async proxy) was written by
+    // threads (generic proxy): each thread's fence before the barrier.
+    if (target.mma->smemOperands)
+      target.asyncProxyFence(b, loc());
     if (target.chip.facts.ldsDmaLoads16 && (prefetch || !started.empty()))
       target.ldsOnlyBarrier(b, loc());
     else
@@ -239,6 +295,15 @@ struct Lowering {
   }
   /// The same for warp `w`'s columns.
   Value tileColumnOf(const AccLayout &l, Value w, Value n, int64_t j) {
+    // A warpgroup instruction (wgmma) spans its warps' N columns each:
+    // tile j of warpgroup G holds columns G x group x colsPerWarp +
+    // j x group x N + (w mod group) x N + n.
+    if (int64_t g = l.mi->warpsPerInstr; g > 1) {
+      Value wg = arith::DivUIOp::create(b, loc(), w, idx(g));
+      Value wi = arith::RemUIOp::create(b, loc(), w, idx(g));
+      return add(add(mul(wg, l.colsPerWarp * g), mul(wi, l.mi->n)),
+                 addc(n, j * g * l.mi->n));
+    }
     if (!l.interleaved)
       return add(mul(w, l.colsPerWarp), addc(n, j * l.mi->n));
     return add(mul(w, l.colsPerWarp), addc(mul(n, l.tiles), j));
@@ -255,7 +320,7 @@ struct Lowering {
     if (t.kind == Kind::Expr)
       return t.fn(b, loc(), readF32(*t.src, r, c));
     Value v = memref::LoadOp::create(
-        b, loc(), t.view, ValueRange{addc(r, t.rowOff), addc(c, t.colOff)});
+        b, loc(), t.view, smemAt(t.view, addc(r, t.rowOff), addc(c, t.colOff)));
     return toF32(b, loc(), v, t.type.getElementType());
   }
 
@@ -269,7 +334,7 @@ struct Lowering {
     if (t.kind != Kind::Smem)
       return fromF32(b, loc(), readF32(t, r, c), op);
     Value v = memref::LoadOp::create(
-        b, loc(), t.view, ValueRange{addc(r, t.rowOff), addc(c, t.colOff)});
+        b, loc(), t.view, smemAt(t.view, addc(r, t.rowOff), addc(c, t.colOff)));
     return storedToOperand(v, t.type.getElementType(), op);
   }
 
@@ -604,6 +669,27 @@ struct Lowering {
   Value storedColumn(const GroupedOperands &g, Value col);
 
   LogicalResult lowerDot(DotOp op);
+
+  /// mla.dot on warpgroup MMAs that read both operands from shared memory
+  /// (MatrixInstr::smemOperands: sm_90a's wgmma), transposed: the dot's
+  /// columns are the instruction's M (64 per warpgroup tile), its rows the
+  /// instruction's N, its right operand the instruction's A (K-major for
+  /// S = Q K^T, MN-major for O = P V), its left the instruction's B
+  /// (K-major). Operands are core-matrix tiles (coreTiled) of the
+  /// instruction's type; a register operand (P) is written to one first.
+  LogicalResult dotOnWarpgroups(DotOp op, const AccLayout &l);
+
+  /// An fp8 shared tile (padded rows) as a core-matrix tile of 16-bit type
+  /// `to` for warpgroup MMAs: the whole stored tile converted once (pairs
+  /// through the chip's conversion, exact: every e4m3 value is an f16 and
+  /// a bf16 value) at the first dot that reads it, shared by every later
+  /// dot reading it or a slice of it (S = Q K^T and O = P V read one KV
+  /// tile); `t`'s offsets carried over. Null where the tile does not split
+  /// into whole 16-byte rounds of the threads.
+  std::shared_ptr<Tile> convertedTile(const Tile &t, Type to);
+  /// convertedTile's tiles, by source view and type.
+  DenseMap<std::pair<const void *, const void *>, std::shared_ptr<Tile>>
+      convertedTiles;
 
   /// The matrix instructions of `op` over one stretch of its contraction
   /// (TargetInfo::kRanges) on accumulators `init`; returns them. Only a

@@ -29,8 +29,8 @@ SmallVector<Value> Lowering::readRun(const Tile &t, Value r, Value c, int64_t w,
   int64_t bytes = storedBytes(elt);
   Value run = vector::LoadOp::create(
       b, loc(), VectorType::get({w}, st), t.view,
-      ValueRange{addc(r, t.rowOff), addc(c, t.colOff)}, /*nontemporal=*/false,
-      llvm::MaybeAlign(w * bytes));
+      smemAt(t.view, addc(r, t.rowOff), addc(c, t.colOff)),
+      /*nontemporal=*/false, llvm::MaybeAlign(w * bytes));
   SmallVector<Value> out;
   for (int64_t j = 0; j < w; j += 2) {
     Value pair = w == 2 ? run
@@ -133,13 +133,13 @@ Lowering::readOperandRaw(const Tile &t, const LaneLayout &layout,
     Value r = addc(row, t.rowOff), c = addc(col, t.colOff);
     if (run.size() == 1) {
       out[run.front()] =
-          memref::LoadOp::create(b, loc(), t.view, ValueRange{r, c});
+          memref::LoadOp::create(b, loc(), t.view, smemAt(t.view, r, c));
       continue;
     }
     int64_t w = run.size();
-    Value v = vector::LoadOp::create(b, loc(), VectorType::get({w}, st), t.view,
-                                     ValueRange{r, c}, /*nontemporal=*/false,
-                                     llvm::MaybeAlign(w * bytes));
+    Value v = vector::LoadOp::create(
+        b, loc(), VectorType::get({w}, st), t.view, smemAt(t.view, r, c),
+        /*nontemporal=*/false, llvm::MaybeAlign(w * bytes));
     for (auto [j, e] : llvm::enumerate(run))
       out[e] =
           vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{(int64_t)j});
@@ -239,7 +239,7 @@ Lowering::readAcrossTiles(const Tile &t, const LaneLayout &layout,
     for (int64_t s = 0; s < tiles; s += w)
       loads[e].push_back(vector::LoadOp::create(
           b, loc(), VectorType::get({w}, st), t.view,
-          ValueRange{addc(row, t.rowOff), addc(col, t.colOff + s)},
+          smemAt(t.view, addc(row, t.rowOff), addc(col, t.colOff + s)),
           /*nontemporal=*/false, llvm::MaybeAlign(w * bytes)));
   }
   SmallVector<SmallVector<Value>> out(tiles);

@@ -42,16 +42,22 @@ void Lowering::init(Location l) {
 Value Lowering::allocSmem(int64_t rows, int64_t cols, Type elt) {
   Type st = storageType(elt);
   int64_t eltBytes = storedBytes(elt);
-  int64_t padded = cols + kRowPadBytes / eltBytes;
+  bool core = coreTiled(rows, cols, elt);
+  int64_t padded = core ? cols : cols + kRowPadBytes / eltBytes;
   int64_t bytes = rows * padded * eltBytes;
-  int64_t offset = (smemBytes + 15) / 16 * 16;
+  // Core matrices start 128-byte aligned (wgmma reads them whole).
+  int64_t align = core ? 128 : 16;
+  int64_t offset = (smemBytes + align - 1) / align * align;
   smemBytes = offset + bytes;
   lastSmemOffset = offset;
   auto wg =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  return memref::ViewOp::create(
-      b, loc(), MemRefType::get({rows, padded}, st, nullptr, wg), smemBase,
-      idx(offset), ValueRange{});
+  SmallVector<int64_t> shape = {rows, padded};
+  if (core)
+    shape = {rows / 8, cols / 8, 8, 8};
+  return memref::ViewOp::create(b, loc(),
+                                MemRefType::get(shape, st, nullptr, wg),
+                                smemBase, idx(offset), ValueRange{});
 }
 
 FailureOr<AccLayout> Lowering::accLayout(RankedTensorType t) {
@@ -162,7 +168,7 @@ std::shared_ptr<Tile> Lowering::materialize(Value v,
     barrier();
     for (auto [rc, val] : llvm::zip(at, vals))
       memref::StoreOp::create(b, loc(), val, out->view,
-                              ValueRange{rc.first, rc.second});
+                              smemAt(out->view, rc.first, rc.second));
     b.setInsertionPointAfter(rounds);
     barrier();
     return out;
@@ -173,7 +179,7 @@ std::shared_ptr<Tile> Lowering::materialize(Value v,
     b.setInsertionPointToStart(loop.getBody());
     auto [r, c] = coord(loop.getInductionVar());
     memref::StoreOp::create(b, loc(), fromF32(b, loc(), readF32(*t, r, c), elt),
-                            out->view, ValueRange{r, c});
+                            out->view, smemAt(out->view, r, c));
   }
   barrier();
   return out;
@@ -200,7 +206,8 @@ Lowering::ensureShared(std::shared_ptr<Tile> t) {
     auto [row, col] = accCoord(*l, r);
     Value v =
         t->stored.empty() ? fromF32(b, loc(), t->regs[r], elt) : t->stored[r];
-    memref::StoreOp::create(b, loc(), v, out->view, ValueRange{row, col});
+    memref::StoreOp::create(b, loc(), v, out->view,
+                            smemAt(out->view, row, col));
   }
   barrier();
   return out;

@@ -1,0 +1,125 @@
+"""sm_90a's wgmma path (issue 19) against sm_90's mma.sync one, checked and
+timed in one process on an NVIDIA H200, FlashMLA beside.
+
+    MLA_ARTIFACTS=artifacts PYTHONPATH=python python3 bench/wgmma_h200.py \
+        [--flashmla DIR] [--json out.json] [--specs a,b] [--memcheck-case]
+
+`make artifacts` compiles the bf16 spec for --chip=sm_90a as
+deepseek_r1_decode_bf16_sm90a (and any other *_sm90a spec it lists); this
+script loads each spec named in --specs through custom_kernel (the task's
+interface) in place of the default one of its KV format.
+
+Checks (bench_h200's): fresh random inputs (seed printed), outputs poisoned
+with NaN, against a float32 torch reference on the dequantised KV,
+relative Frobenius error <= 2e-2 and no NaN, each case on the same buffers
+twice, fresh copies, kv_indptr rewritten in place and a CUDA-graph replay:
+the 8 task shapes, kv 1 / 17 / 1000 / 8191 and a ragged batch with zero
+lengths.
+
+Timing: L2 flushed before each call, CUDA events around the whole call,
+median of --reps, queued; the task's 8 shapes with the default (sm_90)
+spec, each wgmma spec (masked, and mask-free with host lengths) and
+FlashMLA (bf16 KV paged by 64) where built.
+Exits 1 if a check fails.
+"""
+import argparse
+import math
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_h200 as B  # noqa: E402
+import mla_torch  # noqa: E402
+from serving_h200 import flashmla_fn  # noqa: E402
+
+EDGE = [[1], [17], [1000], [8191], [0, 5, 64, 65, 1000, 0, 130]]
+
+
+def use_spec(fmt, name):
+    """custom_kernel's spec for `fmt` from now on: `name` (None: the
+    default list)."""
+    mla_torch._SPECS[fmt] = [name] if name else DEFAULTS[fmt]
+    mla_torch._chosen.clear()
+
+
+def geo(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+DEFAULTS = {k: list(v) for k, v in mla_torch._SPECS.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--flashmla", help="folder with FlashMLA's built flash_mla module")
+    ap.add_argument("--specs", default="deepseek_r1_decode_bf16_sm90a",
+                    help="comma-separated wgmma spec names in $MLA_ARTIFACTS")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--json")
+    ap.add_argument("--memcheck-case", action="store_true",
+                    help="one small ragged case per spec, then exit")
+    args = ap.parse_args()
+    seed = int.from_bytes(os.urandom(4), "little")
+    print(f"seed {seed}")
+    specs = [s for s in args.specs.split(",") if s]
+    fmt_of = {s: ("fp8" if "fp8" in s else "bf16") for s in specs}
+    results = {"seed": seed, "correctness": [], "timing": []}
+    failed = 0
+    if args.memcheck_case:
+        for s in specs:
+            use_spec(fmt_of[s], s)
+            err, nan = B.check(fmt_of[s], [0, 5, 130, 64], seed)
+            ok = err <= 2e-2 and not nan
+            failed += not ok
+            print(f"memcheck case {s}: err {err:.2e} nan {nan} {'ok' if ok else 'FAIL'}")
+        B.finish(results, args.json, failed)
+    for s in specs:
+        use_spec(fmt_of[s], s)
+        for lengths in [[kv] * bs for bs, kv in B.TASK_SHAPES] + EDGE:
+            err, nan = B.check(fmt_of[s], lengths, seed)
+            ok = err <= 2e-2 and not nan
+            failed += not ok
+            name = (f"{len(lengths)}x{lengths[0]}" if len(set(lengths)) == 1
+                    else f"ragged {lengths}")
+            print(f"check {s} {name}: err {err:.2e} nan {nan} {'ok' if ok else 'FAIL'}")
+            results["correctness"].append(dict(spec=s, lengths=name, err=err, nan=nan, ok=ok))
+    fm = B.flashmla_module(args.flashmla)
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    cols = {}
+    for bs, kv in B.TASK_SHAPES:
+        row = dict(bs=bs, kv=kv)
+        for fmt in sorted(set(fmt_of.values())):
+            use_spec(fmt, None)
+            data, _ = B.make_inputs([kv] * bs, fmt, seed)
+            row[f"sm90_{fmt}_us"] = B.time_call(mla_torch.custom_kernel, data, args.reps, flush,
+                                                synced=False)
+            if fm is not None and fmt == "bf16":
+                row["flashmla_us"] = B.time_call(flashmla_fn(fm, data, 1, False), None,
+                                                 args.reps, flush, synced=False)
+            del data
+        for s in specs:
+            use_spec(fmt_of[s], s)
+            data, _ = B.make_inputs([kv] * bs, fmt_of[s], seed)
+            row[f"{s}_us"] = B.time_call(mla_torch.custom_kernel, data, args.reps, flush,
+                                         synced=False)
+            data[4]["kv_indptr_host"] = data[3].tolist()
+            row[f"{s}_mask_free_us"] = B.time_call(mla_torch.custom_kernel, data, args.reps,
+                                                   flush, synced=False)
+            del data
+        for k, v in row.items():
+            if k.endswith("_us"):
+                cols.setdefault(k, []).append(v)
+        print(f"{bs}x{kv}: " + ", ".join(f"{k[:-3]} {v:.1f}" for k, v in row.items()
+                                          if k.endswith("_us")))
+        results["timing"].append(row)
+    results["geomean_us"] = {k: geo(v) for k, v in cols.items()}
+    print("geomean us: " + ", ".join(f"{k[:-3]} {v:.1f}"
+                                     for k, v in results["geomean_us"].items()))
+    print(f"{failed} failed, {len(results['correctness']) - failed} passed")
+    B.finish(results, args.json, failed)
+
+
+if __name__ == "__main__":
+    main()

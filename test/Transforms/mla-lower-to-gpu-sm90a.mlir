@@ -1,0 +1,85 @@
+// The per-op GPU lowering for sm_90a (wgmma: warpgroup MMAs reading both
+// operands from shared memory through matrix descriptors) on small
+// hand-written tile kernels. Every 16-bit shared tile is stored as core
+// matrices (memref<R/8 x C/8 x 8 x 8>); both dots run transposed (the
+// dot's columns are the instruction's M). report-placements shows the
+// decisions (PLACE); the IR checks the target ops (CHECK). The whole specs:
+// test/tools/mla-compile-sm90a.mlir.
+// RUN: mla-opt --mla-lower-to-gpu="chip=sm_90a report-placements" %s --split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLACE
+// RUN: mla-opt --mla-lower-to-gpu=chip=sm_90a %s --split-input-file | FileCheck %s
+
+// CHECK: gpu.module @mla_kernels [#nvvm.target<O = 3, chip = "sm_90a">]
+// CHECK-LABEL: gpu.func @attention
+// Q and the KV tile in core matrices; S^T = K Q^T on 4 wgmma (K = 64),
+// O^T = V^T P^T on 4 (64 columns x 4 K steps of 16 tokens).
+// The KV tile's two buffers, its first copies, Q; in the loop the next
+// copies, then this tile's view (8 x 8 blocks of 8 x 8).
+// CHECK: memref.view {{.*}} to memref<8x8x8x8xi16, #gpu.address_space<workgroup>>
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: memref.view {{.*}} to memref<2x8x8x8xi16, #gpu.address_space<workgroup>>
+// Threads' shared-memory writes, then the tensor cores' reads: an
+// async-proxy fence before each barrier.
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: memref.view {{.*}} to memref<8x8x8x8xi16, #gpu.address_space<workgroup>>
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <col>]
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: scf.yield
+mla.kernel @attention(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>, %n: index,
+                      %out: memref<?x64xf32>, %lse: memref<?xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  // PLACE: :[[@LINE+1]]:9: remark: placement: smem
+  %qt = mla.load %q[%b, %c0] : memref<?x64xbf16> -> tensor<16x64xbf16>
+  %m0 = mla.fill 0xFF800000 : tensor<16xf32>
+  %l0 = mla.fill 0.0 : tensor<16xf32>
+  %a0 = mla.fill 0.0 : tensor<16x64xf32>
+  %r:3 = mla.kv_loop %i = %c0 to %n step 64 iter_args(%m = %m0, %l = %l0, %a = %a0) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>) {
+    %k = mla.load %kv[%i, %c0] bound %n : memref<?x64xbf16> -> tensor<64x64xbf16>
+    // PLACE: :[[@LINE+1]]:10: remark: placement: acc (8 registers per lane); wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16, transposed: A = rhs (K-major), B = lhs^T (K-major), descriptors from shared memory
+    %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
+    %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %l, %a : tensor<16x64xf32>, tensor<16xf32>, tensor<16x64xf32>
+    %pb = mla.cast %p : tensor<16x64xf32> -> tensor<16x64xbf16>
+    // PLACE: :[[@LINE+1]]:10: remark: placement: acc (8 registers per lane); wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16, transposed: A = rhs^T (MN-major), B = lhs^T (K-major), descriptors from shared memory
+    %o = mla.dot %pb, %k acc(%a1 : tensor<16x64xf32>) : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
+    mla.yield %m1, %l1, %o : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+  }
+  %o, %e = mla.softmax_finalize %r#2, %r#0, %r#1 : tensor<16x64xf32>, tensor<16xf32>
+  mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.store %e, %lse[%b] : tensor<16xf32> -> memref<?xf32>
+  mla.return
+}
+
+// -----
+
+// CHECK-LABEL: gpu.func @fp8kv
+// fp8 KV meets f16 Q and P (qp_type = f16): the stored tile is converted
+// once to an f16 core-matrix tile (cvt.rn.f16x2.e4m3x2 pairs), which both
+// dots read: S^T = K Q^T (K-major) and O^T = V^T P^T (MN-major).
+// CHECK: memref.view {{.*}} to memref<8x8x8x8xi16, #gpu.address_space<workgroup>>
+// CHECK: llvm.call_intrinsic "llvm.nvvm.e4m3x2.to.f16x2.rn"
+// CHECK: nvvm.wgmma.mma_async {{.*}} A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
+// CHECK-NOT: e4m3x2.to.f16x2
+// CHECK: nvvm.wgmma.mma_async {{.*}} A[<f16>, <one>, <col>], B[<f16>, <one>, <col>]
+mla.kernel @fp8kv(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xf16>, %out: memref<?x64xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %k = mla.load %kv[%c0, %c0] : memref<?x64xf8E4M3FN> -> tensor<64x64xf8E4M3FN>
+  %qt = mla.load %q[%b, %c0] : memref<?x64xf16> -> tensor<16x64xf16>
+  // PLACE: :[[@LINE+1]]:8: remark: placement: acc (8 registers per lane); wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16, transposed: A = rhs (K-major), B = lhs^T (K-major), descriptors from shared memory
+  %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xf16>, tensor<64x64xf8E4M3FN> -> tensor<16x64xf32>
+  %p = mla.cast %s : tensor<16x64xf32> -> tensor<16x64xf16>
+  // PLACE: :[[@LINE+1]]:8: remark: placement: acc (8 registers per lane); wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16, transposed: A = rhs^T (MN-major), B = lhs^T (K-major), descriptors from shared memory
+  %o = mla.dot %p, %k : tensor<16x64xf16>, tensor<64x64xf8E4M3FN> -> tensor<16x64xf32>
+  mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.return
+}
