@@ -264,16 +264,16 @@ mlir::mla::transposedReads(const LaneLayout &layout, unsigned elemBits) {
   return t;
 }
 
-int64_t mlir::mla::smemCoreOffset(int64_t row, int64_t col, int64_t cols) {
-  return ((row / 8) * (cols / 8) + col / 8) * 128 + (row % 8) * 16 +
-         (col % 8) * 2;
+int64_t mlir::mla::smemSwizzledOffset(int64_t row, int64_t col, int64_t rows) {
+  return (col / 64) * rows * 128 + row * 128 +
+         (((col % 64) / 8) ^ (row % 8)) * 16 + (col % 8) * 2;
 }
 
 uint64_t mlir::mla::wgmmaDescriptor(uint32_t addr, int64_t leadingBytes,
                                     int64_t strideBytes) {
   auto field = [](uint64_t bytes) { return (bytes >> 4) & 0x3FFF; };
   return field(addr) | field(uint64_t(leadingBytes)) << 16 |
-         field(uint64_t(strideBytes)) << 32;
+         field(uint64_t(strideBytes)) << 32 | uint64_t(1) << 62;
 }
 
 llvm::ArrayRef<const MatrixInstr *> mlir::mla::knownMatrixInstrs() {

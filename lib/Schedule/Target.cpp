@@ -84,7 +84,7 @@ static const ChipInfo kChips[] = {
                .asyncTileCopy = true,
                .dependentLaunch = true,
                .mxfp4Decode = Mxfp4Decode::ByteTables},
-     .tuning = {}},
+     .tuning = {.prefetchWhenAlone = true}},
     {.name = "host",
      .vendor = Vendor::Host,
      .description = "host CPU (reference execution)",

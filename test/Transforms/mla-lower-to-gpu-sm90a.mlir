@@ -10,26 +10,35 @@
 
 // CHECK: gpu.module @mla_kernels [#nvvm.target<O = 3, chip = "sm_90a">]
 // CHECK-LABEL: gpu.func @attention
-// Q and the KV tile in core matrices; S^T = K Q^T on 4 wgmma (K = 64),
-// O^T = V^T P^T on 4 (64 columns x 4 K steps of 16 tokens).
+// Q and the KV tile in the 128-byte swizzle (views [atoms][rows][64]);
+// S^T = K Q^T on 4 wgmma (K = 64), O^T = V^T P^T on 4 (64 columns x 4 K
+// steps of 16 tokens).
 // The KV tile's two buffers, its first copies, Q; in the loop the next
-// copies, then this tile's view (8 x 8 blocks of 8 x 8).
-// CHECK: memref.view {{.*}} to memref<8x8x8x8xi16, #gpu.address_space<workgroup>>
+// copies, then this tile's view.
+// CHECK: memref.view {{.*}} to memref<1x64x64xi16, #gpu.address_space<workgroup>>
 // CHECK: nvvm.cp.async.shared.global
-// CHECK: memref.view {{.*}} to memref<2x8x8x8xi16, #gpu.address_space<workgroup>>
+// CHECK: memref.view {{.*}} to memref<1x16x64xi16, #gpu.address_space<workgroup>>
 // Threads' shared-memory writes, then the tensor cores' reads: an
 // async-proxy fence before each barrier.
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: scf.for
 // CHECK: nvvm.cp.async.shared.global
-// CHECK: memref.view {{.*}} to memref<8x8x8x8xi16, #gpu.address_space<workgroup>>
+// CHECK: memref.view {{.*}} to memref<1x64x64xi16, #gpu.address_space<workgroup>>
+// S^T: one rolled iteration per 64-column atom of K, its 4 steps into 4
+// independent accumulator chains (summed after the wait).
 // CHECK: nvvm.wgmma.fence.aligned
+// CHECK: scf.for
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK: scf.yield
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-COUNT-8: arith.addf
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// O^T: one K step of 16 tokens an iteration, A = V^T MN-major (col).
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <col>]
+// CHECK: scf.for
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <col>]
+// CHECK: scf.yield
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: scf.yield
 mla.kernel @attention(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>, %n: index,
@@ -62,9 +71,9 @@ mla.kernel @attention(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>, %n: index,
 
 // CHECK-LABEL: gpu.func @fp8kv
 // fp8 KV meets f16 Q and P (qp_type = f16): the stored tile is converted
-// once to an f16 core-matrix tile (cvt.rn.f16x2.e4m3x2 pairs), which both
+// once to an f16 swizzled tile (cvt.rn.f16x2.e4m3x2 pairs), which both
 // dots read: S^T = K Q^T (K-major) and O^T = V^T P^T (MN-major).
-// CHECK: memref.view {{.*}} to memref<8x8x8x8xi16, #gpu.address_space<workgroup>>
+// CHECK: memref.view {{.*}} to memref<1x64x64xi16, #gpu.address_space<workgroup>>
 // CHECK: llvm.call_intrinsic "llvm.nvvm.e4m3x2.to.f16x2.rn"
 // CHECK: nvvm.wgmma.mma_async {{.*}} A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
 // CHECK-NOT: e4m3x2.to.f16x2

@@ -588,80 +588,84 @@ TEST(Wgmma, AccumulatorIsTheTransposedPtxFragment) {
   }
 }
 
-// The canonical layouts without swizzle (PTX ISA, "Shared Memory Matrix
-// Layout", and CUTLASS's make_gmma_desc, INTERLEAVE), in 16-byte units T:
-//   K-major:  ((8, m), (T, 2)) : ((1, SBO), (1, LBO)) - core matrices of 8
-//             rows along M / N, 16 bytes of K each; the next along K at LBO,
-//             along M / N at SBO;
-//   MN-major: ((T, m), (8, k)) : ((1, SBO), (1, LBO)) - 16 bytes along M / N
-//             in 8 rows of K; the next along M / N at SBO, along K at LBO.
-// Modelled here as the bytes the tensor cores read for element (mn, k) of
-// one m64 x k16 (A) or n x k16 (B) operand from a descriptor; every one
-// must be the element the compiler stored there (smemCoreOffset), for both
+// The canonical layouts in the 128-byte swizzle (PTX ISA, "Shared Memory
+// Matrix Layout"; CUTLASS's make_gmma_desc, B128), modelled as the tensor
+// cores' address walk: a logical byte address from the descriptor's start
+// and offsets, then bits 4-6 xor bits 7-9 (Swizzle<3,4,3>):
+//   K-major:  row mn at (mn % 8) * 128 + (mn / 8) * SBO, element k of the
+//             row's 128 bytes at 2 k (LBO unused);
+//   MN-major: element mn at 2 (mn % 64) + (mn / 64) * LBO, row k at
+//             (k % 8) * 128 + (k / 8) * SBO.
+// For every element of one m64 x k16 (A) or n x k16 (B) operand the byte
+// read must be the one the compiler stored (smemSwizzledOffset), for both
 // uses of a KV tile: K-major as K in S^T = K Q^T, MN-major as V^T in
-// O^T = V^T P^T.
-static int64_t kMajorByte(int64_t mn, int64_t k, int64_t lbo, int64_t sbo) {
-  return (mn % 8) * 16 + (mn / 8) * sbo + (k % 8) * 2 + (k / 8) * lbo;
+// O^T = V^T P^T, and for Q and P as B.
+static int64_t swizzle128(int64_t addr) {
+  return addr ^ (((addr >> 7) & 7) << 4);
 }
-static int64_t mnMajorByte(int64_t mn, int64_t k, int64_t lbo, int64_t sbo) {
-  return (mn % 8) * 2 + (mn / 8) * sbo + (k % 8) * 16 + (k / 8) * lbo;
+static int64_t kMajorByte(int64_t start, int64_t mn, int64_t k, int64_t sbo) {
+  return swizzle128(start + (mn % 8) * 128 + (mn / 8) * sbo + k * 2);
+}
+static int64_t mnMajorByte(int64_t start, int64_t mn, int64_t k, int64_t lbo,
+                           int64_t sbo) {
+  return swizzle128(start + (mn % 64) * 2 + (mn / 64) * lbo + (k % 8) * 128 +
+                    (k / 8) * sbo);
 }
 
-TEST(Wgmma, CoreTiledTilesAreBothOperandLayouts) {
+TEST(Wgmma, SwizzledTilesAreBothOperandLayouts) {
   const int64_t rows = 64, cols = 576; // a KV tile: tokens x (512 + 64)
-  // Every element once, 16-byte runs of 8 consecutive columns.
+  // Every element once, 16-byte runs of 8 consecutive columns, atoms of
+  // rows x 128 bytes.
   std::set<int64_t> seen;
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) {
-      int64_t at = smemCoreOffset(r, c, cols);
+      int64_t at = smemSwizzledOffset(r, c, rows);
       EXPECT_TRUE(seen.insert(at).second);
-      EXPECT_EQ(at % 2, 0);
+      EXPECT_EQ(at / (rows * 128), c / 64);
       if (c % 8)
-        EXPECT_EQ(at, smemCoreOffset(r, c - 1, cols) + 2);
+        EXPECT_EQ(at, smemSwizzledOffset(r, c - 1, rows) + 2);
     }
   EXPECT_EQ(*seen.rbegin(), rows * cols * 2 - 2);
-  // S^T = K Q^T: A = K, M = tokens, K = dims; step s at columns 16 s.
-  int64_t lbo = 128, sbo = cols / 8 * 128;
+  // S^T = K Q^T: A = K, M = tokens, K = dims; step s at columns 16 s:
+  // the start moves 32 bytes within an atom, to the next atom every 4.
   for (int64_t s = 0; s < cols / 16; ++s) {
-    int64_t start = smemCoreOffset(0, 16 * s, cols);
+    int64_t start = (16 * s / 64) * rows * 128 + (16 * s % 64) * 2;
     for (int64_t m = 0; m < 64; ++m)
       for (int64_t k = 0; k < 16; ++k)
-        ASSERT_EQ(start + kMajorByte(m, k, lbo, sbo),
-                  smemCoreOffset(m, 16 * s + k, cols))
+        ASSERT_EQ(kMajorByte(start, m, k, 1024),
+                  smemSwizzledOffset(m, 16 * s + k, rows))
             << "step " << s << " m " << m << " k " << k;
   }
-  // O^T = V^T P^T: A = V^T, M = value dims (block j: 64 j ..), K = tokens
-  // (step s: 16 s ..). MN-major: next 8 dims 128 bytes on, next 8 tokens a
-  // band on.
-  lbo = cols / 8 * 128;
-  sbo = 128;
+  // O^T = V^T P^T: A = V^T, M = value dims (block j: atom j), K = tokens
+  // (step s: rows 16 s ..).
   for (int64_t j = 0; j < 8; ++j)
     for (int64_t s = 0; s < rows / 16; ++s) {
-      int64_t start = smemCoreOffset(16 * s, 64 * j, cols);
+      int64_t start = j * rows * 128 + 16 * s * 128;
       for (int64_t m = 0; m < 64; ++m)
         for (int64_t k = 0; k < 16; ++k)
-          ASSERT_EQ(start + mnMajorByte(m, k, lbo, sbo),
-                    smemCoreOffset(16 * s + k, 64 * j + m, cols))
+          ASSERT_EQ(mnMajorByte(start, m, k, rows * 128, 1024),
+                    smemSwizzledOffset(16 * s + k, 64 * j + m, rows))
               << "block " << j << " step " << s << " m " << m << " k " << k;
     }
-  // B = P (16 heads x 64 tokens, K-major): N = heads.
-  for (int64_t s = 0; s < 4; ++s) {
-    int64_t start = smemCoreOffset(0, 16 * s, 64);
-    for (int64_t n = 0; n < 16; ++n)
-      for (int64_t k = 0; k < 16; ++k)
-        ASSERT_EQ(start + kMajorByte(n, k, 128, 64 / 8 * 128),
-                  smemCoreOffset(n, 16 * s + k, 64));
-  }
+  // B = Q (16 heads x 576) and P (16 heads x 64 tokens), K-major, N = heads.
+  for (int64_t kCols : {576, 64})
+    for (int64_t s = 0; s < kCols / 16; ++s) {
+      int64_t start = (16 * s / 64) * 16 * 128 + (16 * s % 64) * 2;
+      for (int64_t n = 0; n < 16; ++n)
+        for (int64_t k = 0; k < 16; ++k)
+          ASSERT_EQ(kMajorByte(start, n, k, 1024),
+                    smemSwizzledOffset(n, 16 * s + k, 16));
+    }
 }
 
 TEST(Wgmma, DescriptorBits) {
   // Start address, leading and stride byte offsets >> 4 at bits 0, 16, 32;
-  // swizzle (bits 62-63) none.
-  EXPECT_EQ(wgmmaDescriptor(0x400, 128, 9216),
-            uint64_t(0x40) | uint64_t(8) << 16 | uint64_t(576) << 32);
+  // swizzle mode 1 (128 bytes) at bits 62-63.
+  EXPECT_EQ(wgmmaDescriptor(0x400, 16, 1024),
+            uint64_t(0x40) | uint64_t(1) << 16 | uint64_t(64) << 32 |
+                uint64_t(1) << 62);
   EXPECT_EQ(wgmmaDescriptor(0x3FFF0, 16, 16) & 0x3FFF, 0x3FFFu);
-  EXPECT_EQ(wgmmaDescriptor(0, 0, 0), 0u);
-  EXPECT_EQ(wgmmaDescriptor(0x12340, 0x80, 0x400) >> 62, 0u);
+  EXPECT_EQ(wgmmaDescriptor(0, 0, 0), uint64_t(1) << 62);
 }
 
 } // namespace

@@ -43,9 +43,21 @@ bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
   // single-buffered programs keep up to two tiles in flight, one
   // double-buffered program one (plus the one it computes on). 4 KiB
   // stands for what is allocated later (P, the row-reduction arrays).
-  int64_t tileBytes = t.getDimSize(0) * (rowBytes + kRowPadBytes);
-  if (2 * (smemBytes + reserve + kvStages * tileBytes + 4096) >
-      target.chip.facts.sharedMemBytes)
+  int64_t tileBytes =
+      smemTileBytes(t.getDimSize(0), t.getDimSize(1), t.getElementType());
+  // Swizzled regions start 1024-byte aligned: P's and the reductions'
+  // alignment on top.
+  int64_t later = 4096 + (target.mma->smemOperands ? 2 * 1023 : 0);
+  int64_t smem = target.chip.facts.sharedMemBytes;
+  auto fits = [&](int64_t programs, int64_t buffers) {
+    return programs * (smemBytes + reserve + buffers * tileBytes + later) <=
+           smem;
+  };
+  // Where one program fills the SM's shared memory already, a second
+  // buffer costs no occupancy (ChipTuning::prefetchWhenAlone).
+  bool alone =
+      target.chip.tuning.prefetchWhenAlone && !fits(2, 1) && fits(1, kvStages);
+  if (!fits(2, kvStages) && !alone)
     return false;
   std::function<bool(Value)> ok = [&](Value v) {
     if (v == loop.getBody().getArgument(0))
@@ -79,7 +91,7 @@ void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
   int64_t eltBytes = storedBytes(st);
   int64_t vec = 16 / eltBytes;
   // The tile's place as allocSmem laid it out.
-  bool core = coreTiled(rows, cols, t.getElementType());
+  bool swz = swizzled(rows, cols, t.getElementType());
   int64_t padded = cols + kRowPadBytes / eltBytes;
   int64_t chunks = rows * cols / vec;
   Type i64 = b.getI64Type();
@@ -134,8 +146,8 @@ void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(rounds.getBody());
   {
-    auto [r, col] = tileChunkCoord(
-        core, add(tid, mul(rounds.getInductionVar(), threads)), vec, cols);
+    auto [r, col] =
+        chunkCoord(add(tid, mul(rounds.getInductionVar(), threads)), vec, cols);
     Value off = arith::IndexCastUIOp::create(
         b, loc(), b.getI32Type(),
         mul(add(mul(r, src.getDimSize(1)), col), eltBytes));
@@ -161,7 +173,7 @@ void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
     if (!paged)
       srcAddr = arith::AddIOp::create(
           b, loc(), tileBase, arith::ExtUIOp::create(b, loc(), i64, off));
-    Value dstElem = smemElemOffset(core, r, col, cols, padded);
+    Value dstElem = smemElemOffset(swz, r, col, rows, padded);
     Value dstAddr =
         arith::AddIOp::create(b, loc(), dstBase, toI64(mul(dstElem, eltBytes)));
     target.asyncCopy16(b, loc(), dstAddr, srcAddr, size);

@@ -416,7 +416,7 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
     t.print(os);
     return str;
   };
-  // Both operands as core-matrix tiles in shared memory, of the
+  // Both operands as swizzled tiles in shared memory, of the
   // instruction's own type (wgmma converts nothing).
   auto operand = [&](Value v, StringRef which) -> FailureOr<Tile> {
     auto t = ensureShared(get(v));
@@ -429,7 +429,7 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
     // fp8 (KV) as the instruction's type: one conversion of the whole
     // stored tile per tile, which both dots then read (wgmma takes fp8 only
     // as both operands fp8).
-    if (isFp8(elt) && tile->kind == Kind::Smem && !isCoreTiledView(tile->view))
+    if (isFp8(elt) && tile->kind == Kind::Smem && !isSwizzledView(tile->view))
       if (auto conv = convertedTile(*tile, want)) {
         tile = conv;
         elt = want;
@@ -439,10 +439,10 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
                   (want.isF16() ? "f16" : "bf16") + " operands; the " + which +
                   " operand is " + typeName(elt) +
                   " (convert it to a tile of that type first)");
-    if (!isCoreTiledView(tile->view) || tile->rowOff % 8 || tile->colOff % 8)
+    if (!isSwizzledView(tile->view) || tile->rowOff % 8 || tile->colOff % 64)
       return fail(Twine("the ") + which +
-                  " operand is not a shared-memory tile of whole 8 x 8 core "
-                  "matrices (internal error)");
+                  " operand is not a shared-memory tile in the 128-byte "
+                  "swizzle (internal error)");
     return *tile;
   };
   auto lhs = operand(op.getLhs(), "left");
@@ -463,8 +463,8 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   if (k % mi->k)
     return fail("contraction size " + Twine(k) + " is not a multiple of " +
                 "the matrix instruction's K (" + Twine(mi->k) + ")");
-  // Byte address (i64) of element (r, c) of a core-matrix tile: its view's
-  // place in dynamic shared memory plus smemCoreOffset.
+  // The shared address (i64) of a tile's first byte: its view's place in
+  // dynamic shared memory.
   Type i64 = b.getI64Type();
   Value smemAddr = arith::IndexCastOp::create(
       b, loc(), i64,
@@ -476,70 +476,119 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
         b, loc(), smemAddr,
         arith::IndexCastOp::create(b, loc(), i64, view.getByteShift()));
   };
-  auto storedCols = [](const Tile &t) {
-    return cast<MemRefType>(t.view.getType()).getDimSize(1) * 8;
+  auto storedRows = [](const Tile &t) {
+    return cast<MemRefType>(t.view.getType()).getDimSize(1);
   };
-  // The descriptor of the core matrix at (r, c) of `t` (r, c multiples of
-  // 8; r may hold a runtime part, `rDyn`, in whole bands).
-  auto descriptor = [&](const Tile &t, Value base, Value rDyn, int64_t r,
-                        int64_t c, int64_t leading, int64_t stride) -> Value {
-    int64_t cols = storedCols(t);
+  // The descriptor of the operand of `t` at static byte offset `off` plus
+  // runtime byte offset `dyn` (both unswizzled addresses, as the tensor
+  // cores take them: they apply the swizzle).
+  auto descriptor = [&](Value base, Value dyn, int64_t off,
+                        int64_t leading) -> Value {
     Value addr = arith::AddIOp::create(
-        b, loc(), base,
-        cstI64(b, loc(), smemCoreOffset(r + t.rowOff, c + t.colOff, cols)));
-    if (rDyn)
-      addr = arith::AddIOp::create(b, loc(), addr, rDyn);
+        b, loc(), arith::AddIOp::create(b, loc(), base, dyn),
+        cstI64(b, loc(), off));
     Value field = arith::AndIOp::create(
         b, loc(), arith::ShRUIOp::create(b, loc(), addr, cstI64(b, loc(), 4)),
         cstI64(b, loc(), 0x3FFF));
     return arith::OrIOp::create(
         b, loc(), field,
-        cstI64(b, loc(), int64_t(wgmmaDescriptor(0, leading, stride))));
+        cstI64(b, loc(), int64_t(wgmmaDescriptor(0, leading, 1024))));
+  };
+  auto toI64 = [&](Value x) -> Value {
+    return arith::IndexCastOp::create(b, loc(), i64, x);
   };
   bool trans = op.getTransposeRhs();
   Value aBase = tileBase(*rhs), bBase = tileBase(*lhs);
-  int64_t aCols = storedCols(*rhs), bCols = storedCols(*lhs);
+  int64_t aRows = storedRows(*rhs), bRows = storedRows(*lhs);
   // This warpgroup's first column of the dot: its instruction tiles cover
-  // group x colsPerWarp columns, 64 (the instruction's M) per tile.
+  // group x colsPerWarp columns, 64 (the instruction's M) per tile. In
+  // bytes of A: rhs rows when transposed (128 bytes each), else rhs
+  // columns (whole atoms of aRows x 128 bytes).
   int64_t mInstr = mi->n * group;
   Value wgCol = mul(arith::DivUIOp::create(b, loc(), warp, idx(group)),
                     l.colsPerWarp * group);
-  // In bytes of A: along A's M (rhs rows when transposed: whole bands;
-  // rhs columns otherwise: whole blocks).
-  Value wgA = trans ? mul(arith::DivUIOp::create(b, loc(), wgCol, idx(8)),
-                          aCols / 8 * 128)
-                    : mul(arith::DivUIOp::create(b, loc(), wgCol, idx(8)), 128);
-  Value wgA64 = arith::IndexCastOp::create(b, loc(), i64, wgA);
+  Value wgA = trans ? mul(wgCol, 128)
+                    : mul(arith::DivUIOp::create(b, loc(), wgCol, idx(64)),
+                          aRows * 128);
+  aBase = arith::AddIOp::create(b, loc(), aBase, toI64(wgA));
   SmallVector<Value> acc;
   if (op.getAcc())
     acc = get(op.getAcc())->regs;
   else
     acc.assign(l.size(), cstF32(b, loc(), 0.0f));
+  // The K steps in a rolled loop, `unroll` steps an iteration (K-major A:
+  // one 64-column atom; MN-major A: one step of 16 rows): its descriptors
+  // follow the induction variable, where unrolled LLVM hoisted every
+  // loop-invariant one out of the KV loop (254 registers and spills). All
+  // of a dot's instructions form one group, waited for after the loop.
+  int64_t steps = k / mi->k;
+  int64_t unroll = trans && steps % 4 == 0 ? 4 : 1;
+  // Independent accumulator chains: a dot of one instruction tile per
+  // warpgroup (S^T = K Q^T: 36 steps into one tile) runs step u of each
+  // iteration into its own copy of the accumulators, summed after the
+  // wait, so that the tensor cores overlap `chains` instructions instead of
+  // waiting for each result (O^T's 8 tiles are 8 chains already).
+  int64_t chains = l.tiles == 1 ? unroll : 1;
+  SmallVector<Value> init = acc;
+  for (int64_t c = 1; c < chains; ++c)
+    init.append(l.size(), cstF32(b, loc(), 0.0f));
   target.warpgroupFence(b, loc());
-  for (int64_t j = 0; j < l.tiles; ++j) {
-    // Instruction tile j: registers mb * 8 + i are element i of M block mb.
-    SmallVector<Value> d;
-    for (int64_t mb = 0; mb < l.mBlocks; ++mb)
-      for (int64_t i = 0; i < l.elems; ++i)
-        d.push_back(acc[l.reg(mb, j, i)]);
-    for (int64_t s = 0; s < k / mi->k; ++s) {
-      int64_t kk = s * mi->k;
+  auto loop = scf::ForOp::create(b, loc(), idx(0), idx(steps / unroll), idx(1),
+                                 ValueRange(init));
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> cur(loop.getRegionIterArgs());
+    Value k0 = mul(loop.getInductionVar(), unroll * mi->k);
+    // The start of K column kk of a K-major tile of `rows` rows: its atom
+    // and its 32-byte step within the atom's rows.
+    auto kMajor = [&](Value kk, int64_t rows) {
+      return toI64(
+          add(mul(arith::DivUIOp::create(b, loc(), kk, idx(64)), rows * 128),
+              mul(arith::RemUIOp::create(b, loc(), kk, idx(64)), 2)));
+    };
+    for (int64_t u = 0; u < unroll; ++u) {
+      Value kk = addc(k0, u * mi->k);
+      int64_t chain = (u % chains) * l.size();
       // A: K-major rows j * 64 .. of rhs (S^T = K Q^T), or MN-major
       // columns j * 64 .. of rhs over its rows kk .. (O^T = V^T P^T).
-      Value descA = trans ? descriptor(*rhs, aBase, wgA64, j * mInstr, kk, 128,
-                                       aCols / 8 * 128)
-                          : descriptor(*rhs, aBase, wgA64, kk, j * mInstr,
-                                       aCols / 8 * 128, 128);
+      Value dynA = trans ? kMajor(kk, aRows) : toI64(mul(kk, 128));
       Value descB =
-          descriptor(*lhs, bBase, Value(), 0, kk, 128, bCols / 8 * 128);
-      d = target.warpgroupMma(b, loc(), mi, n, descA, /*aMnMajor=*/!trans,
-                              descB, d);
+          descriptor(bBase, kMajor(kk, bRows),
+                     smemSwizzledOffset(lhs->rowOff, lhs->colOff, bRows), 16);
+      for (int64_t j = 0; j < l.tiles; ++j) {
+        Value descA =
+            trans
+                ? descriptor(aBase, dynA,
+                             smemSwizzledOffset(j * mInstr + rhs->rowOff,
+                                                rhs->colOff, aRows),
+                             16)
+                : descriptor(aBase, dynA,
+                             smemSwizzledOffset(
+                                 rhs->rowOff, j * mInstr + rhs->colOff, aRows),
+                             aRows * 128);
+        // Instruction tile j: its registers mb * 8 + i are element i of M
+        // block mb.
+        SmallVector<Value> d;
+        for (int64_t mb = 0; mb < l.mBlocks; ++mb)
+          for (int64_t i = 0; i < l.elems; ++i)
+            d.push_back(cur[chain + l.reg(mb, j, i)]);
+        d = target.warpgroupMma(b, loc(), mi, n, descA, /*aMnMajor=*/!trans,
+                                descB, d);
+        for (int64_t mb = 0; mb < l.mBlocks; ++mb)
+          for (int64_t i = 0; i < l.elems; ++i)
+            cur[chain + l.reg(mb, j, i)] = d[mb * l.elems + i];
+      }
     }
-    for (int64_t mb = 0; mb < l.mBlocks; ++mb)
-      for (int64_t i = 0; i < l.elems; ++i)
-        acc[l.reg(mb, j, i)] = d[mb * l.elems + i];
+    scf::YieldOp::create(b, loc(), cur);
   }
   target.warpgroupCommitAndWait(b, loc(), 0);
+  for (int64_t r = 0; r < l.size(); ++r) {
+    acc[r] = loop.getResult(r);
+    for (int64_t c = 1; c < chains; ++c)
+      acc[r] = arith::AddFOp::create(b, loc(), acc[r],
+                                     loop.getResult(c * l.size() + r));
+  }
   tiles[op] = regTile(Kind::Acc, op.getResult().getType(), std::move(acc));
   return success();
 }
@@ -550,7 +599,7 @@ std::shared_ptr<Tile> Lowering::convertedTile(const Tile &t, Type to) {
   int64_t rows = mt.getDimSize(0);
   int64_t cols = mt.getDimSize(1) - kRowPadBytes / storedBytes(elt);
   if (!isFp8(elt) || storedBytes(elt) != 1 || rows % 8 || cols % 16 ||
-      (rows * cols / 16) % threads || !coreTiled(rows, cols, to))
+      (rows * cols / 16) % threads || !swizzled(rows, cols, to))
     return nullptr;
   auto key =
       std::make_pair(t.view.getAsOpaquePointer(), to.getAsOpaquePointer());
@@ -561,18 +610,22 @@ std::shared_ptr<Tile> Lowering::convertedTile(const Tile &t, Type to) {
     whole->type = RankedTensorType::get({rows, cols}, to);
     whole->view = allocSmem(rows, cols, to);
     barrierBeforeRewrite();
-    // 16 stored bytes a thread and round, in the order that makes
-    // consecutive threads write consecutive 16 bytes of the core matrices:
-    // 8 rows of one 16-column block, then the next block of the band.
+    // 16 stored bytes a thread and round, row by row: 8 threads read 128
+    // contiguous bytes, and write 4 swizzled chunks each of two atoms.
     Type st = storageType(to);
     auto v8 = VectorType::get({8}, st);
-    int64_t blocks = cols / 16, rounds = rows * cols / 16 / threads;
-    for (int64_t i = 0; i < rounds; ++i) {
-      Value q = addc(tid, i * threads);
-      Value rest = arith::DivUIOp::create(b, loc(), q, idx(8));
-      Value r = add(mul(arith::DivUIOp::create(b, loc(), rest, idx(blocks)), 8),
-                    arith::RemUIOp::create(b, loc(), q, idx(8)));
-      Value c = mul(arith::RemUIOp::create(b, loc(), rest, idx(blocks)), 16);
+    int64_t groups = cols / 16, rounds = rows * cols / 16 / threads;
+    // A rolled loop (two rounds an iteration): unrolled, LLVM issued every
+    // round's load first and the registers ran out.
+    int64_t per = rounds % 2 == 0 ? 2 : 1;
+    auto loop = scf::ForOp::create(b, loc(), idx(0), idx(rounds / per), idx(1));
+    OpBuilder::InsertionGuard ig(b);
+    b.setInsertionPointToStart(loop.getBody());
+    for (int64_t i = 0; i < per; ++i) {
+      Value q =
+          add(tid, mul(addc(mul(loop.getInductionVar(), per), i), threads));
+      Value r = arith::DivUIOp::create(b, loc(), q, idx(groups));
+      Value c = mul(arith::RemUIOp::create(b, loc(), q, idx(groups)), 16);
       Value bytes = vector::LoadOp::create(
           b, loc(), VectorType::get({16}, storageType(elt)), t.view,
           ValueRange{r, c}, /*nontemporal=*/false, llvm::MaybeAlign(16));
@@ -590,6 +643,7 @@ std::shared_ptr<Tile> Lowering::convertedTile(const Tile &t, Type to) {
             whole->view, smemAt(whole->view, r, addc(c, 8 * h)),
             /*nontemporal=*/false, llvm::MaybeAlign(16));
     }
+    b.setInsertionPointAfter(loop);
     barrier();
     convertedTiles[key] = whole;
   }

@@ -44,8 +44,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
     for (Operation *n = op->getNextNode(); n; n = n->getNextNode())
       if (auto loop = dyn_cast<KvLoopOp>(n)) {
         if (!started.count(loop))
-          if (auto pf = startPrefetch(
-                  loop, rows * (cols * storedBytes(elt) + kRowPadBytes)))
+          if (auto pf = startPrefetch(loop, smemTileBytes(rows, cols, elt)))
             started[loop] = *pf;
         break;
       }
@@ -312,8 +311,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
     SmallVector<std::array<Value, 4>> got;
     for (int64_t i = 0; i < rounds; ++i) {
       Value chunk = addc(tid, i * threads);
-      auto [r, c] =
-          tileChunkCoord(isCoreTiledView(tile->view), chunk, vec, cols);
+      auto [r, c] = chunkCoord(chunk, vec, cols);
       Value guard;
       if ((i + 1) * threads > chunks)
         guard = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
@@ -370,7 +368,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
     b.setInsertionPointToStart(loop.getBody());
     Value chunk = even ? add(tid, mul(loop.getInductionVar(), threads))
                        : loop.getInductionVar();
-    auto [r, c] = tileChunkCoord(isCoreTiledView(tile->view), chunk, vec, cols);
+    auto [r, c] = chunkCoord(chunk, vec, cols);
     storeChunk(loadChunk(r, c, Value()), r, c);
   }
   // Straight-line code: the loads of one tile issue back to back, and the

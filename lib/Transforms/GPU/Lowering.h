@@ -175,56 +175,42 @@ struct Lowering {
   /// copies. The view's shape is the padded one; tiles index it in range.
   Value allocSmem(int64_t rows, int64_t cols, Type elt);
 
-  /// Whether a rows x cols tile of `elt` is stored as core matrices
-  /// (smemCoreOffset: 8 x 8 blocks of 128 contiguous bytes) instead of
-  /// padded rows: on a chip whose matrix instruction reads its operands
+  /// Whether a rows x cols tile of `elt` is stored in the 128-byte
+  /// swizzle (smemSwizzledOffset: atoms of 64 columns, each rows x 128
+  /// contiguous bytes, a row's 16-byte chunks permuted by row mod 8) instead
+  /// of padded rows: on a chip whose matrix instruction reads its operands
   /// from shared memory (MatrixInstr::smemOperands, sm_90a's wgmma), every
-  /// 16-bit tile of whole blocks, so that any of them can be an operand.
-  /// Its view is then rank 4: [rows / 8][cols / 8][8][8].
-  bool coreTiled(int64_t rows, int64_t cols, Type elt) const {
+  /// 16-bit tile of whole 8-row groups and 64-column atoms, so that any of
+  /// them can be an operand. Its view is then rank 3: [cols / 64][rows][64]
+  /// (smemIndices applies the permutation).
+  bool swizzled(int64_t rows, int64_t cols, Type elt) const {
     return target.mma->smemOperands && storedBytes(elt) == 2 && rows % 8 == 0 &&
-           cols % 8 == 0;
+           cols % 64 == 0;
   }
-  /// The indices of element (r, c) of shared-memory view `view`: (r, c)
-  /// for padded rows, (r / 8, c / 8, r % 8, c % 8) for core matrices. A
-  /// vector access of up to 8 elements from a column that is a multiple of
-  /// its length stays within one row of a block either way.
+  /// The indices of element (r, c) of shared-memory view `view` (see
+  /// smemIndices). A vector access of up to 8 elements from a column that
+  /// is a multiple of its length stays within one 16-byte chunk either way.
   SmallVector<Value> smemAt(Value view, Value r, Value c) {
     return smemIndices(b, loc(), view, r, c);
   }
-  /// The element offset of (r, c) in a tile of `cols` columns stored as
-  /// core matrices (`core`, smemCoreOffset's place in elements) or in
+  /// The element offset of (r, c) in a tile of `rows` rows stored in the
+  /// 128-byte swizzle (`swz`, smemSwizzledOffset's place in elements) or in
   /// padded rows of `rowElems` elements.
-  Value smemElemOffset(bool core, Value r, Value c, int64_t cols,
+  Value smemElemOffset(bool swz, Value r, Value c, int64_t rows,
                        int64_t rowElems) {
-    if (!core)
+    if (!swz)
       return add(mul(r, rowElems), c);
-    auto div8 = [&](Value x) {
-      return arith::DivUIOp::create(b, loc(), x, idx(8)).getResult();
-    };
-    auto rem8 = [&](Value x) {
-      return arith::RemUIOp::create(b, loc(), x, idx(8)).getResult();
-    };
-    return add(mul(add(mul(div8(r), cols / 8), div8(c)), 64),
-               add(mul(rem8(r), 8), rem8(c)));
+    SmallVector<Value> i = swizzledIndices(b, loc(), r, c);
+    return add(add(mul(i[0], rows * 64), mul(i[1], 64)), i[2]);
   }
-  /// Row and column of 16-byte chunk `chunk` (`vec` elements) of a tile of
-  /// `cols` columns: chunks run row by row for padded rows, and in storage
-  /// order for core matrices (`core`: 8 rows of one block column, then the
-  /// next block column of the band), so that consecutive threads write
-  /// consecutive 16 bytes.
-  std::pair<Value, Value> tileChunkCoord(bool core, Value chunk, int64_t vec,
-                                         int64_t cols) {
-    if (!core || vec != 8)
-      return chunkCoord(chunk, vec, cols);
-    Value r8 = arith::RemUIOp::create(b, loc(), chunk, idx(8));
-    Value blk = arith::DivUIOp::create(b, loc(), chunk, idx(8));
-    Value band = arith::DivUIOp::create(b, loc(), blk, idx(cols / 8));
-    Value bc = arith::RemUIOp::create(b, loc(), blk, idx(cols / 8));
-    return {add(mul(band, 8), r8), mul(bc, 8)};
+  /// The bytes allocSmem takes for a rows x cols tile of `elt`.
+  int64_t smemTileBytes(int64_t rows, int64_t cols, Type elt) const {
+    int64_t bytes = storedBytes(elt);
+    return swizzled(rows, cols, elt) ? rows * cols * bytes
+                                     : rows * (cols * bytes + kRowPadBytes);
   }
-  static bool isCoreTiledView(Value view) {
-    return cast<MemRefType>(view.getType()).getRank() == 4;
+  static bool isSwizzledView(Value view) {
+    return cast<MemRefType>(view.getType()).getRank() == 3;
   }
 
   void barrier() {
@@ -675,11 +661,11 @@ struct Lowering {
   /// columns are the instruction's M (64 per warpgroup tile), its rows the
   /// instruction's N, its right operand the instruction's A (K-major for
   /// S = Q K^T, MN-major for O = P V), its left the instruction's B
-  /// (K-major). Operands are core-matrix tiles (coreTiled) of the
+  /// (K-major). Operands are swizzled tiles (Lowering::swizzled) of the
   /// instruction's type; a register operand (P) is written to one first.
   LogicalResult dotOnWarpgroups(DotOp op, const AccLayout &l);
 
-  /// An fp8 shared tile (padded rows) as a core-matrix tile of 16-bit type
+  /// An fp8 shared tile (padded rows) as a swizzled tile of 16-bit type
   /// `to` for warpgroup MMAs: the whole stored tile converted once (pairs
   /// through the chip's conversion, exact: every e4m3 value is an f16 and
   /// a bf16 value) at the first dot that reads it, shared by every later

@@ -64,21 +64,29 @@ inline Value bitcastToVector(OpBuilder &b, Location loc, Value x,
   return vector::BitCastOp::create(b, loc, t, one);
 }
 
+/// The indices of element (r, c) of a 16-bit tile in the 128-byte swizzle
+/// (Lowering::swizzled, a rank-3 view [atom][row][64]): (c / 64, r,
+/// ((c mod 64) / 8 xor r mod 8) * 8 + c mod 8).
+inline SmallVector<Value> swizzledIndices(OpBuilder &b, Location loc, Value r,
+                                          Value c) {
+  auto cst = [&](int64_t v) { return cstIndex(b, loc, v); };
+  Value inAtom = arith::RemUIOp::create(b, loc, c, cst(64));
+  Value chunk = arith::XOrIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, inAtom, cst(8)),
+      arith::RemUIOp::create(b, loc, r, cst(8)));
+  Value col = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, chunk, cst(8)),
+      arith::RemUIOp::create(b, loc, c, cst(8)));
+  return {arith::DivUIOp::create(b, loc, c, cst(64)), r, col};
+}
+
 /// The indices of element (r, c) of a shared-memory tile view: (r, c) for
-/// padded rows (rank 2), (r / 8, c / 8, r % 8, c % 8) for one stored as
-/// core matrices (rank 4; Lowering::coreTiled).
+/// padded rows (rank 2), swizzledIndices for the 128-byte swizzle (rank 3).
 inline SmallVector<Value> smemIndices(OpBuilder &b, Location loc, Value view,
                                       Value r, Value c) {
-  if (cast<MemRefType>(view.getType()).getRank() != 4)
+  if (cast<MemRefType>(view.getType()).getRank() != 3)
     return {r, c};
-  Value eight = cstIndex(b, loc, 8);
-  auto div = [&](Value x) {
-    return arith::DivUIOp::create(b, loc, x, eight).getResult();
-  };
-  auto rem = [&](Value x) {
-    return arith::RemUIOp::create(b, loc, x, eight).getResult();
-  };
-  return {div(r), div(c), rem(r), rem(c)};
+  return swizzledIndices(b, loc, r, c);
 }
 
 /// The high half of an f32 as stored bf16 (i16): exact for fp8 values.

@@ -42,19 +42,20 @@ void Lowering::init(Location l) {
 Value Lowering::allocSmem(int64_t rows, int64_t cols, Type elt) {
   Type st = storageType(elt);
   int64_t eltBytes = storedBytes(elt);
-  bool core = coreTiled(rows, cols, elt);
-  int64_t padded = core ? cols : cols + kRowPadBytes / eltBytes;
+  bool swz = swizzled(rows, cols, elt);
+  int64_t padded = swz ? cols : cols + kRowPadBytes / eltBytes;
   int64_t bytes = rows * padded * eltBytes;
-  // Core matrices start 128-byte aligned (wgmma reads them whole).
-  int64_t align = core ? 128 : 16;
+  // Swizzled atoms start 1024-byte aligned: the swizzle permutes address
+  // bits 4-6 by bits 7-9.
+  int64_t align = swz ? 1024 : 16;
   int64_t offset = (smemBytes + align - 1) / align * align;
   smemBytes = offset + bytes;
   lastSmemOffset = offset;
   auto wg =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   SmallVector<int64_t> shape = {rows, padded};
-  if (core)
-    shape = {rows / 8, cols / 8, 8, 8};
+  if (swz)
+    shape = {cols / 64, rows, 64};
   return memref::ViewOp::create(b, loc(),
                                 MemRefType::get(shape, st, nullptr, wg),
                                 smemBase, idx(offset), ValueRange{});

@@ -59,8 +59,8 @@ struct MatrixInstr {
   /// Warps that issue one instruction together (wgmma: a warpgroup of 4).
   int64_t warpsPerInstr = 1;
   /// Both operands are read from shared memory by the tensor cores through
-  /// matrix descriptors (sm_90a wgmma), in core matrices of 8 rows x 16
-  /// bytes (smemCoreOffset); `a` and `b` are then empty. Such an
+  /// matrix descriptors (sm_90a wgmma), in the 128-byte swizzle
+  /// (smemSwizzledOffset); `a` and `b` are then empty. Such an
   /// instruction runs *transposed*: for a dot C = L R (or L R^T) its own A
   /// is R^T (R), its own B is L^T, its M (64) runs along C's columns and its
   /// N along C's rows, m x n here being one warp's part of C as the
@@ -132,23 +132,25 @@ struct TransposedReads {
 std::optional<TransposedReads> transposedReads(const LaneLayout &layout,
                                                unsigned elemBits);
 
-/// The byte offset of element (row, col) in a shared-memory tile of 16-bit
-/// elements stored as wgmma's canonical core matrices without swizzle:
-/// 8 x 8 blocks of 128 contiguous bytes (row r of a block at 16 r), the
-/// blocks of an 8-row band one after another along the columns, the bands
-/// one after another: ((row / 8) * (cols / 8) + col / 8) * 128 +
-/// (row % 8) * 16 + (col % 8) * 2. The same bytes are a K-major operand
-/// (rows = M or N, columns = K: next block along K 128 bytes on, next band
-/// cols / 8 * 128) and an MN-major one (rows = K, columns = M or N).
-int64_t smemCoreOffset(int64_t row, int64_t col, int64_t cols);
+/// The byte offset of element (row, col) in a shared-memory tile of
+/// `rows` rows of 16-bit elements stored in wgmma's 128-byte swizzle (the
+/// layout CUTLASS calls Swizzle<3,4,3> o K_SW128 atoms): the columns in
+/// atoms of 64 (128 bytes a row), atom after atom, each `rows` x 128
+/// contiguous bytes; within an atom row r's 16-byte chunk j sits at chunk
+/// j xor (r mod 8): (col / 64) * rows * 128 + row * 128 +
+/// (((col mod 64) / 8) xor (row mod 8)) * 16 + (col mod 8) * 2. The same
+/// bytes are a K-major operand (rows = M or N, columns = K) and an MN-major
+/// one (rows = K, columns = M or N), given atoms 1024-byte aligned.
+int64_t smemSwizzledOffset(int64_t row, int64_t col, int64_t rows);
 
 /// The 64-bit wgmma matrix descriptor of an operand at shared address
-/// `addr` (16-byte aligned) without swizzle: bits 0-13 addr >> 4, 16-29 the
-/// leading-dimension byte offset >> 4, 32-45 the stride-dimension byte
-/// offset >> 4, swizzle mode 0. K-major: leading = the next core matrix
-/// along K, stride = the next along M / N; MN-major: leading = the next
-/// along K, stride = the next along M / N (PTX ISA, "Matrix Descriptor
-/// Format"; CUTLASS's make_gmma_desc, INTERLEAVE).
+/// `addr` (16-byte aligned) in the 128-byte swizzle: bits 0-13 addr >> 4,
+/// 16-29 the leading-dimension byte offset >> 4, 32-45 the stride-dimension
+/// byte offset >> 4, 62-63 the swizzle mode (1: 128 bytes). K-major:
+/// stride = the next 8 rows along M / N (1024), leading unused (16);
+/// MN-major: stride = the next 8 rows along K (1024), leading = the next
+/// 64 elements along M / N (PTX ISA, "Matrix Descriptor Format"; CUTLASS's
+/// make_gmma_desc, B128).
 uint64_t wgmmaDescriptor(uint32_t addr, int64_t leadingBytes,
                          int64_t strideBytes);
 

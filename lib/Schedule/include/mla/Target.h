@@ -126,6 +126,13 @@ struct ChipTuning {
   /// maximum is a max plus NaN checks (gfx942) or v_maximum3_f32, which
   /// takes no DPP (gfx950). sm_90 has both in one instruction.
   bool rowMaxIgnoresNaN = false;
+  /// Double-buffer the KV loop's tile also where a program fits the SM
+  /// alone with one buffer (the second then costs no occupancy). sm_90a:
+  /// bf16 MTP 2 (32 rows, 117 KiB with one buffer) ran 1.20x the time of
+  /// one query token with it (docs/PerformanceLog.md). Where two programs
+  /// fit with one buffer, they stay: two single-buffered bf16 programs
+  /// beat one double-buffered (602 vs 679 us at 256 x 8192).
+  bool prefetchWhenAlone = false;
 };
 
 struct ChipInfo {
