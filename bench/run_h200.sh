@@ -86,11 +86,23 @@ mx=$(cd artifacts && ls deepseek_r1_decode_mxfp4*.json 2>/dev/null | sed 's/\.js
 step "mxfp4 KV" python3 bench/mxfp4_h200.py --variants "$mx" --reps 30 --json "$OUT/mxfp4.json"
 step "memcheck (mxfp4 KV)" compute-sanitizer --tool memcheck --error-exitcode 3 \
   python3 bench/mxfp4_h200.py --memcheck-case
+# sm_90a's wgmma path (issue 19) beside sm_90's mma.sync one and FlashMLA:
+# the bf16 specs checked (task shapes, edge lengths, MTP 2) and timed, one
+# case under memcheck and racecheck.
+wg=$(cd artifacts && ls *_sm90a.json 2>/dev/null | sed 's/\.json$//' | paste -sd, -)
+if [ -n "$wg" ]; then
+  step "wgmma (sm_90a)" python3 bench/wgmma_h200.py "${flashmla[@]}" --specs "$wg" --reps 30 \
+    --json "$OUT/wgmma.json"
+  step "memcheck (sm_90a)" compute-sanitizer --tool memcheck --error-exitcode 3 \
+    python3 bench/wgmma_h200.py --specs "$wg" --memcheck-case
+  step "racecheck (sm_90a)" compute-sanitizer --tool racecheck --error-exitcode 3 \
+    python3 bench/wgmma_h200.py --specs "$wg" --memcheck-case
+fi
 # Host time of a call and its layers.
 step "host time" python3 bench/probe_host.py
 # Every split count of every task shape beside the cost model's choice.
 step "split sweep" python3 bench/sweep_splits.py
-grep -E "^ +[0-9]+/[0-9]+|paged checks|mxfp4 checks|refusal|^geomean (fp8|deepseek)|paged 64 /|malformed table|^[0-9]+x8192 (fp8|bf16): contiguous|^[0-9]+x[0-9]+: call|serving checks|MTP 2 /|FlashMLA =|_m32:|bf16 task|^task [0-9]|^[0-9]+x8192 .*q_seq_len|geomean|memory bandwidth|failed|memcheck case|ERROR SUMMARY|relative error|chosen|bad inputs refused|indptr battery|^FAIL" "$OUT/log.txt" |
+grep -E "^ +[0-9]+/[0-9]+|paged checks|mxfp4 checks|refusal|^geomean (fp8|deepseek)|paged 64 /|malformed table|^[0-9]+x8192 (fp8|bf16): contiguous|^[0-9]+x[0-9]+: call|serving checks|MTP 2 /|FlashMLA =|_m32:|bf16 task|^task [0-9]|^[0-9]+x8192 .*q_seq_len|geomean|memory bandwidth|failed|memcheck case|ERROR SUMMARY|RACECHECK SUMMARY|^mtp |relative error|chosen|bad inputs refused|indptr battery|^FAIL" "$OUT/log.txt" |
   grep -v " ok$" | tail -40
 printf '%s\n' "${summary[@]}"
 exit $status

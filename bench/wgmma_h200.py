@@ -17,9 +17,11 @@ the 8 task shapes, kv 1 / 17 / 1000 / 8191 and a ragged batch with zero
 lengths.
 
 Timing: L2 flushed before each call, CUDA events around the whole call,
-median of --reps, queued; the task's 8 shapes with the default (sm_90)
-spec, each wgmma spec (masked, and mask-free with host lengths) and
-FlashMLA (bf16 KV paged by 64) where built.
+median of --reps, queued; the task's 8 shapes with sm_90's spec of the
+format, each wgmma spec (masked, and mask-free with host lengths) and
+FlashMLA (bf16 KV paged by 64) where built; where `spec`_mtp2 is compiled,
+q_seq_len 2 against 1 at 64 and 256 x 8192 (checked on ragged and full
+lengths first).
 Exits 1 if a check fails.
 """
 import argparse
@@ -32,7 +34,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_h200 as B  # noqa: E402
 import mla_torch  # noqa: E402
-from serving_h200 import flashmla_fn  # noqa: E402
+from serving_h200 import check as check_sq, flashmla_fn  # noqa: E402
 
 EDGE = [[1], [17], [1000], [8191], [0, 5, 64, 65, 1000, 0, 130]]
 
@@ -49,6 +51,8 @@ def geo(xs):
 
 
 DEFAULTS = {k: list(v) for k, v in mla_torch._SPECS.items()}
+# sm_90's (mma.sync) spec of each format, the comparison.
+SM90 = {"bf16": "deepseek_r1_decode_bf16", "fp8": "deepseek_r1_decode_fp8_qp16"}
 
 
 def main():
@@ -60,6 +64,10 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--memcheck-case", action="store_true",
                     help="one small ragged case per spec, then exit")
+    ap.add_argument("--once", metavar="BSxKV",
+                    help="one call per spec (and the default spec of its format) at "
+                         "this shape, for a profiler, then exit")
+    ap.add_argument("--no-check", action="store_true", help="timing only")
     args = ap.parse_args()
     seed = int.from_bytes(os.urandom(4), "little")
     print(f"seed {seed}")
@@ -75,7 +83,16 @@ def main():
             failed += not ok
             print(f"memcheck case {s}: err {err:.2e} nan {nan} {'ok' if ok else 'FAIL'}")
         B.finish(results, args.json, failed)
-    for s in specs:
+    if args.once:
+        bs, kv = (int(x) for x in args.once.split("x"))
+        for s in [None] + specs:
+            fmt = fmt_of[s] if s else "bf16"
+            use_spec(fmt, s or SM90[fmt])
+            data, _ = B.make_inputs([kv] * bs, fmt, seed)
+            mla_torch.custom_kernel(data)
+            torch.cuda.synchronize()
+        sys.exit(0)
+    for s in specs if not args.no_check else []:
         use_spec(fmt_of[s], s)
         for lengths in [[kv] * bs for bs, kv in B.TASK_SHAPES] + EDGE:
             err, nan = B.check(fmt_of[s], lengths, seed)
@@ -91,7 +108,7 @@ def main():
     for bs, kv in B.TASK_SHAPES:
         row = dict(bs=bs, kv=kv)
         for fmt in sorted(set(fmt_of.values())):
-            use_spec(fmt, None)
+            use_spec(fmt, SM90[fmt])
             data, _ = B.make_inputs([kv] * bs, fmt, seed)
             row[f"sm90_{fmt}_us"] = B.time_call(mla_torch.custom_kernel, data, args.reps, flush,
                                                 synced=False)
@@ -114,6 +131,34 @@ def main():
         print(f"{bs}x{kv}: " + ", ".join(f"{k[:-3]} {v:.1f}" for k, v in row.items()
                                           if k.endswith("_us")))
         results["timing"].append(row)
+    # Several query tokens (issue 17): where `spec`_mtp2 is compiled, checked
+    # (ragged, causal) and timed against q_seq_len 1 at 64 and 256 x 8192.
+    folder = os.environ.get("MLA_ARTIFACTS", "artifacts")
+    for s in [None] + specs:
+        fmt = fmt_of[s] if s else "bf16"
+        name = s or SM90["bf16"]
+        if not os.path.exists(os.path.join(folder, name + "_mtp2.json")):
+            continue
+        use_spec(fmt, name)
+        for lengths in ([0, 1, 2, 65, 1000, 130], [8192] * 4):
+            err, nan = check_sq(lengths, 2, 16, fmt, seed)
+            ok = err <= 2e-2 and not nan
+            failed += not ok
+            print(f"check {name}_mtp2 {lengths[:6]}: err {err:.2e} nan {nan} "
+                  f"{'ok' if ok else 'FAIL'}")
+            results["correctness"].append(dict(spec=name + "_mtp2", lengths=str(lengths),
+                                               err=err, nan=nan, ok=ok))
+        for bs in (64, 256):
+            row = dict(spec=name, bs=bs, kv=8192)
+            for sq in (1, 2):
+                data, _ = B.make_inputs([8192] * bs, fmt, seed, sq)
+                row[f"q{sq}_us"] = B.time_call(mla_torch.custom_kernel, data, args.reps,
+                                               flush, synced=False)
+                del data
+            row["ratio"] = row["q2_us"] / row["q1_us"]
+            print(f"mtp {name} {bs}x8192: q_seq_len 1 {row['q1_us']:.1f} us, 2 "
+                  f"{row['q2_us']:.1f} us ({row['ratio']:.2f}x)")
+            results.setdefault("mtp", []).append(row)
     results["geomean_us"] = {k: geo(v) for k, v in cols.items()}
     print("geomean us: " + ", ".join(f"{k[:-3]} {v:.1f}"
                                      for k, v in results["geomean_us"].items()))

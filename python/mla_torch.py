@@ -39,7 +39,11 @@ import mla_launcher as L
 # the bf16-Q/P spec.
 _SPECS = {"fp8": [os.environ["MLA_SPEC_FP8"]] if "MLA_SPEC_FP8" in os.environ
           else ["deepseek_r1_decode_fp8_qp16", "deepseek_r1_decode_fp8"],
-          "bf16": [os.environ.get("MLA_SPEC_BF16", "deepseek_r1_decode_bf16")],
+          # bf16 KV: sm_90a's wgmma spec where compiled (the H200: 1.25x
+          # faster than sm_90's mma.sync on the task's geomean; MTP 2 in
+          # one program at 1.2x one token's time), else sm_90's.
+          "bf16": [os.environ["MLA_SPEC_BF16"]] if "MLA_SPEC_BF16" in os.environ
+          else ["deepseek_r1_decode_bf16_sm90a", "deepseek_r1_decode_bf16"],
           # mxfp4 (issue 18): packed e2m1 rows and e8m0 block scales; on
           # 32-token tiles where compiled (the H200: 3 programs per SM, 1.09x
           # faster on the task's geomean), else the 64-token spec.

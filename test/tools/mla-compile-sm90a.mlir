@@ -1,0 +1,40 @@
+// mla-compile for sm_90a (wgmma): the bf16 specs to PTX -> cubin (ptxas
+// from /usr/local/cuda) + manifest + resource report. The PTX has the
+// warpgroup MMAs (S^T = K Q^T K-major, O^T = V^T P^T with A MN-major:
+// imm-trans-a 1), their fence / commit / wait, and an async-proxy fence
+// before every barrier; no spills.
+// RUN: rm -rf %t && mla-compile %kernels/deepseek_r1_decode_bf16_sm90a.mlir --chip=sm_90a -o %t | FileCheck %s --check-prefix=REPORT
+// RUN: FileCheck %s --check-prefix=PTX < %t/deepseek_r1_decode_bf16_sm90a.ptx
+// RUN: FileCheck %s --check-prefix=JSON < %t/deepseek_r1_decode_bf16_sm90a.json
+// RUN: mla-compile %kernels/deepseek_r1_decode_bf16_sm90a_mtp2.mlir --chip=sm_90a -o %t/mtp2 | FileCheck %s --check-prefix=MTP2
+// RUN: FileCheck %s --check-prefix=MTP2-PTX < %t/mtp2/deepseek_r1_decode_bf16_sm90a_mtp2.ptx
+
+// REPORT: kernel resources (sm_90a, ptxas -v):
+// REPORT-NEXT: deepseek_r1_decode_bf16_sm90a_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
+// REPORT-NEXT: deepseek_r1_decode_bf16_sm90a_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
+
+// PTX: .target sm_90a
+// PTX-LABEL: .entry deepseek_r1_decode_bf16_sm90a_stage1_mask_free
+// PTX: cp.async.cg.shared.global
+// PTX: fence.proxy.async.shared::cta;
+// PTX-NEXT: bar.sync 0;
+// PTX: wgmma.fence.sync.aligned;
+// S^T: K-major A and B (imm-trans-a 0, imm-trans-b 0), N = 16 heads.
+// PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
+// PTX: wgmma.commit_group.sync.aligned;
+// PTX-NEXT: wgmma.wait_group.sync.aligned 0;
+// PTX: ex2.approx.ftz.f32
+// O^T: A = V^T MN-major (imm-trans-a 1).
+// PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 1, 0;
+// PTX: wgmma.wait_group.sync.aligned 0;
+// PTX-NOT: mma.sync
+
+// JSON: "chip": "sm_90a"
+
+// Both query tokens in one program: N = 32, the KV tile double-buffered
+// (one program per SM either way).
+// MTP2: deepseek_r1_decode_bf16_sm90a_mtp2_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 1 programs/SM
+// MTP2-PTX: cp.async.commit_group;
+// MTP2-PTX: cp.async.wait_group 0;
+// MTP2-PTX: cp.async.commit_group;
+// MTP2-PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
