@@ -8,6 +8,7 @@
 // RUN: FileCheck %s --check-prefix=JSON < %t/deepseek_r1_decode_bf16_sm90a.json
 // RUN: mla-compile %kernels/deepseek_r1_decode_bf16_sm90a_mtp2.mlir --chip=sm_90a -o %t/mtp2 | FileCheck %s --check-prefix=MTP2
 // RUN: FileCheck %s --check-prefix=MTP2-PTX < %t/mtp2/deepseek_r1_decode_bf16_sm90a_mtp2.ptx
+// RUN: mla-compile %kernels/deepseek_r1_decode_bf16_sm90a_paged64.mlir --chip=sm_90a -o %t/paged | FileCheck %s --check-prefix=PAGED
 
 // REPORT: kernel resources (sm_90a, ptxas -v):
 // REPORT-NEXT: deepseek_r1_decode_bf16_sm90a_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
@@ -38,3 +39,6 @@
 // MTP2-PTX: cp.async.wait_group 0;
 // MTP2-PTX: cp.async.commit_group;
 // MTP2-PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+
+// Paged by 64-row pages: the same two programs per SM.
+// PAGED: deepseek_r1_decode_bf16_sm90a_paged64_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
