@@ -92,3 +92,43 @@ mla.kernel @fp8kv(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xf16>, %out: memref
   mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
   mla.return
 }
+
+// -----
+
+// CHECK-LABEL: gpu.func @fp8loop
+// In a KV loop the fp8 tile is staged in place: copied into the upper half
+// of its f16 tile's region (a rank-3 i8 view, atoms of 64 columns, 4096
+// bytes on), converted there, no separate staging buffer and no second one.
+// CHECK-NOT: x80xi8
+// CHECK: scf.for
+// CHECK: %[[F16:.*]] = memref.view %{{.*}}[%[[OFF:.*]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1x64x64xi16, #gpu.address_space<workgroup>>
+// CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1x64x64xi8, #gpu.address_space<workgroup>>
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK: llvm.call_intrinsic "llvm.nvvm.e4m3x2.to.f16x2.rn"
+// CHECK: nvvm.wgmma.mma_async {{.*}} A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
+// CHECK-NOT: e4m3x2.to.f16x2
+// CHECK: nvvm.wgmma.mma_async {{.*}} A[<f16>, <one>, <col>], B[<f16>, <one>, <col>]
+mla.kernel @fp8loop(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xf16>, %n: index,
+                    %out: memref<?x64xf32>, %lse: memref<?xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %qt = mla.load %q[%b, %c0] : memref<?x64xf16> -> tensor<16x64xf16>
+  %m0 = mla.fill 0xFF800000 : tensor<16xf32>
+  %l0 = mla.fill 0.0 : tensor<16xf32>
+  %a0 = mla.fill 0.0 : tensor<16x64xf32>
+  %r:3 = mla.kv_loop %i = %c0 to %n step 64 iter_args(%m = %m0, %l = %l0, %a = %a0) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>) {
+    // PLACE: :[[@LINE+1]]:10: remark: placement: smem; zero-filling asynchronous copies, waited for at once
+    %k = mla.load %kv[%i, %c0] bound %n : memref<?x64xf8E4M3FN> -> tensor<64x64xf8E4M3FN>
+    %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xf16>, tensor<64x64xf8E4M3FN> -> tensor<16x64xf32>
+    %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %l, %a : tensor<16x64xf32>, tensor<16xf32>, tensor<16x64xf32>
+    %pb = mla.cast %p : tensor<16x64xf32> -> tensor<16x64xf16>
+    %o = mla.dot %pb, %k acc(%a1 : tensor<16x64xf32>) : tensor<16x64xf16>, tensor<64x64xf8E4M3FN> -> tensor<16x64xf32>
+    mla.yield %m1, %l1, %o : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+  }
+  %o, %e = mla.softmax_finalize %r#2, %r#0, %r#1 : tensor<16x64xf32>, tensor<16xf32>
+  mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.store %e, %lse[%b] : tensor<16xf32> -> memref<?xf32>
+  mla.return
+}

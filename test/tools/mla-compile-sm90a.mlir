@@ -9,6 +9,8 @@
 // RUN: mla-compile %kernels/deepseek_r1_decode_bf16_sm90a_mtp2.mlir --chip=sm_90a -o %t/mtp2 | FileCheck %s --check-prefix=MTP2
 // RUN: FileCheck %s --check-prefix=MTP2-PTX < %t/mtp2/deepseek_r1_decode_bf16_sm90a_mtp2.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_bf16_sm90a_paged64.mlir --chip=sm_90a -o %t/paged | FileCheck %s --check-prefix=PAGED
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a.mlir --chip=sm_90a -o %t/fp8 | FileCheck %s --check-prefix=FP8
+// RUN: FileCheck %s --check-prefix=FP8-PTX < %t/fp8/deepseek_r1_decode_fp8_qp16_sm90a.ptx
 
 // REPORT: kernel resources (sm_90a, ptxas -v):
 // REPORT-NEXT: deepseek_r1_decode_bf16_sm90a_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
@@ -42,3 +44,14 @@
 
 // Paged by 64-row pages: the same two programs per SM.
 // PAGED: deepseek_r1_decode_bf16_sm90a_paged64_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
+
+// fp8 KV staged in place: the tile copied as fp8 into the upper half of its
+// f16 region, converted atom by atom, then both dots on f16 wgmma; 2
+// programs per SM (no separate staging buffer).
+// FP8: deepseek_r1_decode_fp8_qp16_sm90a_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
+// FP8-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free
+// FP8-PTX: cp.async.cg.shared.global
+// FP8-PTX: cp.async.wait_group 0;
+// FP8-PTX: cvt.rn.f16x2.e4m3x2
+// FP8-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{.*}}, p, 1, 1, 0, 0;
+// FP8-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{.*}}, p, 1, 1, 1, 0;

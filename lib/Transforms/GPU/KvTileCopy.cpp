@@ -29,6 +29,9 @@ bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
   bool dma = ldsDmaCopies(op);
   if ((!target.chip.facts.asyncTileCopy && !dma) || !contiguousRows(op))
     return false;
+  // Staged in place: the region is both the copy's and the conversion's.
+  if (stagesInPlace(op))
+    return false;
   auto t = op.getResult().getType();
   int64_t eltBytes = storedBytes(t.getElementType());
   int64_t rowBytes = t.getDimSize(1) * eltBytes;
@@ -90,8 +93,10 @@ void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
   Type st = storageType(t.getElementType());
   int64_t eltBytes = storedBytes(st);
   int64_t vec = 16 / eltBytes;
-  // The tile's place as allocSmem laid it out.
-  bool swz = swizzled(rows, cols, t.getElementType());
+  // The tile's place as allocSmem laid it out, or as staged in place
+  // (stagesInPlace: fp8 atoms of 64 columns).
+  bool swz = swizzled(rows, cols, t.getElementType()) ||
+             static_cast<bool>(stagesInPlace(op));
   int64_t padded = cols + kRowPadBytes / eltBytes;
   int64_t chunks = rows * cols / vec;
   Type i64 = b.getI64Type();
@@ -173,11 +178,44 @@ void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
     if (!paged)
       srcAddr = arith::AddIOp::create(
           b, loc(), tileBase, arith::ExtUIOp::create(b, loc(), i64, off));
-    Value dstElem = smemElemOffset(swz, r, col, rows, padded);
+    Value dstElem = smemElemOffset(swz, r, col, rows, padded, eltBytes);
     Value dstAddr =
         arith::AddIOp::create(b, loc(), dstBase, toI64(mul(dstElem, eltBytes)));
     target.asyncCopy16(b, loc(), dstAddr, srcAddr, size);
   }
+}
+
+Type Lowering::stagesInPlace(LoadOp op) {
+  auto t = op.getResult().getType();
+  if (!target.mma->smemOperands || !target.chip.facts.asyncTileCopy ||
+      !isFp8(t.getElementType()) || t.getRank() != 2 ||
+      !op->getParentOfType<KvLoopOp>() || !contiguousRows(op))
+    return Type();
+  int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+  SmallVector<Value> uses = {op.getResult()};
+  while (!uses.empty()) {
+    Value v = uses.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (auto sl = dyn_cast<SliceOp>(user)) {
+        uses.push_back(sl.getResult());
+        continue;
+      }
+      auto d = dyn_cast<DotOp>(user);
+      if (!d)
+        continue;
+      Type lhs = d.getLhs().getType().getElementType();
+      Type rhs = d.getRhs().getType().getElementType();
+      const MatrixInstr *mi =
+          target.instrFor(lhs, rhs, d.getLhs().getType().getDimSize(1));
+      Type to = mi->abType == MatrixElem::F16 ? Type(b.getF16Type())
+                                              : Type(b.getBF16Type());
+      if (!mi->smemOperands || !swizzled(rows, cols, to) ||
+          (rows * 64 / 16) % threads)
+        return Type();
+      return to;
+    }
+  }
+  return Type();
 }
 
 bool Lowering::ldsDmaCopies(LoadOp op) {

@@ -429,7 +429,7 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
     // fp8 (KV) as the instruction's type: one conversion of the whole
     // stored tile per tile, which both dots then read (wgmma takes fp8 only
     // as both operands fp8).
-    if (isFp8(elt) && tile->kind == Kind::Smem && !isSwizzledView(tile->view))
+    if (isFp8(elt) && tile->kind == Kind::Smem)
       if (auto conv = convertedTile(*tile, want)) {
         tile = conv;
         elt = want;
@@ -596,6 +596,8 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
 std::shared_ptr<Tile> Lowering::convertedTile(const Tile &t, Type to) {
   auto mt = cast<MemRefType>(t.view.getType());
   Type elt = t.type.getElementType();
+  if (t.convertInto)
+    return convertedInPlace(t, to);
   int64_t rows = mt.getDimSize(0);
   int64_t cols = mt.getDimSize(1) - kRowPadBytes / storedBytes(elt);
   if (!isFp8(elt) || storedBytes(elt) != 1 || rows % 8 || cols % 16 ||
@@ -644,6 +646,86 @@ std::shared_ptr<Tile> Lowering::convertedTile(const Tile &t, Type to) {
             /*nontemporal=*/false, llvm::MaybeAlign(16));
     }
     b.setInsertionPointAfter(loop);
+    barrier();
+    convertedTiles[key] = whole;
+  }
+  auto out = std::make_shared<Tile>(*whole);
+  out->type = RankedTensorType::get(t.type.getShape(), to);
+  out->rowOff = t.rowOff;
+  out->colOff = t.colOff;
+  return out;
+}
+
+std::shared_ptr<Tile> Lowering::convertedInPlace(const Tile &t, Type to) {
+  auto key =
+      std::make_pair(t.view.getAsOpaquePointer(), to.getAsOpaquePointer());
+  std::shared_ptr<Tile> whole = convertedTiles.lookup(key);
+  auto region = cast<MemRefType>(t.convertInto.getType());
+  int64_t rows = region.getDimSize(1), atoms = region.getDimSize(0);
+  int64_t cols = atoms * 64;
+  Type elt = t.type.getElementType();
+  if (!whole) {
+    if (region.getElementType() != storageType(to))
+      return nullptr;
+    whole = std::make_shared<Tile>();
+    whole->kind = Kind::Smem;
+    whole->type = RankedTensorType::get({rows, cols}, to);
+    whole->view = t.convertInto;
+    barrierBeforeRewrite();
+    // Atom by atom: f16 atom a fills bytes [a, a + 1) x rows x 128 of the
+    // region, the fp8 atom a' sits at rows x cols + [a', a' + 1) x rows x
+    // 64. An atom's writes wait (barrier) only for the threads' reads of
+    // the staged atoms they overwrite; the last atom overwrites its own,
+    // so its bytes are all read first.
+    auto overlaps = [&](int64_t a, int64_t staged) {
+      int64_t w0 = a * rows * 128, w1 = w0 + rows * 128;
+      int64_t s0 = rows * cols + staged * rows * 64, s1 = s0 + rows * 64;
+      return w0 < s1 && s0 < w1;
+    };
+    Type st = storageType(to);
+    auto v8 = VectorType::get({8}, st);
+    int64_t rounds = rows * 4 / threads; // 16-byte fp8 chunks an atom
+    int64_t readBefore = 0; // staged atoms below this are read by all
+    for (int64_t a = 0; a < atoms; ++a) {
+      bool self = overlaps(a, a);
+      for (int64_t sa = readBefore; sa < a; ++sa)
+        if (overlaps(a, sa)) {
+          barrier();
+          readBefore = a;
+          break;
+        }
+      SmallVector<std::array<Value, 3>> got; // bytes, row, column
+      for (int64_t i = 0; i < rounds; ++i) {
+        Value q = addc(tid, i * threads);
+        Value r = arith::DivUIOp::create(b, loc(), q, idx(4));
+        Value c =
+            addc(mul(arith::RemUIOp::create(b, loc(), q, idx(4)), 16), a * 64);
+        got.push_back({vector::LoadOp::create(
+                           b, loc(), VectorType::get({16}, storageType(elt)),
+                           t.view, smemAt(t.view, r, c),
+                           /*nontemporal=*/false, llvm::MaybeAlign(16)),
+                       r, c});
+      }
+      if (self) {
+        barrier();
+        readBefore = a + 1;
+      }
+      for (auto &[bytes, r, c] : got) {
+        SmallVector<Value> out;
+        for (int64_t e = 0; e < 16; e += 2) {
+          Value pair = vector::ShuffleOp::create(b, loc(), bytes, bytes,
+                                                 ArrayRef<int64_t>{e, e + 1});
+          llvm::append_range(out, pairToOperand(pair, elt, to));
+        }
+        for (int64_t h = 0; h < 2; ++h)
+          vector::StoreOp::create(
+              b, loc(),
+              vector::FromElementsOp::create(b, loc(), v8,
+                                             ArrayRef(out).slice(8 * h, 8)),
+              whole->view, smemAt(whole->view, r, addc(c, 8 * h)),
+              /*nontemporal=*/false, llvm::MaybeAlign(16));
+      }
+    }
     barrier();
     convertedTiles[key] = whole;
   }

@@ -51,7 +51,20 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   auto tile = std::make_shared<Tile>();
   tile->kind = Kind::Smem;
   tile->type = t;
-  tile->view = allocSmem(rows, cols, elt);
+  if (Type to = stagesInPlace(op)) {
+    // fp8 staged in the upper half of its converted tile's region, atoms
+    // of 64 columns (stagesInPlace).
+    tile->convertInto = allocSmem(rows, cols, to);
+    auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                         gpu::AddressSpace::Workgroup);
+    lastSmemOffset += rows * cols;
+    tile->view = memref::ViewOp::create(
+        b, loc(),
+        MemRefType::get({cols / 64, rows, 64}, storageType(elt), nullptr, wg),
+        smemBase, idx(lastSmemOffset), ValueRange{});
+  } else {
+    tile->view = allocSmem(rows, cols, elt);
+  }
   Value src = scalars.lookup(op.getSource());
   SmallVector<Value> base;
   for (Value i : op.getIndices())

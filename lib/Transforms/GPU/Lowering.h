@@ -36,6 +36,10 @@ struct Tile {
   // Smem: the view holds storage elements of `type`'s element type.
   Value view;
   int64_t rowOff = 0, colOff = 0;
+  // Smem fp8 staged in place (Lowering::stagesInPlace): the 16-bit
+  // swizzled view of the region whose upper half holds these bytes, which
+  // convertedTile converts into.
+  Value convertInto;
   // Expr: f32 element = fn(f32 element of src).
   std::shared_ptr<Tile> src;
   std::function<Value(OpBuilder &, Location, Value)> fn;
@@ -197,12 +201,22 @@ struct Lowering {
   /// 128-byte swizzle (`swz`, smemSwizzledOffset's place in elements) or in
   /// padded rows of `rowElems` elements.
   Value smemElemOffset(bool swz, Value r, Value c, int64_t rows,
-                       int64_t rowElems) {
+                       int64_t rowElems, int64_t elemBytes = 2) {
     if (!swz)
       return add(mul(r, rowElems), c);
-    SmallVector<Value> i = swizzledIndices(b, loc(), r, c);
+    SmallVector<Value> i = swizzledIndices(b, loc(), r, c, elemBytes);
     return add(add(mul(i[0], rows * 64), mul(i[1], 64)), i[2]);
   }
+  /// The 16-bit type an fp8 tile load `op` is converted to for warpgroup
+  /// MMAs (the instruction type of the first dot that reads it, through
+  /// slices), when it is staged in place: on a chip whose instruction
+  /// reads shared memory, a KV loop's fp8 tile of whole atoms whose 16-bit
+  /// copy is swizzled. Its fp8 bytes are copied into the upper half of the
+  /// converted tile's own region, in atoms of 64 columns (swizzledIndices,
+  /// 1 byte), and converted atom by atom into it (convertedTile): no
+  /// separate staging buffer (a KV program then takes 94 KiB, two per SM,
+  /// where a staging buffer beside it took 130 KiB, one). Null otherwise.
+  Type stagesInPlace(LoadOp op);
   /// The bytes allocSmem takes for a rows x cols tile of `elt`.
   int64_t smemTileBytes(int64_t rows, int64_t cols, Type elt) const {
     int64_t bytes = storedBytes(elt);
@@ -673,6 +687,10 @@ struct Lowering {
   /// tile); `t`'s offsets carried over. Null where the tile does not split
   /// into whole 16-byte rounds of the threads.
   std::shared_ptr<Tile> convertedTile(const Tile &t, Type to);
+  /// convertedTile of a tile staged in place (Tile::convertInto): into its
+  /// region, atom by atom, each atom's writes behind a barrier only where
+  /// they overwrite staged bytes not yet read by every thread.
+  std::shared_ptr<Tile> convertedInPlace(const Tile &t, Type to);
   /// convertedTile's tiles, by source view and type.
   DenseMap<std::pair<const void *, const void *>, std::shared_ptr<Tile>>
       convertedTiles;

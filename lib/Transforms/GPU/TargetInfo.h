@@ -64,29 +64,35 @@ inline Value bitcastToVector(OpBuilder &b, Location loc, Value x,
   return vector::BitCastOp::create(b, loc, t, one);
 }
 
-/// The indices of element (r, c) of a 16-bit tile in the 128-byte swizzle
-/// (Lowering::swizzled, a rank-3 view [atom][row][64]): (c / 64, r,
-/// ((c mod 64) / 8 xor r mod 8) * 8 + c mod 8).
+/// The indices of element (r, c) of a tile in a rank-3 swizzled view
+/// [atom][row][64] of `elemBytes`-byte elements: (c / 64, r, the column
+/// within the atom with its 16-byte chunk permuted by the row). 16-bit
+/// tiles are wgmma's 128-byte swizzle (Lowering::swizzled: 8 chunks a row,
+/// chunk xor r mod 8); 8-bit ones are fp8 KV staged for conversion on the
+/// same chip (Lowering::stagesInPlace: 4 chunks a row, xor r mod 4).
 inline SmallVector<Value> swizzledIndices(OpBuilder &b, Location loc, Value r,
-                                          Value c) {
+                                          Value c, int64_t elemBytes = 2) {
   auto cst = [&](int64_t v) { return cstIndex(b, loc, v); };
+  int64_t perChunk = 16 / elemBytes, chunks = 64 / perChunk;
   Value inAtom = arith::RemUIOp::create(b, loc, c, cst(64));
   Value chunk = arith::XOrIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, inAtom, cst(8)),
-      arith::RemUIOp::create(b, loc, r, cst(8)));
+      b, loc, arith::DivUIOp::create(b, loc, inAtom, cst(perChunk)),
+      arith::RemUIOp::create(b, loc, r, cst(chunks)));
   Value col = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, chunk, cst(8)),
-      arith::RemUIOp::create(b, loc, c, cst(8)));
+      b, loc, arith::MulIOp::create(b, loc, chunk, cst(perChunk)),
+      arith::RemUIOp::create(b, loc, c, cst(perChunk)));
   return {arith::DivUIOp::create(b, loc, c, cst(64)), r, col};
 }
 
 /// The indices of element (r, c) of a shared-memory tile view: (r, c) for
-/// padded rows (rank 2), swizzledIndices for the 128-byte swizzle (rank 3).
+/// padded rows (rank 2), swizzledIndices for a swizzled view (rank 3).
 inline SmallVector<Value> smemIndices(OpBuilder &b, Location loc, Value view,
                                       Value r, Value c) {
-  if (cast<MemRefType>(view.getType()).getRank() != 3)
+  auto mt = cast<MemRefType>(view.getType());
+  if (mt.getRank() != 3)
     return {r, c};
-  return swizzledIndices(b, loc, r, c);
+  return swizzledIndices(b, loc, r, c,
+                         mt.getElementType().getIntOrFloatBitWidth() / 8);
 }
 
 /// The high half of an f32 as stored bf16 (i16): exact for fp8 values.
