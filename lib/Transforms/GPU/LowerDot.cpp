@@ -593,6 +593,24 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   return success();
 }
 
+void Lowering::storeConverted(Value bytes, Type elt, const Tile &dst, Value r,
+                              Value c) {
+  Type to = dst.type.getElementType();
+  auto v8 = VectorType::get({8}, storageType(to));
+  SmallVector<Value> out;
+  for (int64_t e = 0; e < 16; e += 2) {
+    Value pair = vector::ShuffleOp::create(b, loc(), bytes, bytes,
+                                           ArrayRef<int64_t>{e, e + 1});
+    llvm::append_range(out, pairToOperand(pair, elt, to));
+  }
+  for (int64_t h = 0; h < 2; ++h)
+    vector::StoreOp::create(b, loc(),
+                            vector::FromElementsOp::create(
+                                b, loc(), v8, ArrayRef(out).slice(8 * h, 8)),
+                            dst.view, smemAt(dst.view, r, addc(c, 8 * h)),
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+}
+
 std::shared_ptr<Tile> Lowering::convertedTile(const Tile &t, Type to) {
   auto mt = cast<MemRefType>(t.view.getType());
   Type elt = t.type.getElementType();
@@ -614,8 +632,6 @@ std::shared_ptr<Tile> Lowering::convertedTile(const Tile &t, Type to) {
     barrierBeforeRewrite();
     // 16 stored bytes a thread and round, row by row: 8 threads read 128
     // contiguous bytes, and write 4 swizzled chunks each of two atoms.
-    Type st = storageType(to);
-    auto v8 = VectorType::get({8}, st);
     int64_t groups = cols / 16, rounds = rows * cols / 16 / threads;
     // A rolled loop (two rounds an iteration): unrolled, LLVM issued every
     // round's load first and the registers ran out.
@@ -631,19 +647,7 @@ std::shared_ptr<Tile> Lowering::convertedTile(const Tile &t, Type to) {
       Value bytes = vector::LoadOp::create(
           b, loc(), VectorType::get({16}, storageType(elt)), t.view,
           ValueRange{r, c}, /*nontemporal=*/false, llvm::MaybeAlign(16));
-      SmallVector<Value> out;
-      for (int64_t e = 0; e < 16; e += 2) {
-        Value pair = vector::ShuffleOp::create(b, loc(), bytes, bytes,
-                                               ArrayRef<int64_t>{e, e + 1});
-        llvm::append_range(out, pairToOperand(pair, elt, to));
-      }
-      for (int64_t h = 0; h < 2; ++h)
-        vector::StoreOp::create(
-            b, loc(),
-            vector::FromElementsOp::create(b, loc(), v8,
-                                           ArrayRef(out).slice(8 * h, 8)),
-            whole->view, smemAt(whole->view, r, addc(c, 8 * h)),
-            /*nontemporal=*/false, llvm::MaybeAlign(16));
+      storeConverted(bytes, elt, *whole, r, c);
     }
     b.setInsertionPointAfter(loop);
     barrier();
@@ -682,8 +686,6 @@ std::shared_ptr<Tile> Lowering::convertedInPlace(const Tile &t, Type to) {
       int64_t s0 = rows * cols + staged * rows * 64, s1 = s0 + rows * 64;
       return w0 < s1 && s0 < w1;
     };
-    Type st = storageType(to);
-    auto v8 = VectorType::get({8}, st);
     int64_t rounds = rows * 4 / threads; // 16-byte fp8 chunks an atom
     int64_t readBefore = 0; // staged atoms below this are read by all
     for (int64_t a = 0; a < atoms; ++a) {
@@ -711,19 +713,7 @@ std::shared_ptr<Tile> Lowering::convertedInPlace(const Tile &t, Type to) {
         readBefore = a + 1;
       }
       for (auto &[bytes, r, c] : got) {
-        SmallVector<Value> out;
-        for (int64_t e = 0; e < 16; e += 2) {
-          Value pair = vector::ShuffleOp::create(b, loc(), bytes, bytes,
-                                                 ArrayRef<int64_t>{e, e + 1});
-          llvm::append_range(out, pairToOperand(pair, elt, to));
-        }
-        for (int64_t h = 0; h < 2; ++h)
-          vector::StoreOp::create(
-              b, loc(),
-              vector::FromElementsOp::create(b, loc(), v8,
-                                             ArrayRef(out).slice(8 * h, 8)),
-              whole->view, smemAt(whole->view, r, addc(c, 8 * h)),
-              /*nontemporal=*/false, llvm::MaybeAlign(16));
+        storeConverted(bytes, elt, *whole, r, c);
       }
     }
     barrier();

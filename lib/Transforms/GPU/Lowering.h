@@ -691,6 +691,10 @@ struct Lowering {
   /// region, atom by atom, each atom's writes behind a barrier only where
   /// they overwrite staged bytes not yet read by every thread.
   std::shared_ptr<Tile> convertedInPlace(const Tile &t, Type to);
+  /// 16 stored fp8 bytes of type `elt` (columns c .. c + 15 of row r) as
+  /// 16-bit elements of `dst`'s type, stored into `dst` (two 16-byte
+  /// stores): both conversions' inner step.
+  void storeConverted(Value bytes, Type elt, const Tile &dst, Value r, Value c);
   /// convertedTile's tiles, by source view and type.
   DenseMap<std::pair<const void *, const void *>, std::shared_ptr<Tile>>
       convertedTiles;
