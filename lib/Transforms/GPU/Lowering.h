@@ -2,8 +2,9 @@
 //-*-===//
 //
 // Part of mla-lower-to-gpu (lib/Transforms/MLALowerToGPU.cpp; its banner
-// describes the placements). The Lowering walks a kernel and keeps each
-// tile value's placement; its methods are defined by op family:
+// describes the placements, Placements.h declares them). The Lowering walks
+// a kernel and keeps each tile value's placement; its methods are defined
+// by op family:
 //
 //   Tiles.cpp         shared memory, placements, fill / cast / scale /
 //                     slice / mask, stores, the KV loop and ifs, the op walk
@@ -13,6 +14,8 @@
 //   LowerDequant.cpp  block-scaled (mxfp4) tiles decoded to bf16
 //   Operands.cpp      matrix operands read from shared memory
 //   LowerDot.cpp      mla.dot on the chip's matrix instruction
+//   LowerWarpgroupDot.cpp  mla.dot on wgmma from shared memory (sm_90a),
+//                     fp8 tiles converted for it
 //   LowerSoftmax.cpp  row reductions, online softmax, finalize
 //   LowerSplitK.cpp   the split-K combine
 //
@@ -20,80 +23,9 @@
 #ifndef MLA_TRANSFORMS_GPU_LOWERING_H
 #define MLA_TRANSFORMS_GPU_LOWERING_H
 
-#include "TargetInfo.h"
+#include "Placements.h"
 
 namespace mlir::mla::gpulower {
-
-//===----------------------------------------------------------------------===//
-// Placements
-//===----------------------------------------------------------------------===//
-
-enum class Kind { Smem, Expr, Acc, RowSlice, RowPartial, Blocked };
-
-struct Tile {
-  Kind kind;
-  RankedTensorType type;
-  // Smem: the view holds storage elements of `type`'s element type.
-  Value view;
-  int64_t rowOff = 0, colOff = 0;
-  // Smem fp8 staged in place (Lowering::stagesInPlace): the 16-bit
-  // swizzled view of the region whose upper half holds these bytes, which
-  // convertedTile converts into.
-  Value convertInto;
-  // Expr: f32 element = fn(f32 element of src).
-  std::shared_ptr<Tile> src;
-  std::function<Value(OpBuilder &, Location, Value)> fn;
-  // Acc / RowSlice / Blocked: f32 values (rounded to `type`'s element type).
-  SmallVector<Value> regs;
-  // Blocked: thread t holds runs of blockRun adjacent elements, run k of
-  // them at element (t + k * threads) * blockRun (register k * blockRun +
-  // j holds element j of run k).
-  int64_t blockRun = 1;
-  // Acc of a narrow element type made by a cast: the stored form of each
-  // register (what ensureShared writes; saves re-rounding).
-  SmallVector<Value> stored;
-  // Smem holding the A operand of grouped dots in their K order: column L
-  // holds the source's column kPerm->physicalK(L), so that the grouped
-  // steps' A fragments are the instruction's own layout at column L (read
-  // with ldmatrix; see kOrderFor).
-  std::shared_ptr<const GroupedOperands> kPerm;
-};
-
-/// The accumulator layout of a rows x cols tile over `warps` warps.
-/// A register tile of mBlocks x M rows (M = the matrix instruction's) and
-/// `cols` columns: every warp holds all rows of its `colsPerWarp` columns
-/// as mBlocks x tiles instruction results of `elems` registers each.
-/// Register r is element r % elems of instruction tile (r / elems) % tiles
-/// of M block r / (tiles * elems): one M block after another, so that the
-/// B operand a dot reads for one column tile serves every M block (several
-/// query tokens or head tiles per program share each KV fragment).
-struct AccLayout {
-  const MatrixInstr *mi;
-  int64_t cols, colsPerWarp, tiles, elems;
-  int64_t mBlocks = 1;
-  /// Column order across the warp's instruction tiles (Lowering::accCoord):
-  /// interleaved (tile j's column n at n * tiles + j) or natural (at
-  /// j * N + n), as Lowering::interleaveAccColumns chose for the kernel.
-  bool interleaved = true;
-  /// Distinct static row offsets, M block after M block (localGroups each).
-  SmallVector<int64_t> rowGroups;
-  int64_t localGroups = 0;
-  int64_t perBlock() const { return tiles * elems; }
-  int64_t size() const { return mBlocks * tiles * elems; }
-  int64_t rows() const { return mBlocks * mi->m; }
-  /// Register of element i of instruction tile j in M block mb.
-  int64_t reg(int64_t mb, int64_t j, int64_t i) const {
-    return (mb * tiles + j) * elems + i;
-  }
-  int64_t elemRow(int64_t i) const { return mi->c.map(0, i).row; }
-  int64_t elemCol(int64_t i) const { return mi->c.map(0, i).col; }
-  /// The row group of register r.
-  int64_t group(int64_t r) const {
-    ArrayRef<int64_t> local = ArrayRef(rowGroups).take_front(localGroups);
-    return r / perBlock() * localGroups +
-           (llvm::find(local, elemRow(r % elems)) - local.begin());
-  }
-};
 
 struct Lowering {
   OpBuilder &b;
@@ -316,13 +248,7 @@ struct Lowering {
   //===--------------------------------------------------------------------===//
 
   /// Element (r, c) of a Smem / Expr tile as f32.
-  Value readF32(const Tile &t, Value r, Value c) {
-    if (t.kind == Kind::Expr)
-      return t.fn(b, loc(), readF32(*t.src, r, c));
-    Value v = memref::LoadOp::create(
-        b, loc(), t.view, smemAt(t.view, addc(r, t.rowOff), addc(c, t.colOff)));
-    return toF32(b, loc(), v, t.type.getElementType());
-  }
+  Value readF32(const Tile &t, Value r, Value c);
 
   /// A stored element of float type `elt` as a stored operand of type
   /// `op` (bf16 or f16; i16): as is when the types agree; fp8 exactly
@@ -330,28 +256,12 @@ struct Lowering {
   Value storedToOperand(Value stored, Type elt, Type op);
 
   /// Element (r, c) as a stored operand of type `op` (i16).
-  Value readAs(const Tile &t, Value r, Value c, Type op) {
-    if (t.kind != Kind::Smem)
-      return fromF32(b, loc(), readF32(t, r, c), op);
-    Value v = memref::LoadOp::create(
-        b, loc(), t.view, smemAt(t.view, addc(r, t.rowOff), addc(c, t.colOff)));
-    return storedToOperand(v, t.type.getElementType(), op);
-  }
+  Value readAs(const Tile &t, Value r, Value c, Type op);
 
   /// A pair of stored elements of type `elt` (vector<2 x storage>) as two
   /// stored operands of type `op`: fp8 through the chip's pair conversion
   /// where it has one, else element by element.
-  std::array<Value, 2> pairToOperand(Value pair, Type elt, Type op) {
-    if (isFp8(elt))
-      if (auto hw = target.fp8PairToOperand(b, loc(), pair, elt, op))
-        return {hw->first, hw->second};
-    auto one = [&](int64_t i) {
-      return storedToOperand(
-          vector::ExtractOp::create(b, loc(), pair, ArrayRef<int64_t>{i}), elt,
-          op);
-    };
-    return {one(0), one(1)};
-  }
+  std::array<Value, 2> pairToOperand(Value pair, Type elt, Type op);
 
   /// Bytes between consecutive rows of a stored tile's view.
   static int64_t rowStrideBytes(const Tile &t) {
@@ -687,10 +597,12 @@ struct Lowering {
   /// tile); `t`'s offsets carried over. Null where the tile does not split
   /// into whole 16-byte rounds of the threads.
   std::shared_ptr<Tile> convertedTile(const Tile &t, Type to);
-  /// convertedTile of a tile staged in place (Tile::convertInto): into its
-  /// region, atom by atom, each atom's writes behind a barrier only where
-  /// they overwrite staged bytes not yet read by every thread.
-  std::shared_ptr<Tile> convertedInPlace(const Tile &t, Type to);
+  /// convertedTile's conversions: into a new swizzled tile, or into the
+  /// region of a tile staged in place (Tile::convertInto), atom by atom,
+  /// each atom's writes behind a barrier only where they overwrite staged
+  /// bytes not yet read by every thread. Null where the tile does not fit.
+  std::shared_ptr<Tile> convertToNewTile(const Tile &t, Type to);
+  std::shared_ptr<Tile> convertInPlace(const Tile &t, Type to);
   /// 16 stored fp8 bytes of type `elt` (columns c .. c + 15 of row r) as
   /// 16-bit elements of `dst`'s type, stored into `dst` (two 16-byte
   /// stores): both conversions' inner step.

@@ -8,6 +8,34 @@
 
 namespace mlir::mla::gpulower {
 
+Value Lowering::readF32(const Tile &t, Value r, Value c) {
+  if (t.kind == Kind::Expr)
+    return t.fn(b, loc(), readF32(*t.src, r, c));
+  Value v = memref::LoadOp::create(
+      b, loc(), t.view, smemAt(t.view, addc(r, t.rowOff), addc(c, t.colOff)));
+  return toF32(b, loc(), v, t.type.getElementType());
+}
+
+Value Lowering::readAs(const Tile &t, Value r, Value c, Type op) {
+  if (t.kind != Kind::Smem)
+    return fromF32(b, loc(), readF32(t, r, c), op);
+  Value v = memref::LoadOp::create(
+      b, loc(), t.view, smemAt(t.view, addc(r, t.rowOff), addc(c, t.colOff)));
+  return storedToOperand(v, t.type.getElementType(), op);
+}
+
+std::array<Value, 2> Lowering::pairToOperand(Value pair, Type elt, Type op) {
+  if (isFp8(elt))
+    if (auto hw = target.fp8PairToOperand(b, loc(), pair, elt, op))
+      return {hw->first, hw->second};
+  auto one = [&](int64_t i) {
+    return storedToOperand(
+        vector::ExtractOp::create(b, loc(), pair, ArrayRef<int64_t>{i}), elt,
+        op);
+  };
+  return {one(0), one(1)};
+}
+
 Value Lowering::storedToOperand(Value stored, Type elt, Type op) {
   if (elt == op)
     return stored;

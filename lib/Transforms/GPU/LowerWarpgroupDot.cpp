@@ -1,0 +1,340 @@
+//===- LowerWarpgroupDot.cpp - mla.dot on sm_90a's wgmma --------------===//
+//
+// Part of mla-lower-to-gpu: methods of Lowering (Lowering.h). The dots of a
+// chip whose matrix instruction reads both operands from shared memory
+// (MatrixInstr::smemOperands: wgmma), transposed, and the fp8 tiles they
+// read converted to 16-bit swizzled tiles (docs/Design.md, "sm_90a:
+// wgmma").
+//
+//===----------------------------------------------------------------------===//
+#include "Lowering.h"
+
+namespace mlir::mla::gpulower {
+
+LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
+  Type lhsElt = op.getLhs().getType().getElementType();
+  Type rhsElt = op.getRhs().getType().getElementType();
+  int64_t k = op.getLhs().getType().getDimSize(1);
+  const MatrixInstr *mi = target.instrFor(lhsElt, rhsElt, k);
+  if (!mi->smemOperands)
+    return fail("the warpgroup lowering takes only matrix instructions that "
+                "read shared memory (internal error)");
+  Type want = mi->abType == MatrixElem::F16 ? Type(b.getF16Type())
+                                            : Type(b.getBF16Type());
+  auto cstI64 = [](OpBuilder &nb, Location l, int64_t v) -> Value {
+    return arith::ConstantIntOp::create(nb, l, v, 64);
+  };
+  auto typeName = [](Type t) {
+    std::string str;
+    llvm::raw_string_ostream os(str);
+    t.print(os);
+    return str;
+  };
+  // Both operands as swizzled tiles in shared memory, of the
+  // instruction's own type (wgmma converts nothing).
+  auto operand = [&](Value v, StringRef which) -> FailureOr<Tile> {
+    auto t = ensureShared(get(v));
+    if (failed(t))
+      return failure();
+    std::shared_ptr<Tile> tile = *t;
+    if (tile->kind == Kind::Expr)
+      tile = materialize(v, tile);
+    Type elt = tile->type.getElementType();
+    // fp8 (KV) as the instruction's type: one conversion of the whole
+    // stored tile per tile, which both dots then read (wgmma takes fp8 only
+    // as both operands fp8).
+    if (isFp8(elt) && tile->kind == Kind::Smem)
+      if (auto conv = convertedTile(*tile, want)) {
+        tile = conv;
+        elt = want;
+      }
+    if (elt != want)
+      return fail(Twine("wgmma (") + mi->name + ") reads " +
+                  (want.isF16() ? "f16" : "bf16") + " operands; the " + which +
+                  " operand is " + typeName(elt) +
+                  " (convert it to a tile of that type first)");
+    if (!isSwizzledView(tile->view) || tile->rowOff % 8 || tile->colOff % 64)
+      return fail(Twine("the ") + which +
+                  " operand is not a shared-memory tile in the 128-byte "
+                  "swizzle (internal error)");
+    return *tile;
+  };
+  auto lhs = operand(op.getLhs(), "left");
+  auto rhs = operand(op.getRhs(), "right");
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  note(op, Twine(mi->name) + ", transposed: A = " +
+               (op.getTransposeRhs() ? "rhs (K-major)" : "rhs^T (MN-major)") +
+               ", B = lhs^T (K-major), descriptors from shared memory");
+  int64_t group = mi->warpsPerInstr;
+  if (warps % group)
+    return fail("wgmma needs the warps in whole warpgroups of " + Twine(group) +
+                ", got " + Twine(warps));
+  int64_t n = l.rows(); // the instruction's N: every row of the dot
+  if (n > 256 || n % 16)
+    return fail("wgmma takes N = 16 .. 256 rows in steps of 16, got " +
+                Twine(n));
+  if (k % mi->k)
+    return fail("contraction size " + Twine(k) + " is not a multiple of " +
+                "the matrix instruction's K (" + Twine(mi->k) + ")");
+  // The shared address (i64) of a tile's first byte: its view's place in
+  // dynamic shared memory.
+  Type i64 = b.getI64Type();
+  Value smemAddr = arith::IndexCastOp::create(
+      b, loc(), i64,
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase));
+  auto tileBase = [&](const Tile &t) -> Value {
+    auto view = t.view.getDefiningOp<memref::ViewOp>();
+    assert(view && view.getSource() == smemBase && "tiles are views of smem");
+    return arith::AddIOp::create(
+        b, loc(), smemAddr,
+        arith::IndexCastOp::create(b, loc(), i64, view.getByteShift()));
+  };
+  auto storedRows = [](const Tile &t) {
+    return cast<MemRefType>(t.view.getType()).getDimSize(1);
+  };
+  // The descriptor of the operand of `t` at static byte offset `off` plus
+  // runtime byte offset `dyn` (both unswizzled addresses, as the tensor
+  // cores take them: they apply the swizzle).
+  auto descriptor = [&](Value base, Value dyn, int64_t off,
+                        int64_t leading) -> Value {
+    Value addr = arith::AddIOp::create(
+        b, loc(), arith::AddIOp::create(b, loc(), base, dyn),
+        cstI64(b, loc(), off));
+    Value field = arith::AndIOp::create(
+        b, loc(), arith::ShRUIOp::create(b, loc(), addr, cstI64(b, loc(), 4)),
+        cstI64(b, loc(), 0x3FFF));
+    return arith::OrIOp::create(
+        b, loc(), field,
+        cstI64(b, loc(), int64_t(wgmmaDescriptor(0, leading, 1024))));
+  };
+  auto toI64 = [&](Value x) -> Value {
+    return arith::IndexCastOp::create(b, loc(), i64, x);
+  };
+  bool trans = op.getTransposeRhs();
+  Value aBase = tileBase(*rhs), bBase = tileBase(*lhs);
+  int64_t aRows = storedRows(*rhs), bRows = storedRows(*lhs);
+  // This warpgroup's first column of the dot: its instruction tiles cover
+  // group x colsPerWarp columns, 64 (the instruction's M) per tile. In
+  // bytes of A: rhs rows when transposed (128 bytes each), else rhs
+  // columns (whole atoms of aRows x 128 bytes).
+  int64_t mInstr = mi->n * group;
+  Value wgCol = mul(arith::DivUIOp::create(b, loc(), warp, idx(group)),
+                    l.colsPerWarp * group);
+  Value wgA = trans ? mul(wgCol, 128)
+                    : mul(arith::DivUIOp::create(b, loc(), wgCol, idx(64)),
+                          aRows * 128);
+  aBase = arith::AddIOp::create(b, loc(), aBase, toI64(wgA));
+  SmallVector<Value> acc;
+  if (op.getAcc())
+    acc = get(op.getAcc())->regs;
+  else
+    acc.assign(l.size(), cstF32(b, loc(), 0.0f));
+  // The K steps in a rolled loop, `unroll` steps an iteration (K-major A:
+  // one 64-column atom; MN-major A: one step of 16 rows): its descriptors
+  // follow the induction variable, where unrolled LLVM hoisted every
+  // loop-invariant one out of the KV loop (254 registers and spills). All
+  // of a dot's instructions form one group, waited for after the loop.
+  int64_t steps = k / mi->k;
+  int64_t unroll = trans && steps % 4 == 0 ? 4 : 1;
+  // Independent accumulator chains: a dot of one instruction tile per
+  // warpgroup (S^T = K Q^T: 36 steps into one tile) runs step u of each
+  // iteration into its own copy of the accumulators, summed after the
+  // wait, so that the tensor cores overlap `chains` instructions instead of
+  // waiting for each result (O^T's 8 tiles are 8 chains already).
+  int64_t chains = l.tiles == 1 ? unroll : 1;
+  SmallVector<Value> init = acc;
+  for (int64_t c = 1; c < chains; ++c)
+    init.append(l.size(), cstF32(b, loc(), 0.0f));
+  target.warpgroupFence(b, loc());
+  auto loop = scf::ForOp::create(b, loc(), idx(0), idx(steps / unroll), idx(1),
+                                 ValueRange(init));
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> cur(loop.getRegionIterArgs());
+    Value k0 = mul(loop.getInductionVar(), unroll * mi->k);
+    // The start of K column kk of a K-major tile of `rows` rows: its atom
+    // and its 32-byte step within the atom's rows.
+    auto kMajor = [&](Value kk, int64_t rows) {
+      return toI64(
+          add(mul(arith::DivUIOp::create(b, loc(), kk, idx(64)), rows * 128),
+              mul(arith::RemUIOp::create(b, loc(), kk, idx(64)), 2)));
+    };
+    for (int64_t u = 0; u < unroll; ++u) {
+      Value kk = addc(k0, u * mi->k);
+      int64_t chain = (u % chains) * l.size();
+      // A: K-major rows j * 64 .. of rhs (S^T = K Q^T), or MN-major
+      // columns j * 64 .. of rhs over its rows kk .. (O^T = V^T P^T).
+      Value dynA = trans ? kMajor(kk, aRows) : toI64(mul(kk, 128));
+      Value descB =
+          descriptor(bBase, kMajor(kk, bRows),
+                     smemSwizzledOffset(lhs->rowOff, lhs->colOff, bRows), 16);
+      for (int64_t j = 0; j < l.tiles; ++j) {
+        Value descA =
+            trans
+                ? descriptor(aBase, dynA,
+                             smemSwizzledOffset(j * mInstr + rhs->rowOff,
+                                                rhs->colOff, aRows),
+                             16)
+                : descriptor(aBase, dynA,
+                             smemSwizzledOffset(
+                                 rhs->rowOff, j * mInstr + rhs->colOff, aRows),
+                             aRows * 128);
+        // Instruction tile j: its registers mb * 8 + i are element i of M
+        // block mb.
+        SmallVector<Value> d;
+        for (int64_t mb = 0; mb < l.mBlocks; ++mb)
+          for (int64_t i = 0; i < l.elems; ++i)
+            d.push_back(cur[chain + l.reg(mb, j, i)]);
+        d = target.warpgroupMma(b, loc(), mi, n, descA, /*aMnMajor=*/!trans,
+                                descB, d);
+        for (int64_t mb = 0; mb < l.mBlocks; ++mb)
+          for (int64_t i = 0; i < l.elems; ++i)
+            cur[chain + l.reg(mb, j, i)] = d[mb * l.elems + i];
+      }
+    }
+    scf::YieldOp::create(b, loc(), cur);
+  }
+  target.warpgroupCommitAndWait(b, loc(), 0);
+  for (int64_t r = 0; r < l.size(); ++r) {
+    acc[r] = loop.getResult(r);
+    for (int64_t c = 1; c < chains; ++c)
+      acc[r] = arith::AddFOp::create(b, loc(), acc[r],
+                                     loop.getResult(c * l.size() + r));
+  }
+  tiles[op] = regTile(Kind::Acc, op.getResult().getType(), std::move(acc));
+  return success();
+}
+
+void Lowering::storeConverted(Value bytes, Type elt, const Tile &dst, Value r,
+                              Value c) {
+  Type to = dst.type.getElementType();
+  auto v8 = VectorType::get({8}, storageType(to));
+  SmallVector<Value> out;
+  for (int64_t e = 0; e < 16; e += 2) {
+    Value pair = vector::ShuffleOp::create(b, loc(), bytes, bytes,
+                                           ArrayRef<int64_t>{e, e + 1});
+    llvm::append_range(out, pairToOperand(pair, elt, to));
+  }
+  for (int64_t h = 0; h < 2; ++h)
+    vector::StoreOp::create(b, loc(),
+                            vector::FromElementsOp::create(
+                                b, loc(), v8, ArrayRef(out).slice(8 * h, 8)),
+                            dst.view, smemAt(dst.view, r, addc(c, 8 * h)),
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+}
+
+std::shared_ptr<Tile> Lowering::convertedTile(const Tile &t, Type to) {
+  Type elt = t.type.getElementType();
+  if (!isFp8(elt))
+    return nullptr;
+  auto key =
+      std::make_pair(t.view.getAsOpaquePointer(), to.getAsOpaquePointer());
+  std::shared_ptr<Tile> whole = convertedTiles.lookup(key);
+  if (!whole) {
+    whole = t.convertInto ? convertInPlace(t, to) : convertToNewTile(t, to);
+    if (!whole)
+      return nullptr;
+    convertedTiles[key] = whole;
+  }
+  auto out = std::make_shared<Tile>(*whole);
+  out->type = RankedTensorType::get(t.type.getShape(), to);
+  out->rowOff = t.rowOff;
+  out->colOff = t.colOff;
+  return out;
+}
+
+std::shared_ptr<Tile> Lowering::convertToNewTile(const Tile &t, Type to) {
+  auto mt = cast<MemRefType>(t.view.getType());
+  Type elt = t.type.getElementType();
+  int64_t rows = mt.getDimSize(0);
+  int64_t cols = mt.getDimSize(1) - kRowPadBytes / storedBytes(elt);
+  if (!isFp8(elt) || storedBytes(elt) != 1 || rows % 8 || cols % 16 ||
+      (rows * cols / 16) % threads || !swizzled(rows, cols, to))
+    return nullptr;
+  auto whole = std::make_shared<Tile>();
+  whole->kind = Kind::Smem;
+  whole->type = RankedTensorType::get({rows, cols}, to);
+  whole->view = allocSmem(rows, cols, to);
+  barrierBeforeRewrite();
+  // 16 stored bytes a thread and round, row by row: 8 threads read 128
+  // contiguous bytes, and write 4 swizzled chunks each of two atoms.
+  int64_t groups = cols / 16, rounds = rows * cols / 16 / threads;
+  // A rolled loop (two rounds an iteration): unrolled, LLVM issued every
+  // round's load first and the registers ran out.
+  int64_t per = rounds % 2 == 0 ? 2 : 1;
+  auto loop = scf::ForOp::create(b, loc(), idx(0), idx(rounds / per), idx(1));
+  OpBuilder::InsertionGuard ig(b);
+  b.setInsertionPointToStart(loop.getBody());
+  for (int64_t i = 0; i < per; ++i) {
+    Value q = add(tid, mul(addc(mul(loop.getInductionVar(), per), i), threads));
+    Value r = arith::DivUIOp::create(b, loc(), q, idx(groups));
+    Value c = mul(arith::RemUIOp::create(b, loc(), q, idx(groups)), 16);
+    Value bytes = vector::LoadOp::create(
+        b, loc(), VectorType::get({16}, storageType(elt)), t.view,
+        ValueRange{r, c}, /*nontemporal=*/false, llvm::MaybeAlign(16));
+    storeConverted(bytes, elt, *whole, r, c);
+  }
+  b.setInsertionPointAfter(loop);
+  barrier();
+  return whole;
+}
+
+std::shared_ptr<Tile> Lowering::convertInPlace(const Tile &t, Type to) {
+  auto region = cast<MemRefType>(t.convertInto.getType());
+  int64_t rows = region.getDimSize(1), atoms = region.getDimSize(0);
+  int64_t cols = atoms * 64;
+  Type elt = t.type.getElementType();
+  if (region.getElementType() != storageType(to))
+    return nullptr;
+  auto whole = std::make_shared<Tile>();
+  whole->kind = Kind::Smem;
+  whole->type = RankedTensorType::get({rows, cols}, to);
+  whole->view = t.convertInto;
+  barrierBeforeRewrite();
+  // Atom by atom: f16 atom a fills bytes [a, a + 1) x rows x 128 of the
+  // region, the fp8 atom a' sits at rows x cols + [a', a' + 1) x rows x
+  // 64. An atom's writes wait (barrier) only for the threads' reads of
+  // the staged atoms they overwrite; the last atom overwrites its own,
+  // so its bytes are all read first.
+  auto overlaps = [&](int64_t a, int64_t staged) {
+    int64_t w0 = a * rows * 128, w1 = w0 + rows * 128;
+    int64_t s0 = rows * cols + staged * rows * 64, s1 = s0 + rows * 64;
+    return w0 < s1 && s0 < w1;
+  };
+  int64_t rounds = rows * 4 / threads; // 16-byte fp8 chunks an atom
+  int64_t readBefore = 0; // staged atoms below this are read by all
+  for (int64_t a = 0; a < atoms; ++a) {
+    bool self = overlaps(a, a);
+    for (int64_t sa = readBefore; sa < a; ++sa)
+      if (overlaps(a, sa)) {
+        barrier();
+        readBefore = a;
+        break;
+      }
+    SmallVector<std::array<Value, 3>> got; // bytes, row, column
+    for (int64_t i = 0; i < rounds; ++i) {
+      Value q = addc(tid, i * threads);
+      Value r = arith::DivUIOp::create(b, loc(), q, idx(4));
+      Value c =
+          addc(mul(arith::RemUIOp::create(b, loc(), q, idx(4)), 16), a * 64);
+      got.push_back({vector::LoadOp::create(
+                         b, loc(), VectorType::get({16}, storageType(elt)),
+                         t.view, smemAt(t.view, r, c),
+                         /*nontemporal=*/false, llvm::MaybeAlign(16)),
+                     r, c});
+    }
+    if (self) {
+      barrier();
+      readBefore = a + 1;
+    }
+    for (auto &[bytes, r, c] : got) {
+      storeConverted(bytes, elt, *whole, r, c);
+    }
+  }
+  barrier();
+  return whole;
+}
+
+} // namespace mlir::mla::gpulower

@@ -1,0 +1,90 @@
+//===- Placements.h - where the GPU lowering keeps a tile --------*- C++
+//-*-===//
+//
+// Part of mla-lower-to-gpu (lib/Transforms/MLALowerToGPU.cpp): a tile
+// value's placement (shared memory, a lazy expression, registers in the
+// accumulator layout, row statistics, blocked) and the accumulator layout
+// of a register tile. The Lowering (Lowering.h) keeps one per tile value.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLA_TRANSFORMS_GPU_PLACEMENTS_H
+#define MLA_TRANSFORMS_GPU_PLACEMENTS_H
+
+#include "TargetInfo.h"
+
+namespace mlir::mla::gpulower {
+
+//===----------------------------------------------------------------------===//
+// Placements
+//===----------------------------------------------------------------------===//
+
+enum class Kind { Smem, Expr, Acc, RowSlice, RowPartial, Blocked };
+
+struct Tile {
+  Kind kind;
+  RankedTensorType type;
+  // Smem: the view holds storage elements of `type`'s element type.
+  Value view;
+  int64_t rowOff = 0, colOff = 0;
+  // Smem fp8 staged in place (Lowering::stagesInPlace): the 16-bit
+  // swizzled view of the region whose upper half holds these bytes, which
+  // convertedTile converts into.
+  Value convertInto;
+  // Expr: f32 element = fn(f32 element of src).
+  std::shared_ptr<Tile> src;
+  std::function<Value(OpBuilder &, Location, Value)> fn;
+  // Acc / RowSlice / Blocked: f32 values (rounded to `type`'s element type).
+  SmallVector<Value> regs;
+  // Blocked: thread t holds runs of blockRun adjacent elements, run k of
+  // them at element (t + k * threads) * blockRun (register k * blockRun +
+  // j holds element j of run k).
+  int64_t blockRun = 1;
+  // Acc of a narrow element type made by a cast: the stored form of each
+  // register (what ensureShared writes; saves re-rounding).
+  SmallVector<Value> stored;
+  // Smem holding the A operand of grouped dots in their K order: column L
+  // holds the source's column kPerm->physicalK(L), so that the grouped
+  // steps' A fragments are the instruction's own layout at column L (read
+  // with ldmatrix; see kOrderFor).
+  std::shared_ptr<const GroupedOperands> kPerm;
+};
+
+/// The accumulator layout of a rows x cols tile over `warps` warps.
+/// A register tile of mBlocks x M rows (M = the matrix instruction's) and
+/// `cols` columns: every warp holds all rows of its `colsPerWarp` columns
+/// as mBlocks x tiles instruction results of `elems` registers each.
+/// Register r is element r % elems of instruction tile (r / elems) % tiles
+/// of M block r / (tiles * elems): one M block after another, so that the
+/// B operand a dot reads for one column tile serves every M block (several
+/// query tokens or head tiles per program share each KV fragment).
+struct AccLayout {
+  const MatrixInstr *mi;
+  int64_t cols, colsPerWarp, tiles, elems;
+  int64_t mBlocks = 1;
+  /// Column order across the warp's instruction tiles (Lowering::accCoord):
+  /// interleaved (tile j's column n at n * tiles + j) or natural (at
+  /// j * N + n), as Lowering::interleaveAccColumns chose for the kernel.
+  bool interleaved = true;
+  /// Distinct static row offsets, M block after M block (localGroups each).
+  SmallVector<int64_t> rowGroups;
+  int64_t localGroups = 0;
+  int64_t perBlock() const { return tiles * elems; }
+  int64_t size() const { return mBlocks * tiles * elems; }
+  int64_t rows() const { return mBlocks * mi->m; }
+  /// Register of element i of instruction tile j in M block mb.
+  int64_t reg(int64_t mb, int64_t j, int64_t i) const {
+    return (mb * tiles + j) * elems + i;
+  }
+  int64_t elemRow(int64_t i) const { return mi->c.map(0, i).row; }
+  int64_t elemCol(int64_t i) const { return mi->c.map(0, i).col; }
+  /// The row group of register r.
+  int64_t group(int64_t r) const {
+    ArrayRef<int64_t> local = ArrayRef(rowGroups).take_front(localGroups);
+    return r / perBlock() * localGroups +
+           (llvm::find(local, elemRow(r % elems)) - local.begin());
+  }
+};
+
+} // namespace mlir::mla::gpulower
+
+#endif // MLA_TRANSFORMS_GPU_PLACEMENTS_H
