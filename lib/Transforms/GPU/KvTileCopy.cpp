@@ -207,8 +207,7 @@ Type Lowering::stagesInPlace(LoadOp op) {
       Type rhs = d.getRhs().getType().getElementType();
       const MatrixInstr *mi =
           target.instrFor(lhs, rhs, d.getLhs().getType().getDimSize(1));
-      Type to = mi->abType == MatrixElem::F16 ? Type(b.getF16Type())
-                                              : Type(b.getBF16Type());
+      Type to = sixteenBitOperand(b, mi);
       if (!mi->smemOperands || !swizzled(rows, cols, to) ||
           (rows * 64 / 16) % threads)
         return Type();

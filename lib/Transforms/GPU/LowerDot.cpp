@@ -161,9 +161,7 @@ Lowering::dotOverK(DotOp op, const AccLayout &accL, const Tile &lhsTile,
   Type lhsElt = op.getLhs().getType().getElementType();
   bool raw = bitWidth(mi->abType) == 8;
   note(op, mi->name);
-  Type operandElt = raw                             ? lhsElt
-                    : mi->abType == MatrixElem::F16 ? Type(b.getF16Type())
-                                                    : Type(b.getBF16Type());
+  Type operandElt = raw ? lhsElt : sixteenBitOperand(b, mi);
   int64_t k = range.end - range.begin;
   if (k % mi->k != 0)
     return fail("contraction size " + Twine(k) + " is not a multiple of the " +

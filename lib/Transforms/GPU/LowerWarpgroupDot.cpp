@@ -19,8 +19,7 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   if (!mi->smemOperands)
     return fail("the warpgroup lowering takes only matrix instructions that "
                 "read shared memory (internal error)");
-  Type want = mi->abType == MatrixElem::F16 ? Type(b.getF16Type())
-                                            : Type(b.getBF16Type());
+  Type want = sixteenBitOperand(b, mi);
   auto cstI64 = [](OpBuilder &nb, Location l, int64_t v) -> Value {
     return arith::ConstantIntOp::create(nb, l, v, 64);
   };

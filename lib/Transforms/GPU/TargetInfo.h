@@ -95,6 +95,12 @@ inline SmallVector<Value> smemIndices(OpBuilder &b, Location loc, Value view,
                          mt.getElementType().getIntOrFloatBitWidth() / 8);
 }
 
+/// The 16-bit type a (non-fp8) matrix instruction reads: f16 or bf16.
+inline Type sixteenBitOperand(OpBuilder &b, const MatrixInstr *mi) {
+  return mi->abType == MatrixElem::F16 ? Type(b.getF16Type())
+                                       : Type(b.getBF16Type());
+}
+
 /// The high half of an f32 as stored bf16 (i16): exact for fp8 values.
 Value f32HighHalf(OpBuilder &b, Location loc, Value x);
 /// An f32 holding an fp8 value as stored `op` (bf16 or f16; i16): exact.
