@@ -1,7 +1,7 @@
 // The per-op GPU lowering for sm_90a (wgmma: warpgroup MMAs reading both
 // operands from shared memory through matrix descriptors) on small
-// hand-written tile kernels. Every 16-bit shared tile is stored as core
-// matrices (memref<R/8 x C/8 x 8 x 8>); both dots run transposed (the
+// hand-written tile kernels. Every 16-bit shared tile of whole atoms is
+// stored in the 128-byte swizzle (memref<C/64 x R x 64>); both dots run transposed (the
 // dot's columns are the instruction's M). report-placements shows the
 // decisions (PLACE); the IR checks the target ops (CHECK). The whole specs:
 // test/tools/mla-compile-sm90a.mlir.
@@ -96,19 +96,31 @@ mla.kernel @fp8kv(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xf16>, %out: memref
 // -----
 
 // CHECK-LABEL: gpu.func @fp8loop
-// In a KV loop the fp8 tile is staged in place: copied into the upper half
-// of its f16 tile's region (a rank-3 i8 view, atoms of 64 columns, 4096
-// bytes on), converted there, no separate staging buffer and no second one.
-// CHECK-NOT: x80xi8
-// CHECK: scf.for
-// CHECK: %[[F16:.*]] = memref.view %{{.*}}[%[[OFF:.*]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1x64x64xi16, #gpu.address_space<workgroup>>
-// CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1x64x64xi8, #gpu.address_space<workgroup>>
-// CHECK: nvvm.cp.async.shared.global
-// CHECK: nvvm.cp.async.wait.group 0
+// In a KV loop the fp8 tile is loaded into registers a tile ahead: the
+// first tile's 16-byte chunks ahead of the Q load (zeros from the bound
+// on), carried by the loop; each iteration converts its chunks into the
+// swizzled f16 tile (two 16-byte stores a chunk), then loads the next
+// tile's before the dots. No asynchronous copy, no fp8 in shared memory.
+// CHECK-NOT: x{{[0-9]+}}xi8, #gpu.address_space<workgroup>>
+// CHECK: scf.if %{{.*}} -> (vector<16xi8>, vector<16xi8>)
+// CHECK: vector.load %{{.*}} : memref<?xi8>, vector<16xi8>
+// CHECK: vector.store {{.*}} : memref<1x16x64xi16, #gpu.address_space<workgroup>>, vector<8xi16>
+// CHECK: scf.for {{.*}} -> ({{.*}}, vector<16xi8>, vector<16xi8>)
+// CHECK: memref.view {{.*}} to memref<1x64x64xi16, #gpu.address_space<workgroup>>
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier
 // CHECK: llvm.call_intrinsic "llvm.nvvm.e4m3x2.to.f16x2.rn"
+// CHECK: vector.store {{.*}} : memref<1x64x64xi16, #gpu.address_space<workgroup>>, vector<8xi16>
+// CHECK: scf.if %{{.*}} -> (vector<16xi8>, vector<16xi8>)
+// CHECK: vector.load %{{.*}} : memref<?xi8>, vector<16xi8>
+// CHECK: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier
 // CHECK: nvvm.wgmma.mma_async {{.*}} A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
 // CHECK-NOT: e4m3x2.to.f16x2
 // CHECK: nvvm.wgmma.mma_async {{.*}} A[<f16>, <one>, <col>], B[<f16>, <one>, <col>]
+// CHECK: scf.yield {{.*}}, {{.*}} : {{.*}}, vector<16xi8>, vector<16xi8>
+// CHECK-NOT: cp.async
+// CHECK: gpu.return
 mla.kernel @fp8loop(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xf16>, %n: index,
                     %out: memref<?x64xf32>, %lse: memref<?xf32>)
     attributes {grid = ["batch"], num_warps = 4 : i64} {
@@ -119,7 +131,7 @@ mla.kernel @fp8loop(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xf16>, %n: index,
   %l0 = mla.fill 0.0 : tensor<16xf32>
   %a0 = mla.fill 0.0 : tensor<16x64xf32>
   %r:3 = mla.kv_loop %i = %c0 to %n step 64 iter_args(%m = %m0, %l = %l0, %a = %a0) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>) {
-    // PLACE: :[[@LINE+1]]:10: remark: placement: smem; zero-filling asynchronous copies, waited for at once
+    // PLACE: :[[@LINE+1]]:10: remark: placement: smem; loaded into registers a tile ahead, converted into a swizzled f16 tile
     %k = mla.load %kv[%i, %c0] bound %n : memref<?x64xf8E4M3FN> -> tensor<64x64xf8E4M3FN>
     %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xf16>, tensor<64x64xf8E4M3FN> -> tensor<16x64xf32>
     %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %l, %a : tensor<16x64xf32>, tensor<16xf32>, tensor<16x64xf32>
@@ -130,5 +142,57 @@ mla.kernel @fp8loop(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xf16>, %n: index,
   %o, %e = mla.softmax_finalize %r#2, %r#0, %r#1 : tensor<16x64xf32>, tensor<16xf32>
   mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
   mla.store %e, %lse[%b] : tensor<16xf32> -> memref<?xf32>
+  mla.return
+}
+
+// -----
+
+// mxfp4 in a KV loop: the data and scale bytes a tile ahead in registers
+// (one 16-byte chunk, 32 values, and its scale a thread and round; scale
+// 127 where a row is absent), decoded by the byte tables into the swizzled
+// bf16 tile (four 16-byte stores a chunk) when every scale of the thread
+// is normal, else by the exact decode in a rolled loop; then both dots on
+// wgmma. No shared-memory copy of the bytes.
+// CHECK-LABEL: gpu.func @mxfp4loop
+// CHECK-NOT: x{{[0-9]+}}xi8, #gpu.address_space<workgroup>>
+// CHECK: scf.if %{{.*}} -> (vector<16xi8>, i32)
+// CHECK: scf.for {{.*}} -> ({{.*}}, vector<16xi8>, i32)
+// CHECK: memref.view {{.*}} to memref<1x64x64xi16, #gpu.address_space<workgroup>>
+// CHECK: scf.if
+// CHECK: nvvm.prmt
+// CHECK-COUNT-4: vector.store {{.*}} : memref<1x64x64xi16, #gpu.address_space<workgroup>>, vector<8xi16>
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK-COUNT-4: vector.store {{.*}} : memref<1x64x64xi16, #gpu.address_space<workgroup>>, vector<8xi16>
+// CHECK: scf.if %{{.*}} -> (vector<16xi8>, i32)
+// CHECK: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvvm.wgmma.mma_async {{.*}} A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK: nvvm.wgmma.mma_async {{.*}} A[<bf16>, <one>, <col>], B[<bf16>, <one>, <col>]
+// CHECK: scf.yield {{.*}} : {{.*}}, vector<16xi8>, i32
+// CHECK-NOT: cp.async
+// CHECK: gpu.return
+mla.kernel @mxfp4loop(%kv: memref<?x32xi8>, %scales: memref<?x?xi8>, %q: memref<?x64xbf16>,
+                      %n: index, %out: memref<?x64xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %qt = mla.load %q[%b, %c0] : memref<?x64xbf16> -> tensor<16x64xbf16>
+  %m0 = mla.fill 0xFF800000 : tensor<16xf32>
+  %l0 = mla.fill 0.0 : tensor<16xf32>
+  %a0 = mla.fill 0.0 : tensor<16x64xf32>
+  %r:3 = mla.kv_loop %i = %c0 to %n step 64 iter_args(%m = %m0, %l = %l0, %a = %a0) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>) {
+    %d = mla.load %kv[%i, %c0] bound %n : memref<?x32xi8> -> tensor<64x32xi8>
+    %s = mla.load %scales[%i, %c0] bound %n : memref<?x?xi8> -> tensor<64x2xi8>
+    // PLACE: :[[@LINE+1]]:10: remark: placement: smem; decoded from registers loaded a tile ahead into a swizzled bf16 tile
+    %k = mla.dequant %d, %s format "mxfp4" : tensor<64x32xi8>, tensor<64x2xi8> -> tensor<64x64xbf16>
+    %sc = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
+    %p, %m1, %l1, %a1 = mla.online_softmax %sc, %m, %l, %a : tensor<16x64xf32>, tensor<16xf32>, tensor<16x64xf32>
+    %pb = mla.cast %p : tensor<16x64xf32> -> tensor<16x64xbf16>
+    %o = mla.dot %pb, %k acc(%a1 : tensor<16x64xf32>) : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
+    mla.yield %m1, %l1, %o : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+  }
+  %o, %e = mla.softmax_finalize %r#2, %r#0, %r#1 : tensor<16x64xf32>, tensor<16xf32>
+  mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
   mla.return
 }

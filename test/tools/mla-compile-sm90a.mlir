@@ -11,6 +11,8 @@
 // RUN: mla-compile %kernels/deepseek_r1_decode_bf16_sm90a_paged64.mlir --chip=sm_90a -o %t/paged | FileCheck %s --check-prefix=PAGED
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a.mlir --chip=sm_90a -o %t/fp8 | FileCheck %s --check-prefix=FP8
 // RUN: FileCheck %s --check-prefix=FP8-PTX < %t/fp8/deepseek_r1_decode_fp8_qp16_sm90a.ptx
+// RUN: mla-compile %kernels/deepseek_r1_decode_mxfp4_sm90a.mlir --chip=sm_90a -o %t/mxfp4 | FileCheck %s --check-prefix=MXFP4
+// RUN: FileCheck %s --check-prefix=MXFP4-PTX < %t/mxfp4/deepseek_r1_decode_mxfp4_sm90a.ptx
 
 // REPORT: kernel resources (sm_90a, ptxas -v):
 // REPORT-NEXT: deepseek_r1_decode_bf16_sm90a_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
@@ -45,13 +47,34 @@
 // Paged by 64-row pages: the same two programs per SM.
 // PAGED: deepseek_r1_decode_bf16_sm90a_paged64_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
 
-// fp8 KV staged in place: the tile copied as fp8 into the upper half of its
-// f16 region, converted atom by atom, then both dots on f16 wgmma; 2
-// programs per SM (no separate staging buffer).
+// fp8 KV a tile ahead in registers: the loop's loads of the next tile are
+// 16-byte global loads at immediate offsets from one address, its stores of
+// the converted tile 16-byte shared stores; no asynchronous copy; 2 programs
+// per SM and no spills.
 // FP8: deepseek_r1_decode_fp8_qp16_sm90a_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
+// FP8: deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
 // FP8-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free
-// FP8-PTX: cp.async.cg.shared.global
-// FP8-PTX: cp.async.wait_group 0;
+// FP8-PTX-NOT: cp.async
+// FP8-PTX: ld.global.v4.b32 {{.*}}, [[[A:%rd[0-9]+]]];
+// FP8-PTX-NEXT: ld.global.v4.b32 {{.*}}, [[[A]]+64];
 // FP8-PTX: cvt.rn.f16x2.e4m3x2
+// FP8-PTX: st.shared.v4.b32 [{{%rd[0-9]+}}+{{[0-9]+}}]
 // FP8-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{.*}}, p, 1, 1, 0, 0;
 // FP8-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{.*}}, p, 1, 1, 1, 0;
+// FP8-PTX-NOT: cp.async
+// FP8-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage2
+
+// mxfp4 KV a tile ahead in registers (bytes and scales), decoded into the
+// swizzled bf16 tile; 2 programs per SM (the bytes take no shared memory)
+// and no spills.
+// MXFP4: deepseek_r1_decode_mxfp4_sm90a_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
+// MXFP4: deepseek_r1_decode_mxfp4_sm90a_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
+// MXFP4-PTX-LABEL: .entry deepseek_r1_decode_mxfp4_sm90a_stage1_mask_free
+// MXFP4-PTX-NOT: cp.async
+// MXFP4-PTX: ld.global.v4.b32
+// MXFP4-PTX: ld.global.b8
+// MXFP4-PTX: prmt.b32
+// MXFP4-PTX: mul.rn.bf16x2
+// MXFP4-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16
+// MXFP4-PTX-NOT: cp.async
+// MXFP4-PTX: .entry deepseek_r1_decode_mxfp4_sm90a_stage2

@@ -62,6 +62,10 @@ bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
       target.chip.tuning.prefetchWhenAlone && !fits(2, 1) && fits(1, kvStages);
   if (!fits(2, kvStages) && !alone)
     return false;
+  return computableAhead(op, loop);
+}
+
+bool Lowering::computableAhead(LoadOp op, KvLoopOp loop) {
   std::function<bool(Value)> ok = [&](Value v) {
     if (v == loop.getBody().getArgument(0))
       return true;
@@ -342,8 +346,8 @@ Value Lowering::scalarNow(Value v, IRMapping &m) {
   return b.clone(*def, m)->getResult(cast<OpResult>(v).getResultNumber());
 }
 
-std::optional<Lowering::Prefetch> Lowering::startPrefetch(KvLoopOp loop,
-                                                          int64_t reserve) {
+std::optional<Prefetch> Lowering::startPrefetch(KvLoopOp loop,
+                                                int64_t reserve) {
   std::optional<Prefetch> pf;
   loop.getBody().walk([&](LoadOp ld) {
     if (!pf && canPrefetch(ld, loop, reserve))

@@ -29,6 +29,8 @@ namespace mlir::mla::gpulower {
 constexpr int64_t kDequantBatch = 9;
 
 LogicalResult Lowering::lowerDequant(DequantOp op) {
+  if (regPrefetch && regPrefetch->dequant == op)
+    return lowerRegisterPrefetched(op);
   auto data = get(op.getData()), scales = get(op.getScales());
   if (!data || !scales || data->kind != Kind::Smem ||
       scales->kind != Kind::Smem)

@@ -31,6 +31,8 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
                  " buffers over the KV loop");
     return lowerPrefetchedLoad(op);
   }
+  if (regPrefetch && (regPrefetch->load == op || regPrefetch->scales == op))
+    return lowerRegisterPrefetched(op);
   auto t = op.getResult().getType();
   if (t.getRank() != 2)
     return fail("the GPU lowering loads rank-2 tiles only");
@@ -43,7 +45,10 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
       (target.chip.facts.asyncTileCopy || target.chip.facts.ldsDmaLoads16))
     for (Operation *n = op->getNextNode(); n; n = n->getNextNode())
       if (auto loop = dyn_cast<KvLoopOp>(n)) {
-        if (!started.count(loop))
+        if (!started.count(loop) && !regStarted.count(loop))
+          if (auto rp = startRegisterPrefetch(loop))
+            regStarted[loop] = *rp;
+        if (!started.count(loop) && !regStarted.count(loop))
           if (auto pf = startPrefetch(loop, smemTileBytes(rows, cols, elt)))
             started[loop] = *pf;
         break;

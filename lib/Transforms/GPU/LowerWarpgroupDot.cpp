@@ -208,7 +208,15 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
 
 void Lowering::storeConverted(Value bytes, Type elt, const Tile &dst, Value r,
                               Value c) {
-  Type to = dst.type.getElementType();
+  for (auto [h, piece] :
+       llvm::enumerate(convertedPieces(bytes, elt, dst.type.getElementType())))
+    vector::StoreOp::create(b, loc(), piece, dst.view,
+                            smemAt(dst.view, r, addc(c, 8 * h)),
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+}
+
+SmallVector<Value, 2> Lowering::convertedPieces(Value bytes, Type elt,
+                                                Type to) {
   auto v8 = VectorType::get({8}, storageType(to));
   SmallVector<Value> out;
   for (int64_t e = 0; e < 16; e += 2) {
@@ -216,12 +224,10 @@ void Lowering::storeConverted(Value bytes, Type elt, const Tile &dst, Value r,
                                            ArrayRef<int64_t>{e, e + 1});
     llvm::append_range(out, pairToOperand(pair, elt, to));
   }
-  for (int64_t h = 0; h < 2; ++h)
-    vector::StoreOp::create(b, loc(),
-                            vector::FromElementsOp::create(
-                                b, loc(), v8, ArrayRef(out).slice(8 * h, 8)),
-                            dst.view, smemAt(dst.view, r, addc(c, 8 * h)),
-                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+  return {
+      vector::FromElementsOp::create(b, loc(), v8, ArrayRef(out).take_front(8)),
+      vector::FromElementsOp::create(b, loc(), v8,
+                                     ArrayRef(out).drop_front(8))};
 }
 
 std::shared_ptr<Tile> Lowering::convertedTile(const Tile &t, Type to) {

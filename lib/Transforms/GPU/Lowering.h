@@ -37,19 +37,9 @@ struct Lowering {
   Value smemBase;
   int64_t smemBytes = 0;
   int64_t lastSmemOffset = 0; ///< byte offset of the last allocSmem region
-  /// The KV loop's tile load that is double-buffered with async copies
-  /// (ChipInfo::asyncTileCopy), set while its loop body is lowered.
-  struct Prefetch {
-    LoadOp load;
-    KvLoopOp loop;
-    /// Buffers of the tile (kvStages of them, back to back): tile t of the
-    /// loop lands in buffer t % kvStages.
-    SmallVector<int64_t> offsets;
-    int64_t bufferBytes = 0;
-    MemRefType viewType;
-    Value lower, step, upper, iv;
-  };
   std::optional<Prefetch> prefetch;
+  std::optional<RegPrefetch> regPrefetch;
+  DenseMap<Operation *, RegPrefetch> regStarted; ///< first tiles at the Q load
   /// Buffers of the KV loop's async tile copy: double-buffered, one tile
   /// in flight while one is computed. Measured on the H200 (qp16, 8 warps):
   /// 3 or 4 buffers fit only one program per SM, and 8 warps with 2 or 3
@@ -159,21 +149,9 @@ struct Lowering {
     return cast<MemRefType>(view.getType()).getRank() == 3;
   }
 
-  void barrier() {
-    // With LDS DMA loads in flight (a double-buffered KV tile on CDNA4),
-    // one that does not wait for them; the lowering's barriers only order
-    // LDS (waves never exchange data through global memory).
-    // Shared memory that warpgroup MMAs read (async proxy) was written by
-    // threads (generic proxy): each thread's fence before the barrier.
-    if (target.mma->smemOperands)
-      target.asyncProxyFence(b, loc());
-    if (target.chip.facts.ldsDmaLoads16 && (prefetch || !started.empty()))
-      target.ldsOnlyBarrier(b, loc());
-    else
-      gpu::BarrierOp::create(b, loc());
-    if (kvBody && b.getInsertionBlock() == kvBody)
-      kvBodyBarrier = true;
-  }
+  /// A workgroup barrier (after an async-proxy fence where warpgroup MMAs
+  /// read shared memory); Tiles.cpp.
+  void barrier();
 
   /// The barrier before overwriting a shared-memory region that the
   /// previous execution of the same code may still be reading. Every region
@@ -437,6 +415,28 @@ struct Lowering {
   /// 16-byte chunks, indices computed from the induction variable by arith
   /// ops only, chunks a multiple of the threads.
   bool canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve);
+  /// Whether `op`'s indices and bound are arith on the induction variable
+  /// and values from outside the loop (computable for another iteration).
+  bool computableAhead(LoadOp op, KvLoopOp loop);
+
+  // KvTileRegisters.cpp (sm_90a): the KV loop's fp8 tile, or mxfp4 data
+  // and scales, a tile ahead in registers (RegPrefetch).
+  std::optional<RegPrefetch> registerPrefetchOf(LoadOp op, KvLoopOp loop);
+  static constexpr int64_t kMaxRegisterRounds = 20; ///< 16-byte chunks
+  /// The tile(s) at iteration `iv` as 16-byte chunks (+ i32 scales): zeros
+  /// (scale 127) where `present` is false or at rows from the bound.
+  SmallVector<Value> loadTileToRegisters(const RegPrefetch &p, Value iv,
+                                         Value present);
+  /// Chunk `chunk`'s (an index, maybe dynamic) 16-byte pieces stored
+  /// into swizzled tile `dst`.
+  void storeChunkPieces(const Tile &dst, const RegPrefetch &p, Value chunk,
+                        ArrayRef<Value> pieces);
+  void decodeMxfp4Chunks(const Tile &dst, const RegPrefetch &p);
+  /// Loads `loop`'s first tile here (at the Q load or ahead of the loop);
+  /// lowerRegisterPrefetched converts one (at the fp8 load or the dequant)
+  /// and loads the next in the loop.
+  std::optional<RegPrefetch> startRegisterPrefetch(KvLoopOp loop);
+  LogicalResult lowerRegisterPrefetched(Operation *op);
 
   /// Async copies (cp.async, 16 bytes each, bypassing L1) of the tile of
   /// `op` at the lowered indices `at` into the shared region at byte
@@ -607,6 +607,8 @@ struct Lowering {
   /// 16-bit elements of `dst`'s type, stored into `dst` (two 16-byte
   /// stores): both conversions' inner step.
   void storeConverted(Value bytes, Type elt, const Tile &dst, Value r, Value c);
+  /// The two 8-element halves (vector<8 x storage of `to`>) of those.
+  SmallVector<Value, 2> convertedPieces(Value bytes, Type elt, Type to);
   /// convertedTile's tiles, by source view and type.
   DenseMap<std::pair<const void *, const void *>, std::shared_ptr<Tile>>
       convertedTiles;

@@ -49,6 +49,38 @@ struct Tile {
   std::shared_ptr<const GroupedOperands> kPerm;
 };
 
+//===----------------------------------------------------------------------===//
+// KV tiles loaded ahead (Lowering::prefetch, Lowering::regPrefetch)
+//===----------------------------------------------------------------------===//
+
+/// The KV loop's tile load that is double-buffered with async copies
+/// (ChipInfo::asyncTileCopy), set while its loop body is lowered.
+struct Prefetch {
+  LoadOp load;
+  KvLoopOp loop;
+  /// Buffers of the tile (kvStages of them, back to back): tile t of the
+  /// loop lands in buffer t % kvStages.
+  SmallVector<int64_t> offsets;
+  int64_t bufferBytes = 0;
+  MemRefType viewType;
+  Value lower, step, upper, iv;
+};
+
+/// The KV loop's fp8 tile, or mxfp4 data tile and its scales' (read by
+/// one dequant), loaded into registers a tile ahead (KvTileRegisters.cpp):
+/// the 16-bit type they become, the source bytes of one atom (64 values),
+/// this iteration's chunks (loop-carried; mxfp4: then one scale a chunk)
+/// and the next's.
+struct RegPrefetch {
+  LoadOp load, scales;
+  DequantOp dequant;
+  Type to;
+  int64_t atomBytes = 64;
+  SmallVector<Value> cur, next;
+  KvLoopOp loop;
+  Value iv, upper;
+};
+
 /// The accumulator layout of a rows x cols tile over `warps` warps.
 /// A register tile of mBlocks x M rows (M = the matrix instruction's) and
 /// `cols` columns: every warp holds all rows of its `colsPerWarp` columns

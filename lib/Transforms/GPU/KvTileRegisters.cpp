@@ -1,0 +1,412 @@
+//===- KvTileRegisters.cpp - fp8 KV tiles loaded a tile ahead -------------===//
+//
+// Part of mla-lower-to-gpu: methods of Lowering (Lowering.h). On a chip
+// whose matrix instruction reads shared memory (sm_90a's wgmma), a KV
+// loop's fp8 tile is loaded into registers one iteration ahead, while the
+// previous tile's dots run, and converted from the registers into its
+// 16-bit swizzled tile, which both dots read (docs/Design.md, "sm_90a:
+// wgmma", fp8 KV). Neither the memory latency nor a staging copy in shared
+// memory sits between two tiles' dots.
+//
+//===----------------------------------------------------------------------===//
+#include "Lowering.h"
+
+namespace mlir::mla::gpulower {
+
+namespace {
+/// A thread's 16-byte chunk of a tile loaded into registers: row rowBase +
+/// rowConst, source bytes colBase + colConst ... + 15, where colBase lies
+/// within an atom's source bytes and colConst is a whole number of them
+/// (the chunk's values fall into atom colConst / atomBytes of the
+/// swizzled 16-bit tile).
+struct RegChunk {
+  Value rowBase;
+  int64_t rowConst;
+  Value colBase;
+  int64_t colConst;
+};
+
+/// The chunks of a tile of `rows` rows of `rowBytes` stored bytes, whose
+/// atom (64 values) takes `atomBytes` of them (64 fp8, 32 mxfp4), in
+/// rounds: a warp's round is one atom of wave / (atomBytes / 16) rows (8
+/// fp8, 16 mxfp4), atomBytes / 16 lanes a row; warp w takes the row blocks
+/// w, w + warps, ... A warp's chunks are then runs of atomBytes bytes in
+/// global memory (whole 32-byte sectors), and the 16-byte pieces they
+/// decode to cover each bank group (16-byte position xor row mod 8) 4
+/// times: 4 wavefronts for 512 bytes, conflict-free. (A warp's chunks
+/// along one row share row mod 8: 8-way conflicts, and fp8 on sm_90a is
+/// bound by its shared-memory traffic.) Rows and columns are per-thread
+/// bases plus constants, so global and shared addresses are per-tile bases
+/// plus immediates (few registers across the KV loop).
+SmallVector<RegChunk> chunksOf(Lowering &L, int64_t rows, int64_t rowBytes,
+                               int64_t atomBytes) {
+  OpBuilder &b = L.b;
+  int64_t perRow = atomBytes / 16, rowsPerRound = L.wave / perRow;
+  Value rowBase =
+      L.add(L.mul(L.warp, rowsPerRound),
+            arith::DivUIOp::create(b, L.loc(), L.lane, L.idx(perRow)));
+  Value colBase =
+      L.mul(arith::RemUIOp::create(b, L.loc(), L.lane, L.idx(perRow)), 16);
+  SmallVector<RegChunk> out;
+  for (int64_t i = 0; i < rows / (rowsPerRound * L.warps); ++i)
+    for (int64_t a = 0; a < rowBytes / atomBytes; ++a)
+      out.push_back(
+          {rowBase, i * rowsPerRound * L.warps, colBase, a * atomBytes});
+  return out;
+}
+
+/// Whether chunksOf covers such a tile, in at most kMaxRegisterRounds.
+bool chunksFit(const Lowering &L, int64_t rows, int64_t rowBytes,
+               int64_t atomBytes) {
+  if (L.wave != 32 || atomBytes % 16 || L.wave % (atomBytes / 16) ||
+      rowBytes % atomBytes)
+    return false;
+  int64_t rowsPerRound = L.wave / (atomBytes / 16);
+  return rowsPerRound % 8 == 0 && rows % (rowsPerRound * L.warps) == 0 &&
+         rows * rowBytes / (16 * L.threads) <= Lowering::kMaxRegisterRounds;
+}
+
+/// A rank-2 load of a rank-2 source straight in `loop`, not paged, with one
+/// reader, whose indices are computable for another iteration.
+bool aheadable(Lowering &L, LoadOp op, KvLoopOp loop) {
+  return op && !op.isPaged() && op->hasOneUse() &&
+         op->getParentOp() == loop.getOperation() &&
+         op.getResult().getType().getRank() == 2 &&
+         cast<MemRefType>(op.getSource().getType()).getRank() == 2 &&
+         L.computableAhead(op, loop);
+}
+} // namespace
+
+std::optional<RegPrefetch> Lowering::registerPrefetchOf(LoadOp op,
+                                                        KvLoopOp loop) {
+  if (!target.mma->smemOperands || op.isPaged() ||
+      op->getParentOp() != loop.getOperation() || !contiguousRows(op) ||
+      !computableAhead(op, loop))
+    return std::nullopt;
+  auto t = op.getResult().getType();
+  int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+  RegPrefetch rp;
+  rp.load = op;
+  // fp8 KV read by dots (through slices) as 16-bit tiles.
+  if (Type to = stagesInPlace(op)) {
+    if (!chunksFit(*this, rows, cols, 64))
+      return std::nullopt;
+    rp.to = to;
+    rp.atomBytes = 64;
+    return rp;
+  }
+  // mxfp4: i8 data (2 values a byte) whose one reader is its dequant, and
+  // the scales' tile (one per 16 data bytes), loaded the same way.
+  if (!op->hasOneUse())
+    return std::nullopt;
+  auto dq = dyn_cast<DequantOp>(*op->getUsers().begin());
+  if (!dq || dq.getData() != op.getResult() || dq.getFormat() != "mxfp4")
+    return std::nullopt;
+  auto sc = dq.getScales().getDefiningOp<LoadOp>();
+  auto out = dq.getResult().getType();
+  if (!aheadable(*this, sc, loop) ||
+      sc.getResult().getType().getDimSize(0) != rows ||
+      sc.getResult().getType().getDimSize(1) * 16 != cols ||
+      out.getDimSize(1) != 2 * cols || !chunksFit(*this, rows, cols, 32) ||
+      !swizzled(rows, 2 * cols, out.getElementType()))
+    return std::nullopt;
+  rp.to = out.getElementType();
+  rp.atomBytes = 32;
+  rp.dequant = dq;
+  rp.scales = sc;
+  return rp;
+}
+
+SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
+                                                 Value present) {
+  LoadOp op = p.load, sc = p.scales;
+  auto t = op.getResult().getType();
+  int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+  Value src = scalars.lookup(op.getSource());
+  auto srcT = cast<MemRefType>(src.getType());
+  int64_t srcCols = srcT.getDimSize(1);
+  Type elt = t.getElementType();
+  auto vecT = VectorType::get({16}, storageType(elt));
+  SmallVector<RegChunk> chunks = chunksOf(*this, rows, cols, p.atomBytes);
+  IRMapping m;
+  Value row0 = rematAt(op.getIndices()[0], p.loop, iv, m);
+  Value col0 = rematAt(op.getIndices()[1], p.loop, iv, m);
+  Value bound = op.getBound() ? rematAt(op.getBound(), p.loop, iv, m) : Value();
+  Value scales, srow0, scol0;
+  if (sc) {
+    scales = scalars.lookup(sc.getSource());
+    srow0 = rematAt(sc.getIndices()[0], p.loop, iv, m);
+    scol0 = rematAt(sc.getIndices()[1], p.loop, iv, m);
+  }
+  // The source as one run of elements: a chunk is the tile's origin plus a
+  // per-thread offset plus a constant.
+  Value numel = mul(memref::DimOp::create(b, loc(), src, 0), srcCols);
+  Value flat = memref::ReinterpretCastOp::create(
+      b, loc(),
+      MemRefType::get({ShapedType::kDynamic}, srcT.getElementType(),
+                      MemRefLayoutAttrInterface(), srcT.getMemorySpace()),
+      src, OpFoldResult(b.getIndexAttr(0)), ArrayRef<OpFoldResult>{numel},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  Type i32 = b.getI32Type();
+  // Absent rows: zero data (a garbage byte could be a NaN that P = 0 would
+  // not cancel) and scale 127 (2^0, a normal one).
+  auto absent = [&](OpBuilder &nb, Location l) {
+    SmallVector<Value> z(
+        chunks.size(),
+        vector::BroadcastOp::create(nb, l, vecT, storedZero(nb, l, elt)));
+    if (p.scales)
+      z.append(chunks.size(), cstI32(nb, l, 127));
+    return z;
+  };
+  // No tile (past the loop's end): no address is formed from its rows.
+  auto ifOp = scf::IfOp::create(
+      b, loc(), present,
+      [&](OpBuilder &nb, Location l) {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value origin = add(mul(row0, srcCols), col0);
+        Value limit =
+            bound ? arith::SubIOp::create(b, loc(), bound, row0).getResult()
+                  : Value();
+        SmallVector<Value> data, scale;
+        for (const RegChunk &c : chunks) {
+          Value row = addc(c.rowBase, c.rowConst);
+          auto read = [&](OpBuilder &rb, Location rl) -> SmallVector<Value> {
+            Value at =
+                addc(add(add(origin, mul(c.rowBase, srcCols)), c.colBase),
+                     c.rowConst * srcCols + c.colConst);
+            SmallVector<Value> got = {vector::LoadOp::create(
+                rb, rl, vecT, flat, ValueRange{at}, /*nontemporal=*/false,
+                llvm::MaybeAlign(16))};
+            if (scales) {
+              Value blk =
+                  addc(arith::DivUIOp::create(b, loc(), c.colBase, idx(16)),
+                       c.colConst / 16);
+              got.push_back(arith::ExtUIOp::create(
+                  rb, rl, i32,
+                  memref::LoadOp::create(
+                      rb, rl, scales,
+                      ValueRange{add(srow0, row), add(scol0, blk)})));
+            }
+            return got;
+          };
+          SmallVector<Value> got;
+          if (!limit) {
+            got = read(b, loc());
+          } else {
+            Value in = arith::CmpIOp::create(
+                b, loc(), arith::CmpIPredicate::slt, row, limit);
+            auto guarded = scf::IfOp::create(
+                b, loc(), in,
+                [&](OpBuilder &rb, Location rl) {
+                  scf::YieldOp::create(rb, rl, read(rb, rl));
+                },
+                [&](OpBuilder &rb, Location rl) {
+                  SmallVector<Value> z = {vector::BroadcastOp::create(
+                      rb, rl, vecT, storedZero(rb, rl, elt))};
+                  if (scales)
+                    z.push_back(cstI32(rb, rl, 127));
+                  scf::YieldOp::create(rb, rl, z);
+                });
+            got.assign(guarded.getResults().begin(),
+                       guarded.getResults().end());
+          }
+          data.push_back(got[0]);
+          if (scales)
+            scale.push_back(got[1]);
+        }
+        data.append(scale);
+        scf::YieldOp::create(b, loc(), data);
+      },
+      [&](OpBuilder &nb, Location l) {
+        scf::YieldOp::create(nb, l, absent(nb, l));
+      });
+  return SmallVector<Value>(ifOp.getResults());
+}
+
+void Lowering::storeChunkPieces(const Tile &dst, const RegPrefetch &p,
+                                Value chunk, ArrayRef<Value> pieces) {
+  LoadOp op = p.load;
+  auto t = op.getResult().getType();
+  SmallVector<RegChunk> all =
+      chunksOf(*this, t.getDimSize(0), t.getDimSize(1), p.atomBytes);
+  const RegChunk &c0 = all.front();
+  // Chunk j (chunksOf's order: row blocks, then atoms): atom j mod atoms,
+  // rows j / atoms row blocks on. The swizzle's row term (row mod 8) is
+  // the base's (the constants are whole 8-row blocks); the pieces' 16-byte
+  // positions in the atom's row follow the chunk's source bytes.
+  int64_t atoms = t.getDimSize(1) / p.atomBytes;
+  Value atom, row;
+  if (auto j = getConstantIntValue(chunk)) {
+    atom = idx(all[*j].colConst / p.atomBytes);
+    row = addc(c0.rowBase, all[*j].rowConst);
+  } else {
+    int64_t step = all.size() > size_t(atoms) ? all[atoms].rowConst : 0;
+    atom = arith::RemUIOp::create(b, loc(), chunk, idx(atoms));
+    row = add(c0.rowBase,
+              mul(arith::DivUIOp::create(b, loc(), chunk, idx(atoms)), step));
+  }
+  Value rm = arith::RemUIOp::create(b, loc(), c0.rowBase, idx(8));
+  Value first = mul(arith::DivUIOp::create(b, loc(), c0.colBase, idx(16)),
+                    int64_t(pieces.size()));
+  for (auto [k, piece] : llvm::enumerate(pieces))
+    vector::StoreOp::create(
+        b, loc(), piece, dst.view,
+        ValueRange{atom, row,
+                   mul(arith::XOrIOp::create(b, loc(), addc(first, k), rm), 8)},
+        /*nontemporal=*/false, llvm::MaybeAlign(16));
+}
+
+std::optional<RegPrefetch> Lowering::startRegisterPrefetch(KvLoopOp loop) {
+  std::optional<RegPrefetch> rp;
+  loop.getBody().walk([&](LoadOp l) {
+    if (!rp)
+      rp = registerPrefetchOf(l, loop);
+  });
+  if (!rp)
+    return std::nullopt;
+  IRMapping outer;
+  Value lowerV = scalarNow(loop.getLower(), outer);
+  Value upperV = scalarNow(loop.getUpper(), outer);
+  std::function<bool(Value)> ready = [&](Value v) {
+    if (v == loop.getBody().getArgument(0))
+      return true;
+    Operation *def = v.getDefiningOp();
+    if (def && loop->isProperAncestor(def))
+      return llvm::all_of(def->getOperands(), ready);
+    return bool(scalarNow(v, outer));
+  };
+  SmallVector<Value> needed(rp->load.getIndices());
+  if (rp->load.getBound())
+    needed.push_back(rp->load.getBound());
+  if (rp->scales)
+    llvm::append_range(needed, rp->scales.getIndices());
+  if (!lowerV || !upperV || !llvm::all_of(needed, ready))
+    return std::nullopt;
+  rp->loop = loop;
+  Value any = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, lowerV,
+                                    upperV);
+  rp->cur = loadTileToRegisters(*rp, lowerV, any);
+  return rp;
+}
+
+LogicalResult Lowering::lowerRegisterPrefetched(Operation *op) {
+  RegPrefetch &p = *regPrefetch;
+  // The loads themselves: their bytes are p.cur (the dequant decodes them).
+  if (p.dequant && op != p.dequant.getOperation())
+    return success();
+  auto t = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+  auto whole = std::make_shared<Tile>();
+  whole->kind = Kind::Smem;
+  whole->type = RankedTensorType::get({rows, cols}, p.to);
+  whole->view = allocSmem(rows, cols, p.to);
+  barrierBeforeRewrite(); // the previous tile's dots read the region
+  if (p.dequant)
+    decodeMxfp4Chunks(*whole, p);
+  else
+    for (auto [i, bytes] : llvm::enumerate(p.cur))
+      storeChunkPieces(*whole, p, idx(i),
+                       convertedPieces(bytes, t.getElementType(), p.to));
+  // The next tile's loads, in flight during this tile's dots.
+  Value next = addc(p.iv, p.loop.getStep());
+  Value hasNext =
+      arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, next, p.upper);
+  p.next = loadTileToRegisters(p, next, hasNext);
+  barrier();
+  if (p.dequant) {
+    tiles[op->getResult(0)] = whole;
+    note(op, "decoded from registers loaded a tile ahead into a swizzled "
+             "bf16 tile");
+    return success();
+  }
+  // The fp8 tile is its converted copy (convertedTile finds it): the dots
+  // are its only readers (stagesInPlace).
+  auto tile = std::make_shared<Tile>();
+  tile->kind = Kind::Smem;
+  tile->type = t;
+  tile->view = whole->view;
+  convertedTiles[{whole->view.getAsOpaquePointer(),
+                  p.to.getAsOpaquePointer()}] = whole;
+  tiles[op->getResult(0)] = tile;
+  note(op, "loaded into registers a tile ahead, converted into a swizzled " +
+               Twine(p.to.isF16() ? "f16" : "bf16") + " tile");
+  return success();
+}
+
+void Lowering::decodeMxfp4Chunks(const Tile &dst, const RegPrefetch &p) {
+  size_t n = p.cur.size() / 2;
+  ArrayRef<Value> data = ArrayRef(p.cur).take_front(n),
+                  scale = ArrayRef(p.cur).drop_front(n);
+  Type i32 = b.getI32Type(), i16 = b.getI16Type();
+  auto v8 = VectorType::get({8}, i16);
+  // A chunk: 32 values (one scale block) in 4 words of 8 -> 4 pieces of
+  // 8 bf16 values; `word` decodes word w.
+  auto chunk = [&](Value bytes, Value j,
+                   function_ref<Value(Value word)> decodeWord) {
+    Value words =
+        vector::BitCastOp::create(b, loc(), VectorType::get({4}, i32), bytes);
+    SmallVector<Value> pieces;
+    for (int64_t w = 0; w < 4; ++w)
+      pieces.push_back(decodeWord(
+          vector::ExtractOp::create(b, loc(), words, ArrayRef<int64_t>{w})));
+    storeChunkPieces(dst, p, j, pieces);
+  };
+  auto perCode = [&](Value word, function_ref<Value(Value code)> decode) {
+    SmallVector<Value> out;
+    for (int64_t v = 0; v < 8; ++v)
+      out.push_back(decode(arith::AndIOp::create(
+          b, loc(),
+          arith::ShRUIOp::create(b, loc(), word, cstI32(b, loc(), 4 * v)),
+          cstI32(b, loc(), 0xF))));
+    return vector::FromElementsOp::create(b, loc(), v8, out).getResult();
+  };
+  // One branch a thread and tile (as lowerDequant's per batch): every
+  // scale 2 .. 252 takes the chip's short decode in straight-line code;
+  // else (which real caches never take) the exact decode, in a rolled loop
+  // over the chunks (each picked by selects), which keeps the cold path's
+  // registers few.
+  Value allNormal;
+  for (Value s : scale) {
+    Value ok = mxfp4ScaleIsNormal(b, loc(), s);
+    allNormal = allNormal
+                    ? arith::AndIOp::create(b, loc(), allNormal, ok).getResult()
+                    : ok;
+  }
+  auto ifOp = scf::IfOp::create(b, loc(), allNormal, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  for (size_t i = 0; i < n; ++i) {
+    Value s = scale[i];
+    if (target.chip.facts.mxfp4Decode != Mxfp4Decode::Software) {
+      chunk(data[i], idx(i), [&](Value word) {
+        return target.mxfp4WordToBf16(b, loc(), word, s);
+      });
+      continue;
+    }
+    Value base = mxfp4Base(b, loc(), s);
+    chunk(data[i], idx(i), [&](Value word) {
+      return perCode(word, [&](Value code) -> Value {
+        return arith::TruncIOp::create(b, loc(), i16,
+                                       mxfp4ToBf16Normal(b, loc(), code, base));
+      });
+    });
+  }
+  b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+  auto loop = scf::ForOp::create(b, loc(), idx(0), idx(n), idx(1));
+  b.setInsertionPointToStart(loop.getBody());
+  Value j = loop.getInductionVar();
+  Value bytes = data[0], s = scale[0];
+  for (size_t i = 1; i < n; ++i) {
+    Value is =
+        arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, j, idx(i));
+    bytes = arith::SelectOp::create(b, loc(), is, data[i], bytes);
+    s = arith::SelectOp::create(b, loc(), is, scale[i], s);
+  }
+  chunk(bytes, j, [&](Value word) {
+    return perCode(word,
+                   [&](Value code) { return mxfp4ToBf16(b, loc(), code, s); });
+  });
+}
+
+} // namespace mlir::mla::gpulower
