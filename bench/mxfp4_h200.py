@@ -15,7 +15,8 @@ array padded in both dimensions (rows to a multiple of 256, 32 columns for
 
 Checks (custom_kernel with config["kv_format"] = "mxfp4", output poisoned,
 host synchronisations errors): the 8 task shapes, kv 1 / 17 / 1000 / 8191,
-a ragged batch with zero lengths; each called on the same buffers twice, on
+a ragged batch with zero lengths, and one whose scales include 0 and 1
+(subnormal values, the kernels' exact decode); each called on the same buffers twice, on
 fresh copies, and captured in a CUDA graph through torch.ops.mla.decode
 (new q written, replayed). Error against the float32 reference on the
 dequantised cache (the kernel's own error, bound 2e-2) and against the bf16
@@ -103,11 +104,26 @@ def use_spec(name):
     mla_torch._chosen.clear()
 
 
-def check(lengths, seed, spec=None):
+def extreme_scales(data):
+    """Sets some rows' block scales to 0 and 1 (values 2^-127 and 2^-126
+    times the codes: bf16 subnormals, outside the kernels' fast decode,
+    which takes 2 .. 252) in place; returns the dequantised cache anew."""
+    mx, scales = data[1]["mxfp4"]
+    s = scales.view(torch.uint8)
+    rows = mx.shape[0]
+    s[0:rows:3, :QK // 32] = 0
+    s[1:rows:5, :QK // 32] = 1
+    s[2:rows:7, 5] = 2
+    return dequantize_mxfp4(mx, s, rows)
+
+
+def check(lengths, seed, spec=None, extreme=False):
     """(kernel error, format error, NaN seen) over the call modes."""
     if spec:
         use_spec(spec)
     data, deq, bf16 = make_inputs(lengths, seed)
+    if extreme:
+        deq = extreme_scales(data)
     ref, ref_bf16 = B.reference(data, deq), B.reference(data, bf16)
     err, nan = 0.0, False
     out = None
@@ -160,10 +176,14 @@ def main():
     args = ap.parse_args()
     seed = int(time.time())
     print(f"device {torch.cuda.get_device_name()}, seed base {seed}")
-    if args.memcheck_case:
-        err, _, nan = check([3, 70, 0, 129], seed)
-        print(f"memcheck case: rel err {err:.3e}{' NaN' if nan else ''}")
-        sys.exit(0 if err <= 2e-2 and not nan else 1)
+    if args.memcheck_case:  # a ragged batch, with ordinary and extreme scales
+        bad = 0
+        for extreme in (False, True):
+            err, _, nan = check([3, 70, 0, 129], seed, extreme=extreme)
+            print(f"memcheck case{' (extreme scales)' if extreme else ''}: rel err "
+                  f"{err:.3e}{' NaN' if nan else ''}")
+            bad += err > 2e-2 or nan
+        sys.exit(1 if bad else 0)
     chosen = mla_torch.spec_for("mxfp4").name
     specs = [chosen] + [v for v in args.variants.split(",") if v and v != chosen]
     results = {"date": time.strftime("%Y-%m-%d"), "device": torch.cuda.get_device_name(),
@@ -172,9 +192,10 @@ def main():
     cases = [(f"bs{bs}/kv{kv}", [kv] * bs) for bs, kv in B.TASK_SHAPES]
     cases += [(f"kv{n}", [n]) for n in (1, 17, 1000, 8191)]
     cases += [("ragged", [5, 300, 1024, 0, 77, 640, 8191, 0])]
+    cases += [("extreme scales", [1000, 77, 0, 130])]
     for spec in specs:
         for i, (name, lengths) in enumerate(cases):
-            err, fmt_err, nan = check(lengths, seed + i, spec)
+            err, fmt_err, nan = check(lengths, seed + i, spec, name == "extreme scales")
             ok = err <= 2e-2 and not nan
             failed += not ok
             results["correctness"].append(dict(spec=spec, case=name, rel_err=err,

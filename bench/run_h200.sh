@@ -86,10 +86,13 @@ mx=$(cd artifacts && ls deepseek_r1_decode_mxfp4*.json 2>/dev/null | sed 's/\.js
 step "mxfp4 KV" python3 bench/mxfp4_h200.py --variants "$mx" --reps 30 --json "$OUT/mxfp4.json"
 step "memcheck (mxfp4 KV)" compute-sanitizer --tool memcheck --error-exitcode 3 \
   python3 bench/mxfp4_h200.py --memcheck-case
+step "racecheck (mxfp4 KV)" compute-sanitizer --tool racecheck --error-exitcode 3 \
+  python3 bench/mxfp4_h200.py --memcheck-case
 # sm_90a's wgmma path (issue 19) beside sm_90's mma.sync one and FlashMLA:
 # the bf16 specs checked (task shapes, edge lengths, MTP 2) and timed, one
 # case under memcheck and racecheck.
-wg=$(cd artifacts && ls *_sm90a.json 2>/dev/null | sed 's/\.json$//' | paste -sd, -)
+# (mxfp4's sm_90a spec is the mxfp4 step's default.)
+wg=$(cd artifacts && ls *_sm90a.json 2>/dev/null | grep -v mxfp4 | sed 's/\.json$//' | paste -sd, -)
 if [ -n "$wg" ]; then
   step "wgmma (sm_90a)" python3 bench/wgmma_h200.py "${flashmla[@]}" --specs "$wg" --reps 30 \
     --json "$OUT/wgmma.json"

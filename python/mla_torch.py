@@ -44,11 +44,14 @@ _SPECS = {"fp8": [os.environ["MLA_SPEC_FP8"]] if "MLA_SPEC_FP8" in os.environ
           # one program at 1.2x one token's time), else sm_90's.
           "bf16": [os.environ["MLA_SPEC_BF16"]] if "MLA_SPEC_BF16" in os.environ
           else ["deepseek_r1_decode_bf16_sm90a", "deepseek_r1_decode_bf16"],
-          # mxfp4 (issue 18): packed e2m1 rows and e8m0 block scales; on
-          # 32-token tiles where compiled (the H200: 3 programs per SM, 1.09x
-          # faster on the task's geomean), else the 64-token spec.
+          # mxfp4 (issue 18): packed e2m1 rows and e8m0 block scales; sm_90a's
+          # (bytes a tile ahead in registers, decoded into a swizzled bf16
+          # tile for wgmma: the H200 1.8x faster than the 32-token sm_90 spec
+          # on the task's geomean) where compiled, else the 32-token spec (3
+          # programs per SM, 1.09x faster than 64 tokens), else the 64-token.
           "mxfp4": [os.environ["MLA_SPEC_MXFP4"]] if "MLA_SPEC_MXFP4" in os.environ
-          else ["deepseek_r1_decode_mxfp4_n32", "deepseek_r1_decode_mxfp4"]}
+          else ["deepseek_r1_decode_mxfp4_sm90a", "deepseek_r1_decode_mxfp4_n32",
+                "deepseek_r1_decode_mxfp4"]}
 
 # mxfp4 KV: the packed bytes as uint8 / int8 or torch's fp4x2 type, the
 # scales as uint8 or torch's e8m0 type (those that this torch has).
