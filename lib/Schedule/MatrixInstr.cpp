@@ -269,6 +269,13 @@ int64_t mlir::mla::smemSwizzledOffset(int64_t row, int64_t col, int64_t rows) {
          (((col % 64) / 8) ^ (row % 8)) * 16 + (col % 8) * 2;
 }
 
+bool mlir::mla::RegisterTileMap::valid() const {
+  if (atomBytes < 16 || atomBytes % 16 || 128 % atomBytes || wave <= 0 ||
+      wave % lanesPerRow() || warps <= 0 || rowBytes % atomBytes)
+    return false;
+  return rowsPerRound() % 8 == 0 && rows % (rowsPerRound() * warps) == 0;
+}
+
 uint64_t mlir::mla::wgmmaDescriptor(uint32_t addr, int64_t leadingBytes,
                                     int64_t strideBytes) {
   auto field = [](uint64_t bytes) { return (bytes >> 4) & 0x3FFF; };

@@ -26,44 +26,26 @@ struct RegChunk {
   int64_t colConst;
 };
 
-/// The chunks of a tile of `rows` rows of `rowBytes` stored bytes, whose
-/// atom (64 values) takes `atomBytes` of them (64 fp8, 32 mxfp4), in
-/// rounds: a warp's round is one atom of wave / (atomBytes / 16) rows (8
-/// fp8, 16 mxfp4), atomBytes / 16 lanes a row; warp w takes the row blocks
-/// w, w + warps, ... A warp's chunks are then runs of atomBytes bytes in
-/// global memory (whole 32-byte sectors), and the 16-byte pieces they
-/// decode to cover each bank group (16-byte position xor row mod 8) 4
-/// times: 4 wavefronts for 512 bytes, conflict-free. (A warp's chunks
-/// along one row share row mod 8: 8-way conflicts, and fp8 on sm_90a is
-/// bound by its shared-memory traffic.) Rows and columns are per-thread
-/// bases plus constants, so global and shared addresses are per-tile bases
-/// plus immediates (few registers across the KV loop).
-SmallVector<RegChunk> chunksOf(Lowering &L, int64_t rows, int64_t rowBytes,
-                               int64_t atomBytes) {
+/// The chunks each thread loads, in rounds, as RegisterTileMap places
+/// them (lib/Schedule/MatrixInstr.h): a warp's round is one atom of 8
+/// (fp8) or 16 (mxfp4) rows, so its global reads are whole sectors and the
+/// 16-byte pieces they convert to cover every bank group 4 times (4
+/// wavefronts for 512 bytes, conflict-free; a warp's chunks along one row
+/// would all share row mod 8: 8-way conflicts, and fp8 on sm_90a is bound
+/// by its shared-memory traffic). Rows and columns are per-thread bases
+/// plus constants, so global and shared addresses are per-tile bases plus
+/// immediates (few registers across the KV loop).
+SmallVector<RegChunk> chunksOf(Lowering &L, const RegisterTileMap &map) {
   OpBuilder &b = L.b;
-  int64_t perRow = atomBytes / 16, rowsPerRound = L.wave / perRow;
-  Value rowBase =
-      L.add(L.mul(L.warp, rowsPerRound),
-            arith::DivUIOp::create(b, L.loc(), L.lane, L.idx(perRow)));
-  Value colBase =
-      L.mul(arith::RemUIOp::create(b, L.loc(), L.lane, L.idx(perRow)), 16);
+  Value rowBase = L.add(
+      L.mul(L.warp, map.rowsPerRound()),
+      arith::DivUIOp::create(b, L.loc(), L.lane, L.idx(map.lanesPerRow())));
+  Value colBase = L.mul(
+      arith::RemUIOp::create(b, L.loc(), L.lane, L.idx(map.lanesPerRow())), 16);
   SmallVector<RegChunk> out;
-  for (int64_t i = 0; i < rows / (rowsPerRound * L.warps); ++i)
-    for (int64_t a = 0; a < rowBytes / atomBytes; ++a)
-      out.push_back(
-          {rowBase, i * rowsPerRound * L.warps, colBase, a * atomBytes});
+  for (int64_t r = 0; r < map.rounds(); ++r)
+    out.push_back({rowBase, map.roundRow(r), colBase, map.roundByte(r)});
   return out;
-}
-
-/// Whether chunksOf covers such a tile, in at most kMaxRegisterRounds.
-bool chunksFit(const Lowering &L, int64_t rows, int64_t rowBytes,
-               int64_t atomBytes) {
-  if (L.wave != 32 || atomBytes % 16 || L.wave % (atomBytes / 16) ||
-      rowBytes % atomBytes)
-    return false;
-  int64_t rowsPerRound = L.wave / (atomBytes / 16);
-  return rowsPerRound % 8 == 0 && rows % (rowsPerRound * L.warps) == 0 &&
-         rows * rowBytes / (16 * L.threads) <= Lowering::kMaxRegisterRounds;
 }
 
 /// A rank-2 load of a rank-2 source straight in `loop`, not paged, with one
@@ -77,6 +59,12 @@ bool aheadable(Lowering &L, LoadOp op, KvLoopOp loop) {
 }
 } // namespace
 
+bool Lowering::registerMapFits(const RegisterTileMap &map) const {
+  return map.valid() && wave == map.wave &&
+         map.rounds() * 16 * threads == map.rows * map.rowBytes &&
+         map.rounds() <= kMaxRegisterRounds;
+}
+
 std::optional<RegPrefetch> Lowering::registerPrefetchOf(LoadOp op,
                                                         KvLoopOp loop) {
   if (!target.mma->smemOperands || op.isPaged() ||
@@ -87,9 +75,10 @@ std::optional<RegPrefetch> Lowering::registerPrefetchOf(LoadOp op,
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
   RegPrefetch rp;
   rp.load = op;
+  rp.warps = warps;
   // fp8 KV read by dots (through slices) as 16-bit tiles.
   if (Type to = stagesInPlace(op)) {
-    if (!chunksFit(*this, rows, cols, 64))
+    if (!registerMapFits({rows, cols, 64, warps, wave}))
       return std::nullopt;
     rp.to = to;
     rp.atomBytes = 64;
@@ -107,7 +96,8 @@ std::optional<RegPrefetch> Lowering::registerPrefetchOf(LoadOp op,
   if (!aheadable(*this, sc, loop) ||
       sc.getResult().getType().getDimSize(0) != rows ||
       sc.getResult().getType().getDimSize(1) * 16 != cols ||
-      out.getDimSize(1) != 2 * cols || !chunksFit(*this, rows, cols, 32) ||
+      out.getDimSize(1) != 2 * cols ||
+      !registerMapFits({rows, cols, 32, warps, wave}) ||
       !swizzled(rows, 2 * cols, out.getElementType()))
     return std::nullopt;
   rp.to = out.getElementType();
@@ -121,13 +111,12 @@ SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
                                                  Value present) {
   LoadOp op = p.load, sc = p.scales;
   auto t = op.getResult().getType();
-  int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
   Value src = scalars.lookup(op.getSource());
   auto srcT = cast<MemRefType>(src.getType());
   int64_t srcCols = srcT.getDimSize(1);
   Type elt = t.getElementType();
   auto vecT = VectorType::get({16}, storageType(elt));
-  SmallVector<RegChunk> chunks = chunksOf(*this, rows, cols, p.atomBytes);
+  SmallVector<RegChunk> chunks = chunksOf(*this, p.map());
   IRMapping m;
   Value row0 = rematAt(op.getIndices()[0], p.loop, iv, m);
   Value col0 = rematAt(op.getIndices()[1], p.loop, iv, m);
@@ -228,8 +217,7 @@ void Lowering::storeChunkPieces(const Tile &dst, const RegPrefetch &p,
                                 Value chunk, ArrayRef<Value> pieces) {
   LoadOp op = p.load;
   auto t = op.getResult().getType();
-  SmallVector<RegChunk> all =
-      chunksOf(*this, t.getDimSize(0), t.getDimSize(1), p.atomBytes);
+  SmallVector<RegChunk> all = chunksOf(*this, p.map());
   const RegChunk &c0 = all.front();
   // Chunk j (chunksOf's order: row blocks, then atoms): atom j mod atoms,
   // rows j / atoms row blocks on. The swizzle's row term (row mod 8) is

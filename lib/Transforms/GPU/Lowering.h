@@ -422,13 +422,13 @@ struct Lowering {
   // KvTileRegisters.cpp (sm_90a): the KV loop's fp8 tile, or mxfp4 data
   // and scales, a tile ahead in registers (RegPrefetch).
   std::optional<RegPrefetch> registerPrefetchOf(LoadOp op, KvLoopOp loop);
-  static constexpr int64_t kMaxRegisterRounds = 20; ///< 16-byte chunks
+  static constexpr int64_t kMaxRegisterRounds = 20;       ///< chunks a thread
+  bool registerMapFits(const RegisterTileMap &map) const;
   /// The tile(s) at iteration `iv` as 16-byte chunks (+ i32 scales): zeros
   /// (scale 127) where `present` is false or at rows from the bound.
   SmallVector<Value> loadTileToRegisters(const RegPrefetch &p, Value iv,
                                          Value present);
-  /// Chunk `chunk`'s (an index, maybe dynamic) 16-byte pieces stored
-  /// into swizzled tile `dst`.
+  /// Chunk `chunk`'s (an index) 16-byte pieces into swizzled tile `dst`.
   void storeChunkPieces(const Tile &dst, const RegPrefetch &p, Value chunk,
                         ArrayRef<Value> pieces);
   void decodeMxfp4Chunks(const Tile &dst, const RegPrefetch &p);

@@ -79,6 +79,13 @@ struct RegPrefetch {
   SmallVector<Value> cur, next;
   KvLoopOp loop;
   Value iv, upper;
+  int64_t warps = 4;
+  /// Where the chunks lie (one 16-byte chunk a thread and round).
+  RegisterTileMap map() const {
+    LoadOp op = load;
+    auto t = op.getResult().getType();
+    return {t.getDimSize(0), t.getDimSize(1), atomBytes, warps};
+  }
 };
 
 /// The accumulator layout of a rows x cols tile over `warps` warps.

@@ -143,6 +143,43 @@ std::optional<TransposedReads> transposedReads(const LaneLayout &layout,
 /// one (rows = K, columns = M or N), given atoms 1024-byte aligned.
 int64_t smemSwizzledOffset(int64_t row, int64_t col, int64_t rows);
 
+/// How a warpgroup's threads hold a tile of narrow KV values (fp8: 64
+/// bytes an atom of 64 values; packed mxfp4: 32) in registers, as 16-byte
+/// chunks, on their way into a 16-bit tile in the 128-byte swizzle (sm_90a:
+/// the KV bytes a tile ahead, docs/Design.md). A row's atom takes
+/// lanesPerRow() lanes; a warp's round is one atom of rowsPerRound() rows,
+/// warp w taking row blocks w, w + warps, ...; round r is row block r /
+/// atoms(), atom r mod atoms(). So a warp's round reads whole 32-byte
+/// sectors of global memory, and the 16-byte pieces a chunk becomes land
+/// on rowsPerRound() rows, i.e. in every bank group equally
+/// (MatrixInstrTest, RegisterTileMap.*).
+struct RegisterTileMap {
+  int64_t rows, rowBytes, atomBytes, warps, wave = 32;
+  int64_t lanesPerRow() const { return atomBytes / 16; }
+  int64_t rowsPerRound() const { return wave / lanesPerRow(); }
+  int64_t atoms() const { return rowBytes / atomBytes; }
+  int64_t rounds() const { return rows / (rowsPerRound() * warps) * atoms(); }
+  /// 16-bit pieces (16 bytes) one 16-byte chunk converts to.
+  int64_t piecesPerChunk() const { return 128 / atomBytes; }
+  /// Whether the map covers such a tile (rowsPerRound() a multiple of 8,
+  /// the warps' row blocks the tile's rows).
+  bool valid() const;
+  /// A thread's chunk in round 0, and round r's offset from it.
+  int64_t baseRow(int64_t warp, int64_t lane) const {
+    return warp * rowsPerRound() + lane / lanesPerRow();
+  }
+  int64_t baseByte(int64_t lane) const { return lane % lanesPerRow() * 16; }
+  int64_t roundRow(int64_t r) const {
+    return r / atoms() * rowsPerRound() * warps;
+  }
+  int64_t roundByte(int64_t r) const { return r % atoms() * atomBytes; }
+  /// Byte offset in the swizzled 16-bit tile of piece `p` of the chunk at
+  /// (row, source byte): smemSwizzledOffset of its first value.
+  int64_t pieceOffset(int64_t row, int64_t byte, int64_t p) const {
+    return smemSwizzledOffset(row, byte * 64 / atomBytes + p * 8, rows);
+  }
+};
+
 /// The 64-bit wgmma matrix descriptor of an operand at shared address
 /// `addr` (16-byte aligned) in the 128-byte swizzle: bits 0-13 addr >> 4,
 /// 16-29 the leading-dimension byte offset >> 4, 32-45 the stride-dimension
