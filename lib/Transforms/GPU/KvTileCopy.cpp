@@ -346,6 +346,16 @@ Value Lowering::scalarNow(Value v, IRMapping &m) {
   return b.clone(*def, m)->getResult(cast<OpResult>(v).getResultNumber());
 }
 
+bool Lowering::readyAhead(Value v, KvLoopOp loop, IRMapping &m) {
+  if (v == loop.getBody().getArgument(0))
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (def && loop->isProperAncestor(def))
+    return llvm::all_of(def->getOperands(),
+                        [&](Value o) { return readyAhead(o, loop, m); });
+  return bool(scalarNow(v, m));
+}
+
 std::optional<Prefetch> Lowering::startPrefetch(KvLoopOp loop,
                                                 int64_t reserve) {
   std::optional<Prefetch> pf;
@@ -365,15 +375,8 @@ std::optional<Prefetch> Lowering::startPrefetch(KvLoopOp loop,
     return std::nullopt;
   // The start indices: in-loop arith on the induction variable (rematAt)
   // over values computable now.
-  std::function<bool(Value)> ready = [&](Value v) {
-    if (v == loop.getBody().getArgument(0))
-      return true;
-    Operation *def = v.getDefiningOp();
-    if (def && loop->isProperAncestor(def))
-      return llvm::all_of(def->getOperands(), ready);
-    return bool(scalarNow(v, outer));
-  };
-  if (!llvm::all_of(pf->load.getIndices(), ready))
+  if (!llvm::all_of(pf->load.getIndices(),
+                    [&](Value v) { return readyAhead(v, loop, outer); }))
     return std::nullopt;
   auto t = pf->load.getResult().getType();
   for (int64_t i = 0; i < kvStages; ++i) {

@@ -48,6 +48,14 @@ SmallVector<RegChunk> chunksOf(Lowering &L, const RegisterTileMap &map) {
   return out;
 }
 
+/// Whether `map` is one the lowering takes: valid, one chunk a thread and
+/// round, at most kMaxRegisterRounds rounds (4 registers each).
+bool mapFits(const Lowering &L, const RegisterTileMap &map) {
+  return map.valid() && L.wave == map.wave &&
+         map.rounds() * 16 * L.threads == map.rows * map.rowBytes &&
+         map.rounds() <= Lowering::kMaxRegisterRounds;
+}
+
 /// A rank-2 load of a rank-2 source straight in `loop`, not paged, with one
 /// reader, whose indices are computable for another iteration.
 bool aheadable(Lowering &L, LoadOp op, KvLoopOp loop) {
@@ -58,12 +66,6 @@ bool aheadable(Lowering &L, LoadOp op, KvLoopOp loop) {
          L.computableAhead(op, loop);
 }
 } // namespace
-
-bool Lowering::registerMapFits(const RegisterTileMap &map) const {
-  return map.valid() && wave == map.wave &&
-         map.rounds() * 16 * threads == map.rows * map.rowBytes &&
-         map.rounds() <= kMaxRegisterRounds;
-}
 
 std::optional<RegPrefetch> Lowering::registerPrefetchOf(LoadOp op,
                                                         KvLoopOp loop) {
@@ -78,7 +80,7 @@ std::optional<RegPrefetch> Lowering::registerPrefetchOf(LoadOp op,
   rp.warps = warps;
   // fp8 KV read by dots (through slices) as 16-bit tiles.
   if (Type to = stagesInPlace(op)) {
-    if (!registerMapFits({rows, cols, 64, warps, wave}))
+    if (!mapFits(*this, {rows, cols, 64, warps, wave}))
       return std::nullopt;
     rp.to = to;
     rp.atomBytes = 64;
@@ -97,7 +99,7 @@ std::optional<RegPrefetch> Lowering::registerPrefetchOf(LoadOp op,
       sc.getResult().getType().getDimSize(0) != rows ||
       sc.getResult().getType().getDimSize(1) * 16 != cols ||
       out.getDimSize(1) != 2 * cols ||
-      !registerMapFits({rows, cols, 32, warps, wave}) ||
+      !mapFits(*this, {rows, cols, 32, warps, wave}) ||
       !swizzled(rows, 2 * cols, out.getElementType()))
     return std::nullopt;
   rp.to = out.getElementType();
@@ -256,20 +258,14 @@ std::optional<RegPrefetch> Lowering::startRegisterPrefetch(KvLoopOp loop) {
   IRMapping outer;
   Value lowerV = scalarNow(loop.getLower(), outer);
   Value upperV = scalarNow(loop.getUpper(), outer);
-  std::function<bool(Value)> ready = [&](Value v) {
-    if (v == loop.getBody().getArgument(0))
-      return true;
-    Operation *def = v.getDefiningOp();
-    if (def && loop->isProperAncestor(def))
-      return llvm::all_of(def->getOperands(), ready);
-    return bool(scalarNow(v, outer));
-  };
   SmallVector<Value> needed(rp->load.getIndices());
   if (rp->load.getBound())
     needed.push_back(rp->load.getBound());
   if (rp->scales)
     llvm::append_range(needed, rp->scales.getIndices());
-  if (!lowerV || !upperV || !llvm::all_of(needed, ready))
+  if (!lowerV || !upperV || !llvm::all_of(needed, [&](Value v) {
+        return readyAhead(v, loop, outer);
+      }))
     return std::nullopt;
   rp->loop = loop;
   Value any = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, lowerV,

@@ -133,11 +133,11 @@ struct Lowering {
   /// MMAs (the instruction type of the first dot that reads it, through
   /// slices), when it is staged in place: on a chip whose instruction
   /// reads shared memory, a KV loop's fp8 tile of whole atoms whose 16-bit
-  /// copy is swizzled. Its fp8 bytes are copied into the upper half of the
-  /// converted tile's own region, in atoms of 64 columns (swizzledIndices,
+  /// copy is swizzled. Loaded a tile ahead into registers where it can be
+  /// (registerPrefetchOf); else its bytes are copied into the upper half of
+  /// the converted tile's own region, atoms of 64 columns (swizzledIndices,
   /// 1 byte), and converted atom by atom into it (convertedTile): no
-  /// separate staging buffer (a KV program then takes 94 KiB, two per SM,
-  /// where a staging buffer beside it took 130 KiB, one). Null otherwise.
+  /// separate staging buffer (94 KiB, two programs per SM). Null otherwise.
   Type stagesInPlace(LoadOp op);
   /// The bytes allocSmem takes for a rows x cols tile of `elt`.
   int64_t smemTileBytes(int64_t rows, int64_t cols, Type elt) const {
@@ -422,8 +422,7 @@ struct Lowering {
   // KvTileRegisters.cpp (sm_90a): the KV loop's fp8 tile, or mxfp4 data
   // and scales, a tile ahead in registers (RegPrefetch).
   std::optional<RegPrefetch> registerPrefetchOf(LoadOp op, KvLoopOp loop);
-  static constexpr int64_t kMaxRegisterRounds = 20;       ///< chunks a thread
-  bool registerMapFits(const RegisterTileMap &map) const;
+  static constexpr int64_t kMaxRegisterRounds = 20; ///< chunks a thread
   /// The tile(s) at iteration `iv` as 16-byte chunks (+ i32 scales): zeros
   /// (scale 127) where `present` is false or at rows from the bound.
   SmallVector<Value> loadTileToRegisters(const RegPrefetch &p, Value iv,
@@ -433,8 +432,7 @@ struct Lowering {
                         ArrayRef<Value> pieces);
   void decodeMxfp4Chunks(const Tile &dst, const RegPrefetch &p);
   /// Loads `loop`'s first tile here (at the Q load or ahead of the loop);
-  /// lowerRegisterPrefetched converts one (at the fp8 load or the dequant)
-  /// and loads the next in the loop.
+  /// lowerRegisterPrefetched converts one and loads the next in the loop.
   std::optional<RegPrefetch> startRegisterPrefetch(KvLoopOp loop);
   LogicalResult lowerRegisterPrefetched(Operation *op);
 
@@ -509,8 +507,10 @@ struct Lowering {
   /// `v` as a lowered scalar at the current point: its lowering if it has
   /// one, else a clone of the pure arith ops that compute it from lowered
   /// values (null where that is not possible). Lets code that the tile IR
-  /// places later start earlier (startPrefetch).
+  /// places later start earlier (startPrefetch). readyAhead: whether `v`,
+  /// in `loop`, is arith on its induction variable over such values.
   Value scalarNow(Value v, IRMapping &m);
+  bool readyAhead(Value v, KvLoopOp loop, IRMapping &m);
 
   /// Sets up the double buffer of KV loop `loop`'s tile (if it has one
   /// canPrefetch accepts) and sends the first tile's async copies, at the
