@@ -1,12 +1,13 @@
-//===- KvTileRegisters.cpp - fp8 KV tiles loaded a tile ahead -------------===//
+//===- KvTileRegisters.cpp - KV bytes loaded a tile ahead -----------------===//
 //
 // Part of mla-lower-to-gpu: methods of Lowering (Lowering.h). On a chip
 // whose matrix instruction reads shared memory (sm_90a's wgmma), a KV
-// loop's fp8 tile is loaded into registers one iteration ahead, while the
-// previous tile's dots run, and converted from the registers into its
-// 16-bit swizzled tile, which both dots read (docs/Design.md, "sm_90a:
-// wgmma", fp8 KV). Neither the memory latency nor a staging copy in shared
-// memory sits between two tiles' dots.
+// loop's fp8 tile, or its mxfp4 bytes and scales, are loaded into
+// registers one iteration ahead, while the previous tile's dots run, and
+// converted / decoded from the registers into the 16-bit swizzled tile
+// both dots read (docs/Design.md, "sm_90a: wgmma", fp8 KV and mxfp4 KV).
+// Neither the memory latency nor a copy of the bytes in shared memory sits
+// between two tiles' dots.
 //
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
@@ -35,16 +36,22 @@ struct RegChunk {
 /// by its shared-memory traffic). Rows and columns are per-thread bases
 /// plus constants, so global and shared addresses are per-tile bases plus
 /// immediates (few registers across the KV loop).
-SmallVector<RegChunk> chunksOf(Lowering &L, const RegisterTileMap &map) {
+/// The thread's chunk of round 0 (RegisterTileMap::baseRow / baseByte).
+RegChunk baseChunk(Lowering &L, const RegisterTileMap &map) {
   OpBuilder &b = L.b;
   Value rowBase = L.add(
       L.mul(L.warp, map.rowsPerRound()),
       arith::DivUIOp::create(b, L.loc(), L.lane, L.idx(map.lanesPerRow())));
   Value colBase = L.mul(
       arith::RemUIOp::create(b, L.loc(), L.lane, L.idx(map.lanesPerRow())), 16);
+  return {rowBase, 0, colBase, 0};
+}
+
+SmallVector<RegChunk> chunksOf(Lowering &L, const RegisterTileMap &map) {
+  RegChunk c0 = baseChunk(L, map);
   SmallVector<RegChunk> out;
   for (int64_t r = 0; r < map.rounds(); ++r)
-    out.push_back({rowBase, map.roundRow(r), colBase, map.roundByte(r)});
+    out.push_back({c0.rowBase, map.roundRow(r), c0.colBase, map.roundByte(r)});
   return out;
 }
 
@@ -56,11 +63,10 @@ bool mapFits(const Lowering &L, const RegisterTileMap &map) {
          map.rounds() <= Lowering::kMaxRegisterRounds;
 }
 
-/// A rank-2 load of a rank-2 source straight in `loop`, not paged, with one
-/// reader, whose indices are computable for another iteration.
+/// A rank-2 load of a rank-2 source straight in `loop`, not paged, whose
+/// indices are computable for another iteration.
 bool aheadable(Lowering &L, LoadOp op, KvLoopOp loop) {
-  return op && !op.isPaged() && op->hasOneUse() &&
-         op->getParentOp() == loop.getOperation() &&
+  return op && !op.isPaged() && op->getParentOp() == loop.getOperation() &&
          op.getResult().getType().getRank() == 2 &&
          cast<MemRefType>(op.getSource().getType()).getRank() == 2 &&
          L.computableAhead(op, loop);
@@ -69,9 +75,8 @@ bool aheadable(Lowering &L, LoadOp op, KvLoopOp loop) {
 
 std::optional<RegPrefetch> Lowering::registerPrefetchOf(LoadOp op,
                                                         KvLoopOp loop) {
-  if (!target.mma->smemOperands || op.isPaged() ||
-      op->getParentOp() != loop.getOperation() || !contiguousRows(op) ||
-      !computableAhead(op, loop))
+  if (!target.mma->smemOperands || !contiguousRows(op) ||
+      !aheadable(*this, op, loop))
     return std::nullopt;
   auto t = op.getResult().getType();
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
@@ -95,7 +100,7 @@ std::optional<RegPrefetch> Lowering::registerPrefetchOf(LoadOp op,
     return std::nullopt;
   auto sc = dq.getScales().getDefiningOp<LoadOp>();
   auto out = dq.getResult().getType();
-  if (!aheadable(*this, sc, loop) ||
+  if (!aheadable(*this, sc, loop) || !sc->hasOneUse() ||
       sc.getResult().getType().getDimSize(0) != rows ||
       sc.getResult().getType().getDimSize(1) * 16 != cols ||
       out.getDimSize(1) != 2 * cols ||
@@ -139,15 +144,12 @@ SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
       src, OpFoldResult(b.getIndexAttr(0)), ArrayRef<OpFoldResult>{numel},
       ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
   Type i32 = b.getI32Type();
-  // Absent rows: zero data (a garbage byte could be a NaN that P = 0 would
-  // not cancel) and scale 127 (2^0, a normal one).
+  // An absent row's chunk: zero data (a garbage byte could be a NaN that
+  // P = 0 would not cancel) and scale 127 (2^0, a normal one).
   auto absent = [&](OpBuilder &nb, Location l) {
-    SmallVector<Value> z(
-        chunks.size(),
-        vector::BroadcastOp::create(nb, l, vecT, storedZero(nb, l, elt)));
-    if (p.scales)
-      z.append(chunks.size(), cstI32(nb, l, 127));
-    return z;
+    return std::pair<Value, Value>{
+        vector::BroadcastOp::create(nb, l, vecT, storedZero(nb, l, elt)),
+        sc ? cstI32(nb, l, 127) : Value()};
   };
   // No tile (past the loop's end): no address is formed from its rows.
   auto ifOp = scf::IfOp::create(
@@ -162,6 +164,8 @@ SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
         SmallVector<Value> data, scale;
         for (const RegChunk &c : chunks) {
           Value row = addc(c.rowBase, c.rowConst);
+          // The loads through `rb` (into the guarded branch), the address
+          // arithmetic through `b` (ahead of the guard).
           auto read = [&](OpBuilder &rb, Location rl) -> SmallVector<Value> {
             Value at =
                 addc(add(add(origin, mul(c.rowBase, srcCols)), c.colBase),
@@ -193,10 +197,10 @@ SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
                   scf::YieldOp::create(rb, rl, read(rb, rl));
                 },
                 [&](OpBuilder &rb, Location rl) {
-                  SmallVector<Value> z = {vector::BroadcastOp::create(
-                      rb, rl, vecT, storedZero(rb, rl, elt))};
-                  if (scales)
-                    z.push_back(cstI32(rb, rl, 127));
+                  auto [zero, one] = absent(rb, rl);
+                  SmallVector<Value> z = {zero};
+                  if (one)
+                    z.push_back(one);
                   scf::YieldOp::create(rb, rl, z);
                 });
             got.assign(guarded.getResults().begin(),
@@ -210,31 +214,32 @@ SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
         scf::YieldOp::create(b, loc(), data);
       },
       [&](OpBuilder &nb, Location l) {
-        scf::YieldOp::create(nb, l, absent(nb, l));
+        auto [zero, one] = absent(nb, l);
+        SmallVector<Value> z(chunks.size(), zero);
+        if (one)
+          z.append(chunks.size(), one);
+        scf::YieldOp::create(nb, l, z);
       });
   return SmallVector<Value>(ifOp.getResults());
 }
 
 void Lowering::storeChunkPieces(const Tile &dst, const RegPrefetch &p,
                                 Value chunk, ArrayRef<Value> pieces) {
-  LoadOp op = p.load;
-  auto t = op.getResult().getType();
-  SmallVector<RegChunk> all = chunksOf(*this, p.map());
-  const RegChunk &c0 = all.front();
-  // Chunk j (chunksOf's order: row blocks, then atoms): atom j mod atoms,
-  // rows j / atoms row blocks on. The swizzle's row term (row mod 8) is
-  // the base's (the constants are whole 8-row blocks); the pieces' 16-byte
-  // positions in the atom's row follow the chunk's source bytes.
-  int64_t atoms = t.getDimSize(1) / p.atomBytes;
+  RegisterTileMap map = p.map();
+  RegChunk c0 = baseChunk(*this, map);
+  // Chunk j (round j: row block j / atoms, atom j mod atoms). The
+  // swizzle's row term (row mod 8) is the base's (the constants are whole
+  // 8-row blocks); the pieces' 16-byte positions in the atom's row follow
+  // the chunk's source bytes.
   Value atom, row;
   if (auto j = getConstantIntValue(chunk)) {
-    atom = idx(all[*j].colConst / p.atomBytes);
-    row = addc(c0.rowBase, all[*j].rowConst);
+    atom = idx(map.roundByte(*j) / p.atomBytes);
+    row = addc(c0.rowBase, map.roundRow(*j));
   } else {
-    int64_t step = all.size() > size_t(atoms) ? all[atoms].rowConst : 0;
-    atom = arith::RemUIOp::create(b, loc(), chunk, idx(atoms));
+    atom = arith::RemUIOp::create(b, loc(), chunk, idx(map.atoms()));
     row = add(c0.rowBase,
-              mul(arith::DivUIOp::create(b, loc(), chunk, idx(atoms)), step));
+              mul(arith::DivUIOp::create(b, loc(), chunk, idx(map.atoms())),
+                  map.rowsPerRound() * map.warps));
   }
   Value rm = arith::RemUIOp::create(b, loc(), c0.rowBase, idx(8));
   Value first = mul(arith::DivUIOp::create(b, loc(), c0.colBase, idx(16)),
