@@ -543,18 +543,51 @@ def MLA_SplitKReduceOp : MLA_Op<"split_k_reduce"> {
     Splits with lse = -inf (no KV token) weigh 0; if every split is empty the
     result is 0.
 
+    `max_splits`, where given, promises `num_splits <= max_splits` (the
+    combine inside one thread-block cluster: at most a cluster's programs),
+    so that a lowering need not keep loads for more splits in flight.
+
     ```mlir
     %o = mla.split_k_reduce %part, %lse[%b, %h] splits %n : memref<?x?x16x512xf32>, memref<?x?x16xf32> -> tensor<1x512xf32>
+    %p = mla.split_k_reduce %part, %lse[%b, %h] splits %n {max_splits = 16 : i64} : memref<?x?x16x512xf32>, memref<?x?x16xf32> -> tensor<2x512xf32>
     ```
   }];
   let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$partial,
                        Arg<AnyMemRef, "", [MemRead]>:$lse,
-                       Index:$batch, Index:$head, Index:$num_splits);
+                       Index:$batch, Index:$head, Index:$num_splits,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$max_splits);
   let results = (outs MLA_F32Tile:$result);
   let assemblyFormat = [{
     $partial `,` $lse `[` $batch `,` $head `]` `splits` $num_splits attr-dict `:` type($partial) `,` type($lse) `->` type($result)
   }];
   let hasVerifier = 1;
+}
+
+def MLA_SplitClusterSyncOp : MLA_Op<"split_cluster_sync"> {
+  let summary = "wait for the program's sibling splits, if they form one cluster";
+  let description = [{
+    The single-launch combine (docs/Design.md, "One launch for small
+    batches"). When the launcher ran this stage-1 program's `num_splits`
+    splits (grid y) as one thread-block cluster, every program of the
+    cluster waits here until all of them have arrived, their global stores
+    before it visible to the loads after it, and the result is true: the
+    programs may combine their partial outputs themselves. Launched any
+    other way (no cluster, one split, or a cluster that is not all the
+    splits), the result is false and nothing waits. Targets without
+    clusters (CDNA, the host) lower it to false.
+
+    Every program of the grid must reach it alike (it is a barrier for the
+    whole cluster when true): place it outside conditions that differ
+    between the programs of a sequence.
+
+    ```mlir
+    %all = mla.split_cluster_sync %num_splits
+    scf.if %all { ... mla.split_k_reduce ... }
+    ```
+  }];
+  let arguments = (ins Index:$num_splits);
+  let results = (outs I1:$all);
+  let assemblyFormat = "$num_splits attr-dict";
 }
 
 //===----------------------------------------------------------------------===//

@@ -14,7 +14,11 @@ def MLAExpandDecode : Pass<"mla-expand-decode", "::mlir::ModuleOp"> {
       softmax scale, log2(e) and the KV scale folded into Q once; online
       softmax with exp2; O += P·V over the first `v_dim` columns) and writes
       the partial output and LSE; with one split it writes the final output
-      directly.
+      directly. After the partial stores, `mla.split_cluster_sync`: where
+      the launcher ran a sequence's splits as one thread-block cluster (the
+      single launch for small batches), the splits then combine their
+      partials themselves, row pairs dealt round-robin, and stage 2 is not
+      launched.
     * `@<spec>_stage2`, grid batch × heads: the LSE-weighted combine. Not
       emitted when the spec fixes `splits = 1`.
 

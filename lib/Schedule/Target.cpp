@@ -68,6 +68,7 @@ static const ChipInfo kChips[] = {
                .matrixInstrNames = kSm90Instrs,
                .asyncTileCopy = true,
                .dependentLaunch = true,
+               .clusterPrograms = 16,
                .mxfp4Decode = Mxfp4Decode::ByteTables},
      .tuning = {.splitKAcrossWarps = true}},
     // H200 with sm_90a's wgmma (issue #19): every dot on warpgroup MMAs
@@ -83,6 +84,7 @@ static const ChipInfo kChips[] = {
                .matrixInstrNames = kSm90aInstrs,
                .asyncTileCopy = true,
                .dependentLaunch = true,
+               .clusterPrograms = 16,
                .mxfp4Decode = Mxfp4Decode::ByteTables},
      .tuning = {.prefetchWhenAlone = true}},
     {.name = "host",

@@ -167,6 +167,42 @@ RankedTensorType tile(ArrayRef<int64_t> shape, Type elt) {
   return RankedTensorType::get(shape, elt);
 }
 
+/// The single-launch combine at the end of stage 1 (docs/Design.md, "One
+/// launch for small batches"): when the launcher ran the program's splits
+/// as one thread-block cluster, the splits combine their partials
+/// themselves once all are stored, split `s` taking row pairs s, s + n, ...
+/// of the program's `blockM` rows (stage 2's work, without its launch).
+/// `qAt` is where the program's first row goes in `outDst`, `rowDim` the
+/// index that counts rows there. Launched otherwise, the condition is false
+/// and stage 2 combines.
+void buildClusterCombine(OpBuilder &b, Location loc, const DecodeShape &s,
+                         Value numSplits, Value partial, Value lse, Value batch,
+                         Value split, Value row0, Value qOk, Value outDst,
+                         ArrayRef<Value> qAt, unsigned rowDim) {
+  auto sync = SplitClusterSyncOp::create(b, loc, b.getI1Type(), numSplits);
+  auto all = scf::IfOp::create(b, loc, sync.getAll(), /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(all.thenBlock());
+  // Two rows a unit where they pair up: 2 x v_dim values are one 16-byte
+  // run per thread of 256 (split_k_reduce's vector loads).
+  int64_t unitRows = s.blockM % 2 == 0 ? 2 : 1;
+  Value units = arith::ConstantIndexOp::create(b, loc, s.blockM / unitRows);
+  auto loop = scf::ForOp::create(b, loc, split, units, numSplits);
+  b.setInsertionPointToStart(loop.getBody());
+  Value r =
+      arith::MulIOp::create(b, loc, loop.getInductionVar(),
+                            arith::ConstantIndexOp::create(b, loc, unitRows));
+  Value combined = SplitKReduceOp::create(
+      b, loc, tile({unitRows, s.vDim}, b.getF32Type()), partial, lse, batch,
+      arith::AddIOp::create(b, loc, row0, r), numSplits,
+      b.getI64IntegerAttr(kMaxClusterPrograms));
+  auto valid = scf::IfOp::create(b, loc, qOk, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(valid.thenBlock());
+  SmallVector<Value> at(qAt);
+  at[rowDim] = arith::AddIOp::create(b, loc, at[rowDim], r);
+  StoreOp::create(b, loc, combined, outDst, at, Value());
+}
+
 /// Stage 1: one program per (sequence, split).
 void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   MLIRContext *ctx = b.getContext();
@@ -456,6 +492,8 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
                     ValueRange{batch, split, row0, c0}, Value());
     StoreOp::create(b, loc, fin.getLse(), lse, ValueRange{batch, split, row0},
                     Value());
+    buildClusterCombine(b, loc, s, numSplits, partial, lse, batch, split, row0,
+                        qOk, outDst, qAt, s.blockM > s.heads ? 0 : 1);
   }
   ReturnOp::create(b, loc);
 }
@@ -498,7 +536,7 @@ void buildStage2(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   }
   Value combined =
       SplitKReduceOp::create(b, loc, tile({1, s.vDim}, b.getF32Type()), partial,
-                             lse, batch, row, numSplits);
+                             lse, batch, row, numSplits, IntegerAttr());
   auto valid = scf::IfOp::create(b, loc, qOk, /*withElseRegion=*/false);
   b.setInsertionPointToStart(valid.thenBlock());
   StoreOp::create(b, loc, combined, out, ValueRange{qRow, head, c0}, Value());

@@ -531,6 +531,17 @@ struct SplitRangeLowering : TilePattern<SplitRangeOp> {
   }
 };
 
+/// Programs run one after another here, never as a cluster: stage 2
+/// combines (the op's launched-otherwise result).
+struct SplitClusterSyncLowering : TilePattern<SplitClusterSyncOp> {
+  using TilePattern::TilePattern;
+  LogicalResult matchAndRewrite(SplitClusterSyncOp op, OpAdaptor,
+                                ConversionPatternRewriter &rw) const override {
+    rw.replaceOp(op, arith::ConstantIntOp::create(rw, op.getLoc(), 0, 1));
+    return success();
+  }
+};
+
 struct KvLoopLowering : TilePattern<KvLoopOp> {
   using TilePattern::TilePattern;
   LogicalResult matchAndRewrite(KvLoopOp op, OpAdaptor a,
@@ -666,7 +677,7 @@ struct MLALowerToLoops
                  DequantLowering, ScaleLowering, SliceLowering, MaskLowering,
                  DotLowering, OnlineSoftmaxLowering, SoftmaxFinalizeLowering,
                  SplitKReduceLowering, SplitRangeLowering, KvLoopLowering,
-                 YieldLowering>(types, ctx);
+                 SplitClusterSyncLowering, YieldLowering>(types, ctx);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       signalPassFailure();
   }

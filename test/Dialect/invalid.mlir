@@ -501,6 +501,14 @@ func.func @f(%p: memref<?x?x16x512xf32>, %l: memref<?x?x16xf32>, %i: index) {
 
 // -----
 
+func.func @f(%p: memref<?x?x16x512xf32>, %l: memref<?x?x16xf32>, %i: index) {
+  // expected-error @+1 {{attribute 'max_splits' failed to satisfy constraint}}
+  %0 = mla.split_k_reduce %p, %l[%i, %i] splits %i {max_splits = 0 : i64} : memref<?x?x16x512xf32>, memref<?x?x16xf32> -> tensor<2x512xf32>
+  return
+}
+
+// -----
+
 func.func @f(%i: index) {
   // expected-error @+1 {{block_n must be positive, got 0}}
   %lo, %hi = mla.split_range %i, %i, %i block_n 0

@@ -66,6 +66,8 @@ mla.kernel @tiles(%q: memref<?x16x64xbf16>, %kv: memref<?x64xf8E4M3FN>,
   %lo, %hi = mla.split_range %n, %s, %n block_n 16 exact
   // CHECK: %[[LO2:.*]], %[[HI2:.*]] = mla.split_range %{{.*}} block_n 16{{$}}
   %lo2, %hi2 = mla.split_range %n, %s, %n block_n 16
+  // CHECK: %{{.*}} = mla.split_cluster_sync %[[N]]{{$}}
+  %all = mla.split_cluster_sync %n
   // CHECK: %[[QT:.*]] = mla.load %[[Q]][%[[B]], %{{.*}}, %{{.*}}] : memref<?x16x64xbf16> -> tensor<16x64xbf16>
   %qt = mla.load %q[%b, %c0, %c0] : memref<?x16x64xbf16> -> tensor<16x64xbf16>
   // CHECK: %[[QF:.*]] = mla.cast %[[QT]] : tensor<16x64xbf16> -> tensor<16x64xf32>

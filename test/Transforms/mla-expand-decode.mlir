@@ -92,6 +92,17 @@
 // FP8: } else {
 // FP8: mla.store %{{.*}}, %[[PART]][%[[B]], %[[S]]
 // FP8: mla.store %{{.*}}, %[[LSE]][%[[B]], %[[S]]
+// Where the launcher ran the splits as one cluster, they combine their
+// partials themselves, split s taking row pairs s, s + n, ... (8 pairs of
+// 16 rows), at most 16 splits (a cluster's programs):
+// FP8: %[[ALL:.*]] = mla.split_cluster_sync %[[NS:[^ ]*]]
+// FP8-NEXT: scf.if %[[ALL]] {
+// FP8: scf.for %[[U:.*]] = %[[S]] to %c8 step %[[NS]] {
+// FP8: %[[R2:.*]] = arith.muli %[[U]], %c2
+// FP8: %[[HR:.*]] = arith.addi %{{.*}}, %[[R2]]
+// FP8: %[[C:.*]] = mla.split_k_reduce %[[PART]], %[[LSE]][%[[B]], %[[HR]]] splits %[[NS]] {max_splits = 16 : i64} : memref<?x?x16x512xf32>, memref<?x?x16xf32> -> tensor<2x512xf32>
+// FP8: scf.if %[[QOK]] {
+// FP8: mla.store %[[C]], %[[OUT]][%[[QROW]], %{{.*}}, %{{.*}}] : tensor<2x512xf32> -> memref<?x16x512xbf16>
 // FP8: mla.return
 // FP8-LABEL: mla.kernel @deepseek_r1_decode_fp8_stage2
 // FP8-SAME: grid = ["batch", "rows"]

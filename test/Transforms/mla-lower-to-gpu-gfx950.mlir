@@ -128,6 +128,28 @@ mla.kernel @combine(%part: memref<?x?x16x512xf32>, %lse: memref<?x?x16xf32>, %n:
 
 // -----
 
+// CDNA has no thread-block clusters: the sync is false and nothing waits
+// (stage 2 combines).
+// CHECK-LABEL: gpu.func @cluster_sync
+// CHECK: %[[F:.*]] = arith.constant false
+// CHECK-NEXT: scf.if %[[F]] {
+// CHECK-NOT: rocdl.barrier
+// CHECK: gpu.return
+mla.kernel @cluster_sync(%part: memref<?x?x16x512xf32>, %lse: memref<?x?x16xf32>,
+                         %n: index, %out: memref<?x16x512xbf16>)
+    attributes {grid = ["batch", "splits"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %all = mla.split_cluster_sync %n
+  scf.if %all {
+    %o = mla.split_k_reduce %part, %lse[%b, %c0] splits %n {max_splits = 16 : i64} : memref<?x?x16x512xf32>, memref<?x?x16xf32> -> tensor<2x512xf32>
+    mla.store %o, %out[%b, %c0, %c0] : tensor<2x512xf32> -> memref<?x16x512xbf16>
+  }
+  mla.return
+}
+
+// -----
+
 // CHECK-LABEL: gpu.func @fp8
 // K to bf16 pairwise (v_cvt_scalef32_pk_bf16_fp8), P to fp8 pairwise
 // (v_cvt_pk_fp8_f32), then the fp8 MFMA on fp8 operands.

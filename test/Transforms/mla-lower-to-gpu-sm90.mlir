@@ -96,6 +96,48 @@ mla.kernel @combine(%part: memref<?x?x16x512xf32>, %lse: memref<?x?x16xf32>, %n:
 
 // -----
 
+// The single-launch combine: true only where all num_splits programs run
+// as one cluster (%cluster_nctarank), after the cluster barrier (arrive:
+// release, wait: acquire); the combine in the loop keeps one width of 8
+// splits (max_splits) and waits for no prerequisite grid.
+// CHECK-LABEL: gpu.func @cluster_combine
+// CHECK-NOT: mla.dependent_launch
+// CHECK: %[[SIZE:.*]] = nvvm.read.ptx.sreg.cluster.nctarank : i32
+// CHECK: %[[SZ:.*]] = arith.index_castui %[[SIZE]] : i32 to index
+// CHECK: %[[MANY:.*]] = arith.cmpi ugt, %[[N:.*]], %c1
+// CHECK: %[[ALL:.*]] = arith.cmpi eq, %[[SZ]], %[[N]]
+// CHECK: %[[BOTH:.*]] = arith.andi %[[MANY]], %[[ALL]]
+// CHECK: scf.if %[[BOTH]] {
+// CHECK-NEXT: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK: scf.if %[[BOTH]] {
+// CHECK: scf.for
+// CHECK-NOT: nvvm.griddepcontrol
+// CHECK: scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %{{.*}} step %c8{{(_[0-9]+)?}} iter_args
+// CHECK-NOT: step %c16
+// CHECK: gpu.return
+mla.kernel @cluster_combine(%part: memref<?x?x16x512xf32>, %lse: memref<?x?x16xf32>,
+                            %n: index, %out: memref<?x16x512xbf16>)
+    attributes {grid = ["batch", "splits"], num_warps = 8 : i64} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %b = mla.program_id 0
+  %s = mla.program_id 1
+  %all = mla.split_cluster_sync %n
+  scf.if %all {
+    scf.for %u = %s to %c8 step %n {
+      %h = arith.muli %u, %c2 : index
+      // PLACE: :[[@LINE+1]]:12: remark: placement: blocked (4 registers per lane) (runs of 4)
+      %o = mla.split_k_reduce %part, %lse[%b, %h] splits %n {max_splits = 16 : i64} : memref<?x?x16x512xf32>, memref<?x?x16xf32> -> tensor<2x512xf32>
+      mla.store %o, %out[%b, %h, %c0] : tensor<2x512xf32> -> memref<?x16x512xbf16>
+    }
+  }
+  mla.return
+}
+
+// -----
+
 // CHECK-LABEL: gpu.func @fp8
 // fp8 pairs to f16 pairs (cvt.rn.f16x2.e4m3x2), then bf16; no fp8 matrix
 // instruction: P is rounded to fp8 in software and widened back.

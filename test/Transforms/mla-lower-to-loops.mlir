@@ -103,3 +103,23 @@ module {
     page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32,
     block_n = 64, num_warps = 4}
 }
+
+// -----
+
+// Programs run one after another on the host, never as a cluster: the
+// sync is false, stage 2 combines.
+// CHECK-LABEL: func.func @cluster_sync
+// CHECK: %[[F:.*]] = arith.constant false
+// CHECK: scf.if %[[F]] {
+mla.kernel @cluster_sync(%part: memref<?x?x16x512xf32>, %lse: memref<?x?x16xf32>,
+                         %n: index, %out: memref<?x16x512xbf16>)
+    attributes {grid = ["batch", "splits"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %all = mla.split_cluster_sync %n
+  scf.if %all {
+    %o = mla.split_k_reduce %part, %lse[%b, %c0] splits %n {max_splits = 16 : i64} : memref<?x?x16x512xf32>, memref<?x?x16xf32> -> tensor<2x512xf32>
+    mla.store %o, %out[%b, %c0, %c0] : tensor<2x512xf32> -> memref<?x16x512xbf16>
+  }
+  mla.return
+}

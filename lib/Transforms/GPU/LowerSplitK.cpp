@@ -16,12 +16,12 @@ LogicalResult Lowering::lowerSplitKReduce(SplitKReduceOp op) {
         lse = scalars.lookup(op.getLse());
   Value bIdx = scalars.lookup(op.getBatch()), h0 = scalars.lookup(op.getHead());
   Value n = scalars.lookup(op.getNumSplits());
-  // Launched as stage 1's dependent (ChipInfo::dependentLaunch), the
-  // combine waits here, before its first read of stage 1's results,
-  // until all of stage 1's stores are visible; reads of inputs placed
-  // before it in the kernel (the output row from qo_indptr) overlap the
-  // wait. Launched normally, the wait returns at once.
-  if (target.chip.facts.dependentLaunch)
+  // Launched as stage 1's dependent (ChipInfo::dependentLaunch: a combine
+  // at the kernel's top level, stage 2), the combine waits here, before its
+  // first read of stage 1's results, until all of stage 1's stores are visible;
+  // reads of inputs placed before it in the kernel (the output row from
+  // qo_indptr) overlap the wait. Launched normally, the wait returns at once.
+  if (target.chip.facts.dependentLaunch && isa<KernelOp>(op->getParentOp()))
     target.waitForPrerequisiteGrid(b, loc());
   float negInfF = -std::numeric_limits<float>::infinity();
   Value negInf = cstF32(b, loc(), negInfF);
@@ -133,13 +133,17 @@ LogicalResult Lowering::lowerSplitKReduce(SplitKReduceOp op) {
   // kernel keeps the registers of its widest loop (sm_90: 32 -> 168),
   // which cut the combine programs resident per SM from 16 to 3; the
   // whole decode of the 4-split shapes did not change beyond noise.
-  const int64_t widths[] = {8, 16, 32};
+  // With max_splits (the cluster combine at the end of stage 1), rounds of
+  // 8 only: a wider loop's registers would be stage 1's peak.
+  SmallVector<int64_t, 3> widths{8};
+  if (!op.getMaxSplits())
+    widths.append({16, 32});
   // if (n <= 8) loop(8) else if (n <= 16) loop(16) else loop(32)
   SmallVector<Value> results;
   {
     OpBuilder::InsertionGuard g(b);
     for (auto [i, width] : llvm::enumerate(widths)) {
-      bool last = i + 1 == std::size(widths);
+      bool last = i + 1 == widths.size();
       scf::IfOp ifOp;
       SmallVector<Value> vals;
       if (last) {
@@ -177,6 +181,29 @@ LogicalResult Lowering::lowerSplitKReduce(SplitKReduceOp op) {
   auto tile = regTile(Kind::Blocked, t, std::move(regs));
   tile->blockRun = run;
   tiles[op] = tile;
+  return success();
+}
+
+LogicalResult Lowering::lowerSplitClusterSync(SplitClusterSyncOp op) {
+  Value n = scalars.lookup(op.getNumSplits());
+  if (!target.chip.facts.clusterPrograms) {
+    scalars.map(op.getAll(), arith::ConstantIntOp::create(b, loc(), 0, 1));
+    return success();
+  }
+  // All splits in this program's cluster: the launcher's single launch
+  // (cluster dims 1 x num_splits). The condition is uniform over the
+  // cluster, so every thread of it reaches the barrier or none does.
+  Value size = target.clusterPrograms(b, loc());
+  Value many =
+      arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ugt, n, idx(1));
+  Value whole =
+      arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, size, n);
+  Value all = arith::AndIOp::create(b, loc(), many, whole);
+  scf::IfOp::create(b, loc(), all, [&](OpBuilder &nb, Location l) {
+    target.clusterBarrier(nb, l);
+    scf::YieldOp::create(nb, l);
+  });
+  scalars.map(op.getAll(), all);
   return success();
 }
 

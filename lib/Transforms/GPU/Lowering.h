@@ -672,7 +672,6 @@ struct Lowering {
                  SmallVector<Value> results, RankedTensorType resT);
 
   LogicalResult lowerOnlineSoftmax(OnlineSoftmaxOp op);
-
   LogicalResult lowerFinalize(SoftmaxFinalizeOp op);
 
   /// Stage 2: out = sum_s w_s * partial_s / sum_s w_s, w_s = exp(lse_s -
@@ -684,13 +683,14 @@ struct Lowering {
   /// weight forced to zero: no branches around the loads. All of a thread's
   /// elements share the loop.
   LogicalResult lowerSplitKReduce(SplitKReduceOp op);
-
+  /// True where the program's splits run as one cluster, after the
+  /// cluster's barrier; false on chips without clusters.
+  LogicalResult lowerSplitClusterSync(SplitClusterSyncOp op);
   LogicalResult lowerStore(StoreOp op);
-
   LogicalResult lowerKvLoop(KvLoopOp op);
 
   LogicalResult lowerIf(scf::IfOp op);
-
+  LogicalResult lowerFor(scf::ForOp op); ///< without iter_args
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerOpByKind(Operation *op);
 };

@@ -163,6 +163,12 @@ void TargetInfo::waitForPrerequisiteGrid(OpBuilder &, Location) const {
 void TargetInfo::launchDependents(OpBuilder &, Location) const {
   missing("a dependent-launch signal");
 }
+Value TargetInfo::clusterPrograms(OpBuilder &, Location) const {
+  missing("thread-block clusters");
+}
+void TargetInfo::clusterBarrier(OpBuilder &, Location) const {
+  missing("a cluster barrier");
+}
 
 Value f32HighHalf(OpBuilder &b, Location loc, Value x) {
   Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), x);

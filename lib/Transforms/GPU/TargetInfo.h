@@ -293,6 +293,12 @@ public:
   virtual void waitForPrerequisiteGrid(OpBuilder &b, Location loc) const;
   /// dependentLaunch: allow this kernel's dependents to be scheduled.
   virtual void launchDependents(OpBuilder &b, Location loc) const;
+  /// clusterPrograms: the programs of this program's thread-block cluster
+  /// (1 when launched without clusters), as an index.
+  virtual Value clusterPrograms(OpBuilder &b, Location loc) const;
+  /// clusterPrograms: waits for every thread of the cluster; global stores
+  /// before it are visible to the cluster's loads after it.
+  virtual void clusterBarrier(OpBuilder &b, Location loc) const;
 
 protected:
   TargetInfo(const ChipInfo &chip, const MatrixInstr *mma)

@@ -2,6 +2,7 @@
 //
 // Hopper (H100 / H200) through NVVM: mma.sync, ldmatrix.x4 (nvgpu),
 // cp.async with groups, griddepcontrol (programmatic dependent launch),
+// cluster barriers (the single-launch combine),
 // cvt.rn.f16x2.e4m3x2, prmt, ex2.approx / lg2.approx. No bounds-checked
 // buffer loads: the chip descriptor says so, and the lowering asks it first.
 //
@@ -291,6 +292,17 @@ public:
   void launchDependents(OpBuilder &b, Location loc) const override {
     NVVM::GriddepcontrolOp::create(b, loc,
                                    NVVM::GridDepActionKind::launch_dependents);
+  }
+  Value clusterPrograms(OpBuilder &b, Location loc) const override {
+    Value n = NVVM::ClusterDim::create(b, loc, b.getI32Type());
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), n);
+  }
+  // barrier.cluster.arrive / wait: release and acquire at cluster scope
+  // (their default semantics), so the partial outputs the cluster's
+  // programs stored before it are visible to its combine after it.
+  void clusterBarrier(OpBuilder &b, Location loc) const override {
+    NVVM::ClusterArriveOp::create(b, loc, /*aligned=*/UnitAttr());
+    NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
   }
 };
 

@@ -486,6 +486,21 @@ LogicalResult Lowering::lowerIf(scf::IfOp op) {
   return success();
 }
 
+LogicalResult Lowering::lowerFor(scf::ForOp op) {
+  if (op.getNumResults() != 0)
+    return fail("scf.for with iter_args is not supported in kernels");
+  auto loop = scf::ForOp::create(b, loc(), scalars.lookup(op.getLowerBound()),
+                                 scalars.lookup(op.getUpperBound()),
+                                 scalars.lookup(op.getStep()));
+  scalars.map(op.getInductionVar(), loop.getInductionVar());
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(loop.getBody());
+  for (Operation &inner : op.getBody()->without_terminator())
+    if (failed(lowerOp(&inner)))
+      return failure();
+  return success();
+}
+
 void Lowering::reportPlacement(Operation *op) {
   static const char *const kinds[] = {"smem",      "expr",        "acc",
                                       "row-slice", "row-partial", "blocked"};
@@ -570,7 +585,9 @@ LogicalResult Lowering::lowerOpByKind(Operation *op) {
           target.launchDependents(b, loc());
         return success();
       })
+      .Case([&](SplitClusterSyncOp o) { return lowerSplitClusterSync(o); })
       .Case([&](scf::IfOp o) { return lowerIf(o); })
+      .Case([&](scf::ForOp o) { return lowerFor(o); })
       .Case([&](memref::CollapseShapeOp c) {
         // q / out as [rows x heads, dim]: the same collapse of the
         // argument in its storage type.

@@ -49,6 +49,13 @@ struct SplitProblem {
   int64_t groups = 1;
 };
 
+/// The most splits stage 1 combines itself, in one thread-block cluster
+/// (docs/Design.md, "One launch for small batches"): 16, the largest
+/// cluster sm_90 schedules (non-portable size). A chip's own limit is in
+/// its ChipFacts::clusterPrograms; the kernel descriptor carries the
+/// smaller of the two.
+constexpr int64_t kMaxClusterPrograms = 16;
+
 /// 1, 2, 4, ..., 64.
 std::vector<int64_t> defaultSplitCandidates();
 

@@ -80,6 +80,11 @@ struct ChipFacts {
   /// split-K combine then waits for stage 1 in-kernel instead of behind a
   /// launch boundary, and stage 1 signals once its KV loop is done.
   bool dependentLaunch = false;
+  /// The most programs a thread-block cluster holds, whose threads meet at
+  /// one barrier (sm_90: 16, the non-portable maximum; 0: no clusters).
+  /// Stage 1 then combines its splits itself when the launcher runs them as
+  /// one cluster (docs/Design.md, "One launch for small batches").
+  int64_t clusterPrograms = 0;
   /// Loads through a buffer resource whose size the hardware checks: a
   /// load past it returns zeros (CDNA: buffer_load with num_records, raw
   /// mode). A tile load with a row bound then reads through a buffer of the
