@@ -12,8 +12,9 @@ import json
 import os
 
 MANIFEST_VERSION = 3
-ABI_VERSION = 8
+ABI_VERSION = 9
 DECODE_VALIDATE = 1  # mla_decode_args.flags: MLA_DECODE_VALIDATE
+DECODE_TWO_LAUNCHES = 2  # MLA_DECODE_TWO_LAUNCHES: stage 2 even where stage 1 could combine
 
 _c64, _vp, _cs, _ci = ctypes.c_int64, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
 
@@ -26,7 +27,8 @@ class KernelDesc(ctypes.Structure):  # mla_kernel_desc
     _fields_ = [("name", _cs), ("stage", _ci), ("mask_free", _ci),
                 ("dispatch_kv_multiple", _c64), ("grid", _ci * 2),
                 ("block_threads", _ci), ("shared_bytes", _ci), ("programs_per_cu", _ci),
-                ("dependent_launch", _ci), ("num_args", _ci), ("args", ctypes.POINTER(ArgDesc))]
+                ("dependent_launch", _ci), ("cluster_programs", _ci), ("num_args", _ci),
+                ("args", ctypes.POINTER(ArgDesc))]
 
 
 class TargetDesc(ctypes.Structure):  # mla_target_desc
@@ -64,7 +66,7 @@ class DecodeArgs(ctypes.Structure):  # mla_decode_args
 class DecodePlan(ctypes.Structure):  # mla_decode_plan
     _fields_ = [("splits", _c64), ("stage1", _cs), ("stage2", _cs),
                 ("workspace_bytes", ctypes.c_size_t), ("batch", _c64), ("max_kv_len", _c64),
-                ("mask_free", _ci), ("context", _vp)]
+                ("mask_free", _ci), ("context", _vp), ("cluster_splits", _c64)]
 
 
 STRUCTS = (ArgDesc, KernelDesc, TargetDesc, SpecDesc, DecodeArgs, DecodePlan)
@@ -161,6 +163,7 @@ class SpecDescriptor:
             kd.block_threads, kd.shared_bytes = k["block_threads"], k["shared_bytes"]
             kd.programs_per_cu = k.get("resources", {}).get("programs_per_cu", 1)
             kd.dependent_launch = int(k.get("dependent_launch", False))
+            kd.cluster_programs = int(k.get("cluster_programs", 0))
             kd.num_args, kd.args = len(k["args"]), args
         cands = (_c64 * len(m["split_candidates"]))(*m["split_candidates"])
         code_buf = ctypes.create_string_buffer(code, len(code))

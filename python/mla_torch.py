@@ -306,7 +306,7 @@ class Spec:
                                 else None)
             if kv_scale is not None:
                 args.kv_scale = kv_scale.data_ptr()
-            plan = self.context.plan(args)
+            plan = self._make_plan(args)
             args.workspace_bytes = plan.workspace_bytes
             if len(self.entries) > 256:
                 self.entries.clear()
@@ -333,6 +333,15 @@ class Spec:
                 batch + 1, dtype=torch.int32, device=self.torch_device) * self.q_seq_len
         return qo
 
+    def _make_plan(self, args):
+        """mla_plan_decode (with MLA_DECODE_TWO_LAUNCHES after
+        set_two_launches(True)); the flag is planning's only."""
+        args.flags = L.DECODE_TWO_LAUNCHES if _two_launches else 0
+        try:
+            return self.context.plan(args)
+        finally:
+            args.flags = 0
+
     def plan(self, batch, max_kv_len, num_splits=0, kv_indptr_host=None):
         """The plan decode() made and keeps for these arguments (None before
         the first such call): its split count, kernels and workspace."""
@@ -357,7 +366,7 @@ class Spec:
             args.kv_indices, args.kv_indices_len = kv_indices.data_ptr(), kv_indices.shape[0]
         if self.mxfp4:  # planning reads no buffer; the real ones come per call
             args.kv_scales, args.kv_scales_stride = kv.data_ptr(), self.qk_dim // 32
-        plan = self.context.plan(args)
+        plan = self._make_plan(args)
         args.workspace_bytes = plan.workspace_bytes
         if len(self.entries) > 256:
             self.entries.clear()
@@ -383,6 +392,17 @@ def _current_stream(device_index):
 
 
 _specs = {}
+_two_launches = False
+
+
+def set_two_launches(on):
+    """Plan stage 2 for the combine even where the launcher would let stage
+    1 combine its splits in one launch (MLA_DECODE_TWO_LAUNCHES; for
+    comparisons). Drops the plans made so far."""
+    global _two_launches
+    _two_launches = bool(on)
+    for s in _specs.values():
+        s.entries = {k: v for k, v in s.entries.items() if k[0] == "qo"}
 
 
 def spec_named(name, device=None):

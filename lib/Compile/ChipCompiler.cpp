@@ -158,7 +158,12 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx,
        "the kernel may be launched with programmatic stream serialization "
        "(CUDA: cudaLaunchAttributeProgrammaticStreamSerialization) right "
        "behind stage 1; it waits for stage 1's stores itself. A plain "
-       "launch is also correct"}};
+       "launch is also correct"},
+      {"cluster_programs",
+       "stage 1 combines up to this many splits itself when launched with "
+       "cluster dims (1, num_splits, 1); stage 2 is then not launched. The "
+       "launcher does so when num_splits is at most this and the grid's "
+       "clusters fit on the device at once"}};
 
   PassManager pm(&ctx);
   mla::buildTileKernelPipeline(pm);
@@ -168,6 +173,14 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx,
   std::vector<int64_t> candidates;
   for (mla::KernelOp k : module->getOps<mla::KernelOp>()) {
     kernels.push_back(describeKernel(k, chip.facts.waveSize));
+    // Stage 1 combines its splits itself when they run as one cluster
+    // (mla.split_cluster_sync), up to the chip's and the combine's limit.
+    if (chip.facts.clusterPrograms && k->walk([](mla::SplitClusterSyncOp) {
+                                         return WalkResult::interrupt();
+                                       }).wasInterrupted())
+      kernels.back().getAsObject()->insert(
+          {"cluster_programs",
+           std::min(chip.facts.clusterPrograms, mla::kMaxClusterPrograms)});
     if (auto c = k.getSplitCandidates(); c && candidates.empty())
       candidates.assign(c->begin(), c->end());
   }

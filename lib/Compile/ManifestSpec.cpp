@@ -81,6 +81,7 @@ ManifestSpec::read(const json::Object &m, std::string code) {
     const json::Object *r = k->getObject("resources");
     d.programs_per_cu = r ? num(*r, "programs_per_cu") : 1;
     d.dependent_launch = k->getBoolean("dependent_launch").value_or(false);
+    d.cluster_programs = k->getInteger("cluster_programs").value_or(0);
     d.num_args = s->args_.back().size();
     d.args = s->args_.back().data();
     s->kernels_.push_back(d);

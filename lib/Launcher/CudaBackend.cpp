@@ -133,6 +133,64 @@ struct CudaBackend final : mla_backend {
                     unsigned block, unsigned shared, bool dependent,
                     void *stream, void *args, size_t size,
                     std::string &msg) const override {
+    return launchWith(module, fn, gx, gy, /*clusterY=*/0, block, shared,
+                      dependent, stream, args, size, msg);
+  }
+
+  int64_t clustersAtOnce(void *module, void *fn, unsigned programs,
+                         unsigned block, unsigned shared) const override {
+    ContextScope scope(static_cast<Module *>(module)->context);
+    auto f = reinterpret_cast<CUfunction>(fn);
+    // Clusters of more than 8 programs are sm_90's non-portable sizes.
+    if (programs > 8 &&
+        cuFuncSetAttribute(f,
+                           CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+                           1) != CUDA_SUCCESS)
+      return 0;
+    CUlaunchAttribute attr = clusterAttr(programs);
+    CUlaunchConfig cfg = config(1, programs, block, shared, nullptr);
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    int n = 0;
+    if (cuOccupancyMaxActiveClusters(&n, f, &cfg) != CUDA_SUCCESS)
+      return 0;
+    return n;
+  }
+
+  mla_status launchClustered(void *module, void *fn, unsigned gx, unsigned gy,
+                             unsigned clusterY, unsigned block, unsigned shared,
+                             void *stream, void *args, size_t size,
+                             std::string &msg) const override {
+    return launchWith(module, fn, gx, gy, clusterY, block, shared,
+                      /*dependent=*/false, stream, args, size, msg);
+  }
+
+private:
+  static CUlaunchAttribute clusterAttr(unsigned clusterY) {
+    CUlaunchAttribute attr;
+    std::memset(&attr, 0, sizeof attr);
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = 1;
+    attr.value.clusterDim.y = clusterY;
+    attr.value.clusterDim.z = 1;
+    return attr;
+  }
+  static CUlaunchConfig config(unsigned gx, unsigned gy, unsigned block,
+                               unsigned shared, void *stream) {
+    CUlaunchConfig cfg;
+    std::memset(&cfg, 0, sizeof cfg);
+    cfg.gridDimX = gx, cfg.gridDimY = gy, cfg.gridDimZ = 1;
+    cfg.blockDimX = block, cfg.blockDimY = 1, cfg.blockDimZ = 1;
+    cfg.sharedMemBytes = shared;
+    cfg.hStream = static_cast<CUstream>(stream);
+    return cfg;
+  }
+
+  /// clusterY > 0: cluster dims (1, clusterY, 1).
+  mla_status launchWith(void *module, void *fn, unsigned gx, unsigned gy,
+                        unsigned clusterY, unsigned block, unsigned shared,
+                        bool dependent, void *stream, void *args, size_t size,
+                        std::string &msg) const {
     ContextScope scope(static_cast<Module *>(module)->context);
     // Every kernel parameter is 8 bytes (pointers, i64, the fields of a
     // memref descriptor), so parameter i is at byte 8 i of the packed
@@ -148,20 +206,20 @@ struct CudaBackend final : mla_backend {
     for (size_t i = 0; i < size / 8; ++i)
       params[i] = static_cast<char *>(args) + 8 * i;
     CUresult r;
-    if (dependent) {
-      // Programmatic stream serialization: the kernel may be scheduled once
-      // the previous kernel's programs have all signalled (or ended); it
-      // waits for that kernel's stores itself (griddepcontrol.wait).
+    if (dependent || clusterY) {
       CUlaunchAttribute attr;
-      std::memset(&attr, 0, sizeof attr);
-      attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-      attr.value.programmaticStreamSerializationAllowed = 1;
-      CUlaunchConfig cfg;
-      std::memset(&cfg, 0, sizeof cfg);
-      cfg.gridDimX = gx, cfg.gridDimY = gy, cfg.gridDimZ = 1;
-      cfg.blockDimX = block, cfg.blockDimY = 1, cfg.blockDimZ = 1;
-      cfg.sharedMemBytes = shared;
-      cfg.hStream = static_cast<CUstream>(stream);
+      if (clusterY) {
+        attr = clusterAttr(clusterY);
+      } else {
+        // Programmatic stream serialization: the kernel may be scheduled
+        // once the previous kernel's programs have all signalled (or
+        // ended); it waits for that kernel's stores itself
+        // (griddepcontrol.wait).
+        std::memset(&attr, 0, sizeof attr);
+        attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmaticStreamSerializationAllowed = 1;
+      }
+      CUlaunchConfig cfg = config(gx, gy, block, shared, stream);
       cfg.attrs = &attr;
       cfg.numAttrs = 1;
       r = cuLaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(fn), params,
@@ -172,12 +230,14 @@ struct CudaBackend final : mla_backend {
                          nullptr);
     }
     if (r != CUDA_SUCCESS) {
-      msg = cuMessage("cuLaunchKernel", r);
+      msg = cuMessage(
+          clusterY ? "cuLaunchKernelEx (cluster)" : "cuLaunchKernel", r);
       return MLA_ERROR_DRIVER;
     }
     return MLA_SUCCESS;
   }
 
+public:
   void unload(void *module) const override {
     auto *m = static_cast<Module *>(module);
     {

@@ -66,6 +66,9 @@ int expectedDynamicDims(const char *name) {
 struct Kernel {
   const mla_kernel_desc *desc;
   void *fn;
+  /// [n]: clusters of n programs the device holds at once (stage 1 with
+  /// cluster_programs; n = 2 .. cluster_programs), else empty.
+  std::vector<int64_t> clustersAtOnce;
 };
 
 } // namespace
@@ -128,6 +131,12 @@ static mla_status checkKernel(const mla_spec_desc &s,
     if (g < MLA_GRID_ONE || g > MLA_GRID_BATCH_ROW_GROUPS)
       return fail(MLA_ERROR_INVALID_SPEC,
                   "kernel '%s' has an unknown grid dimension", k.name);
+  if (k.cluster_programs < 0 || k.cluster_programs > 64 ||
+      (k.cluster_programs && (k.stage != 1 || k.grid[1] != MLA_GRID_SPLITS)))
+    return fail(MLA_ERROR_INVALID_SPEC,
+                "kernel '%s' has cluster_programs %d (a stage-1 kernel whose "
+                "grid y is the splits may have 0 to 64)",
+                k.name, k.cluster_programs);
   return MLA_SUCCESS;
 }
 
@@ -252,12 +261,21 @@ extern "C" mla_status mla_context_create(const mla_spec_desc *spec,
   if (mla_status s = backend->load(device, chip, code, size, &ctx->module, msg))
     return failWith(s, msg);
   for (auto *list : {&ctx->stage1Masked, &ctx->stage1MaskFree, &ctx->stage2})
-    for (Kernel &k : *list)
+    for (Kernel &k : *list) {
       if (mla_status s = backend->function(ctx->module, k.desc->name,
                                            k.desc->shared_bytes, &k.fn, msg)) {
         backend->unload(ctx->module);
         return failWith(s, msg);
       }
+      // Asked once here, so that planning stays a host-only computation.
+      if (k.desc->cluster_programs > 1) {
+        k.clustersAtOnce.assign(k.desc->cluster_programs + 1, 0);
+        for (int n = 2; n <= k.desc->cluster_programs; ++n)
+          k.clustersAtOnce[n] = backend->clustersAtOnce(
+              ctx->module, k.fn, unsigned(n), unsigned(k.desc->block_threads),
+              unsigned(k.desc->shared_bytes));
+      }
+    }
   *out = ctx.release();
   return MLA_SUCCESS;
 }
@@ -318,6 +336,25 @@ extern "C" mla_status mla_workspace_size(const mla_context *ctx, int64_t batch,
   return MLA_SUCCESS;
 }
 
+/// The size of grid dimension `g` (mla_grid_dim) for a launch.
+static int64_t gridDim(const mla_spec_desc &s, int g, int64_t batch,
+                       int64_t splits) {
+  switch (g) {
+  case MLA_GRID_BATCH:
+    return batch;
+  case MLA_GRID_SPLITS:
+    return splits;
+  case MLA_GRID_HEADS:
+    return s.num_heads;
+  case MLA_GRID_ROWS:
+    return int64_t(s.q_seq_len) * s.num_heads;
+  case MLA_GRID_BATCH_ROW_GROUPS:
+    return batch * rowGroups(s);
+  default:
+    return 1;
+  }
+}
+
 /// mla_plan_decode, also handing back the kernels it chose.
 static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
                              mla_decode_plan *plan, const Kernel **stage1Out,
@@ -373,7 +410,17 @@ static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
   if (!stage1)
     stage1 = &ctx->stage1Masked.front();
   plan->splits = splits;
-  const Kernel *stage2 = splits > 1 ? &ctx->stage2.front() : nullptr;
+  // The single launch for small batches: each sequence's (row group's)
+  // splits one cluster that combines them, where they fit one cluster and
+  // all the grid's clusters fit on the device at once.
+  plan->cluster_splits = 0;
+  if (splits > 1 && !(a->flags & MLA_DECODE_TWO_LAUNCHES) &&
+      splits < int64_t(stage1->clustersAtOnce.size()) &&
+      gridDim(s, stage1->desc->grid[0], a->batch, splits) <=
+          stage1->clustersAtOnce[splits])
+    plan->cluster_splits = splits;
+  const Kernel *stage2 =
+      splits > 1 && !plan->cluster_splits ? &ctx->stage2.front() : nullptr;
   plan->stage1 = stage1->desc->name;
   plan->stage2 = stage2 ? stage2->desc->name : nullptr;
   *stage1Out = stage1;
@@ -419,7 +466,7 @@ struct ArgPacker {
 
 static mla_status launchKernel(mla_context &ctx, const Kernel &k,
                                const mla_decode_args &a, int64_t splits,
-                               void *stream) {
+                               int64_t clusterSplits, void *stream) {
   const mla_spec_desc &s = *ctx.spec;
   void *partial = splits > 1 ? a.workspace : a.out; // unused with one split
   void *lse = splits > 1 ? static_cast<char *>(a.workspace) +
@@ -467,28 +514,21 @@ static mla_status launchKernel(mla_context &ctx, const Kernel &k,
       sizes[dim] = d.shape[dim] >= 0 ? d.shape[dim] : dyn[next++];
     pack.memref(p, sizes, d.rank);
   }
-  auto dim = [&](int g) -> int64_t {
-    switch (g) {
-    case MLA_GRID_BATCH:
-      return a.batch;
-    case MLA_GRID_SPLITS:
-      return splits;
-    case MLA_GRID_HEADS:
-      return s.num_heads;
-    case MLA_GRID_ROWS:
-      return int64_t(s.q_seq_len) * s.num_heads;
-    case MLA_GRID_BATCH_ROW_GROUPS:
-      return a.batch * rowGroups(s);
-    default:
-      return 1;
-    }
-  };
+  auto dim = [&](int g) { return gridDim(s, g, a.batch, splits); };
   std::string msg;
-  if (mla_status st = ctx.backend->launch(
-          ctx.module, k.fn, unsigned(dim(k.desc->grid[0])),
-          unsigned(dim(k.desc->grid[1])), unsigned(k.desc->block_threads),
-          unsigned(k.desc->shared_bytes), k.desc->dependent_launch != 0, stream,
-          pack.bytes.data(), pack.bytes.size(), msg))
+  unsigned gx = unsigned(dim(k.desc->grid[0])),
+           gy = unsigned(dim(k.desc->grid[1]));
+  mla_status st =
+      clusterSplits
+          ? ctx.backend->launchClustered(
+                ctx.module, k.fn, gx, gy, unsigned(clusterSplits),
+                unsigned(k.desc->block_threads), unsigned(k.desc->shared_bytes),
+                stream, pack.bytes.data(), pack.bytes.size(), msg)
+          : ctx.backend->launch(
+                ctx.module, k.fn, gx, gy, unsigned(k.desc->block_threads),
+                unsigned(k.desc->shared_bytes), k.desc->dependent_launch != 0,
+                stream, pack.bytes.data(), pack.bytes.size(), msg);
+  if (st)
     return failWith(st, "launching " + std::string(k.desc->name) + ": " + msg);
   return MLA_SUCCESS;
 }
@@ -502,11 +542,13 @@ extern "C" mla_status mla_plan_decode(const mla_context *ctx,
 
 static mla_status launchPlan(mla_context &ctx, const Kernel &stage1,
                              const Kernel *stage2, const mla_decode_args &a,
-                             int64_t splits, void *stream) {
-  if (mla_status s = launchKernel(ctx, stage1, a, splits, stream))
+                             int64_t splits, int64_t clusterSplits,
+                             void *stream) {
+  if (mla_status s =
+          launchKernel(ctx, stage1, a, splits, clusterSplits, stream))
     return s;
   if (stage2)
-    if (mla_status s = launchKernel(ctx, *stage2, a, splits, stream))
+    if (mla_status s = launchKernel(ctx, *stage2, a, splits, 0, stream))
       return s;
   return MLA_SUCCESS;
 }
@@ -519,7 +561,8 @@ extern "C" mla_status mla_decode(mla_context *ctx, const mla_decode_args *a,
     return s;
   if (mla_status s = checkWorkspace(a, plan.splits, plan.workspace_bytes))
     return s;
-  return launchPlan(*ctx, *stage1, stage2, *a, plan.splits, stream);
+  return launchPlan(*ctx, *stage1, stage2, *a, plan.splits, plan.cluster_splits,
+                    stream);
 }
 
 /// The context's kernel whose descriptor name is `name` (a plan's kernels
@@ -554,9 +597,16 @@ extern "C" mla_status mla_decode_run(mla_context *ctx,
   const Kernel *stage2 =
       plan->stage2 ? kernelNamed(*ctx, plan->stage2) : nullptr;
   if (!stage1 || (plan->stage2 && !stage2) ||
-      (plan->splits > 1) != (stage2 != nullptr))
+      (plan->splits > 1 && !plan->cluster_splits) != (stage2 != nullptr))
     return fail(MLA_ERROR_INVALID_ARGUMENT,
                 "the plan does not name this context's kernels");
+  if (plan->cluster_splits &&
+      (plan->cluster_splits != plan->splits ||
+       plan->cluster_splits >= int64_t(stage1->clustersAtOnce.size())))
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "the plan's cluster_splits %lld is not a cluster its stage 1 "
+                "'%s' combines (plan again)",
+                (long long)plan->cluster_splits, stage1->desc->name);
   if (mla_status st = checkWorkspace(a, plan->splits, plan->workspace_bytes))
     return st;
   if (plan->mask_free && !ctx->stage1Masked.empty()) {
@@ -576,5 +626,6 @@ extern "C" mla_status mla_decode_run(mla_context *ctx,
                       : "kv_indptr_host");
   }
   clearError();
-  return launchPlan(*ctx, *stage1, stage2, *a, plan->splits, stream);
+  return launchPlan(*ctx, *stage1, stage2, *a, plan->splits,
+                    plan->cluster_splits, stream);
 }

@@ -46,17 +46,20 @@ mla.decode @small {
 // CHECK-NEXT: {"out", MLA_ARG_MEMREF, 3, {-1, 16, 64, 0}},
 // CHECK-LABEL: static const mla_kernel_desc small_gfx950_kernels[] = {
 // 4 waves of 64 lanes; grid batch x splits; mask-free lengths divide splits x 64.
-// CHECK-NEXT: {"small_stage1_masked", 1, 0, 0, {MLA_GRID_BATCH, MLA_GRID_SPLITS}, 256, [[LDS:[0-9]+]], {{[1-9][0-9]*}}, 0, 9, small_gfx950_small_stage1_masked_args},
+// No clusters on gfx950 (cluster_programs = 0).
+// CHECK-NEXT: {"small_stage1_masked", 1, 0, 0, {MLA_GRID_BATCH, MLA_GRID_SPLITS}, 256, [[LDS:[0-9]+]], {{[1-9][0-9]*}}, 0, 0, 9, small_gfx950_small_stage1_masked_args},
 // CHECK-NEXT: {"small_stage1_mask_free", 1, 1, 64, {MLA_GRID_BATCH, MLA_GRID_SPLITS}, 256, [[LDS]],
 // CHECK-NEXT: {"small_stage2", 2, 0, 0, {MLA_GRID_BATCH, MLA_GRID_ROWS}, 256, 0,
 // The cubin is an ELF file too; 4 warps of 32 lanes.
 // CHECK: static const unsigned char small_sm_90_code[{{[0-9]+}}] = {
 // CHECK-NEXT: 127, 69, 76, 70,
 // CHECK-LABEL: static const mla_kernel_desc small_sm_90_kernels[] = {
-// CHECK-NEXT: {"small_stage1_masked", 1, 0, 0, {MLA_GRID_BATCH, MLA_GRID_SPLITS}, 128, {{[0-9]+}}, {{[0-9]+}}, 0, 9,
+// sm_90's stage 1 combines up to 16 splits itself in one cluster
+// (cluster_programs = 16, the single launch).
+// CHECK-NEXT: {"small_stage1_masked", 1, 0, 0, {MLA_GRID_BATCH, MLA_GRID_SPLITS}, 128, {{[0-9]+}}, {{[0-9]+}}, 0, 16, 9,
 // sm_90's combine is launched as stage 1's dependent (dependent_launch = 1).
 // CHECK-NEXT: {"small_stage1_mask_free",
-// CHECK-NEXT: {"small_stage2", 2, 0, 0, {MLA_GRID_BATCH, MLA_GRID_ROWS}, 128, 0, {{[0-9]+}}, 1, 5,
+// CHECK-NEXT: {"small_stage2", 2, 0, 0, {MLA_GRID_BATCH, MLA_GRID_ROWS}, 128, 0, {{[0-9]+}}, 1, 0, 5,
 // CHECK-LABEL: static const mla_target_desc small_targets[] = {
 // CHECK-NEXT: {"gfx950", small_gfx950_code, sizeof(small_gfx950_code), NULL, NULL, 256, 3, small_gfx950_kernels},
 // CHECK-NEXT: {"sm_90", small_sm_90_code, sizeof(small_sm_90_code), NULL, NULL, 132, 3, small_sm_90_kernels},

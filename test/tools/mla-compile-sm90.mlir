@@ -6,6 +6,7 @@
 // RUN: FileCheck %s --check-prefix=PTX < %t/small.ptx
 // RUN: FileCheck %s --check-prefix=PDL < %t/small.ptx
 // RUN: FileCheck %s --check-prefix=JSON-PDL < %t/small.json
+// RUN: FileCheck %s --check-prefix=JSON-CL < %t/small.json
 // RUN: not mla-compile %s --chip=host -o %t 2>&1 | FileCheck %s --check-prefix=HOST
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16.mlir --chip=sm_90 -o %t/qp16 | FileCheck %s --check-prefix=QP16-REPORT
 // RUN: FileCheck %s --check-prefix=QP16 < %t/qp16/deepseek_r1_decode_fp8_qp16.ptx
@@ -60,6 +61,15 @@ mla.decode @small {
 // PDL-LABEL: .entry small_stage1_masked(
 // PDL: griddepcontrol.launch_dependents;
 // PDL-NOT: griddepcontrol.wait
+// The single-launch combine after the partial stores (docs/Design.md, "One
+// launch for small batches"): the cluster's size, its barrier (arrive with
+// release, wait with acquire), then the combine's loads, with no grid wait.
+// PDL: mov.u32 %r{{[0-9]+}}, %cluster_nctarank;
+// PDL: barrier.cluster.arrive;
+// PDL-NEXT: barrier.cluster.wait;
+// PDL-NOT: griddepcontrol.wait
+// PDL: ld.global
+// PDL-NOT: griddepcontrol.wait
 // PDL-LABEL: .entry small_stage1_mask_free(
 // PDL: griddepcontrol.launch_dependents;
 // PDL-NOT: griddepcontrol.wait
@@ -77,6 +87,12 @@ mla.decode @small {
 // JSON-PDL: "dependent_launch": true
 // JSON-PDL-NOT: "name": "small_stage1
 // JSON-PDL: "name": "small_stage2"
+// JSON-CL: "cluster_programs": 16,
+// JSON-CL: "name": "small_stage1_masked"
+// JSON-CL: "cluster_programs": 16,
+// JSON-CL: "name": "small_stage1_mask_free"
+// JSON-CL-NOT: "cluster_programs"
+// JSON-CL: "name": "small_stage2"
 
 // HOST: mla-compile: error: 'host' is not a GPU chip
 
@@ -188,6 +204,13 @@ mla.decode @small {
 // no other memory access; then one branch per width of the
 // split loop, with one 16-byte load per split of a round: up to 8 splits
 // (one straight-line round), up to 16, else a loop of 32 per round.
+// Stage 1's own combine at its end (one cluster of splits): 2 rows x 512
+// columns over 256 threads, one 16-byte load per split in rounds of 8
+// splits only.
+// QP16: barrier.cluster.wait;
+// QP16-NOT: griddepcontrol.wait
+// QP16-COUNT-8: ld.global.v4.b32
+// QP16-NOT: setp.lt.u64 %p{{[0-9]+}}, %rd{{[0-9]+}}, 17;
 // QP16-LABEL: .entry deepseek_r1_decode_fp8_qp16_stage2(
 // QP16-NOT: griddepcontrol.wait
 // QP16: ld.global.s32

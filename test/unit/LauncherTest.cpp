@@ -283,6 +283,73 @@ TEST_F(LauncherTest, DependentLaunchFlagReachesTheBackend) {
   mla_context_destroy(dep);
 }
 
+// The single launch for small batches: where stage 1's descriptor says it
+// combines up to cluster_programs splits (sm_90) and the backend holds the
+// grid's clusters at once, the plan launches stage 1 alone with cluster
+// dims (1, splits, 1); otherwise, or with MLA_DECODE_TWO_LAUNCHES, stage 2
+// runs as before. A plan whose cluster_splits was altered is refused.
+TEST_F(LauncherTest, SmallBatchesCombineInOneClusteredLaunch) {
+  const mla_spec_desc &base = deepseek_r1_decode_fp8_spec;
+  const mla_target_desc &t = base.targets[0];
+  std::vector<mla_kernel_desc> kernels(t.kernels, t.kernels + t.num_kernels);
+  for (mla_kernel_desc &k : kernels) {
+    EXPECT_EQ(0, k.cluster_programs) << k.name; // gfx950: no clusters
+    k.cluster_programs = k.stage == 1 ? 16 : 0;
+  }
+  mla_target_desc target = t;
+  target.kernels = kernels.data();
+  mla_spec_desc spec = base;
+  spec.targets = &target;
+  backend.clusters = 16;
+  const mla_backend *backends[] = {&backend, nullptr};
+  mla_context *cl = nullptr;
+  ASSERT_EQ(MLA_SUCCESS, mla_context_create(&spec, "gfx950", 0, backends, &cl))
+      << mla_last_error();
+  // Sizes 2..16 asked once per stage-1 kernel, at creation.
+  EXPECT_EQ(15u * (kernels.size() - 1), backend.clusterQueries.size());
+  mla_decode_args a = args(4, 1024);
+  a.num_splits = 8;
+  mla_decode_plan plan;
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(cl, &a, &plan)) << mla_last_error();
+  EXPECT_EQ(8, plan.cluster_splits);
+  EXPECT_EQ(nullptr, plan.stage2);
+  ASSERT_EQ(MLA_SUCCESS, mla_decode_run(cl, &plan, &a, nullptr))
+      << mla_last_error();
+  ASSERT_EQ(1u, backend.launches.size());
+  EXPECT_EQ(8u, backend.launches[0].clusterY);
+  EXPECT_EQ(4u, backend.launches[0].gx);
+  EXPECT_EQ(8u, backend.launches[0].gy);
+  // Forced two launches, more splits than a cluster holds, or more
+  // clusters than fit at once: stage 2 combines.
+  backend.launches.clear();
+  a.flags = MLA_DECODE_TWO_LAUNCHES;
+  ASSERT_EQ(MLA_SUCCESS, mla_decode(cl, &a, nullptr)) << mla_last_error();
+  ASSERT_EQ(2u, backend.launches.size());
+  EXPECT_EQ(0u, backend.launches[0].clusterY);
+  a.flags = 0;
+  a.num_splits = 32;
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(cl, &a, &plan)) << mla_last_error();
+  EXPECT_EQ(0, plan.cluster_splits);
+  EXPECT_NE(nullptr, plan.stage2);
+  a = args(17, 1024);
+  a.num_splits = 8;
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(cl, &a, &plan)) << mla_last_error();
+  EXPECT_EQ(0, plan.cluster_splits); // 17 clusters, 16 at once
+  a = args(4, 1024);
+  a.num_splits = 8;
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(cl, &a, &plan)) << mla_last_error();
+  backend.launches.clear();
+  plan.cluster_splits = 4;
+  expectRefused(mla_decode_run(cl, &plan, &a, nullptr),
+                MLA_ERROR_INVALID_ARGUMENT, "cluster_splits 4");
+  mla_context_destroy(cl);
+  // A stage-2 kernel that claims to combine in a cluster is malformed.
+  for (mla_kernel_desc &k : kernels)
+    k.cluster_programs = k.stage == 2 ? 16 : 0;
+  expectRefused(mla_context_create(&spec, "gfx950", 0, backends, &cl),
+                MLA_ERROR_INVALID_SPEC, "cluster_programs 16");
+}
+
 // num_splits overrides the cost model (bench/sweep_splits.py, the host
 // numerics tests); a count outside 1..65535 is refused naming the argument.
 TEST_F(LauncherTest, ForcedSplitsOverrideTheModel) {
@@ -362,9 +429,9 @@ TEST_F(LauncherTest, ValidateFlagRefusesBadIndptrContents) {
   EXPECT_EQ(MLA_SUCCESS, mla_decode(ctx, &a, nullptr)) << mla_last_error();
   backend.launches.clear();
   a = args(4, 4096);
-  a.flags = 2;
+  a.flags = 4;
   expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
-                "flags is 0x2");
+                "flags is 0x4");
   int32_t qoHost[5] = {0, 1, 2, 3, 4};
   a = args(4, 4096);
   a.flags = MLA_DECODE_VALIDATE;

@@ -24,6 +24,7 @@ struct Launch {
   bool dependent;
   void *stream;
   std::vector<uint64_t> words;
+  unsigned clusterY = 0; ///< cluster dims (1, clusterY, 1); 0: none
 };
 
 struct RecordingBackend : mla_backend {
@@ -36,6 +37,9 @@ struct RecordingBackend : mla_backend {
   mutable bool oddArgBytes = false; ///< a launch's argument bytes % 8 != 0
   mutable std::vector<std::string> functions;
   mutable int unloads = 0;
+  /// Clusters of any size the device holds at once (0: no clusters).
+  int64_t clusters = 0;
+  mutable std::vector<unsigned> clusterQueries; ///< sizes asked about
 
   const char *name() const override { return "recording"; }
   bool serves(const char *chip) const override {
@@ -74,6 +78,25 @@ struct RecordingBackend : mla_backend {
     launches.push_back({functions[reinterpret_cast<uintptr_t>(fn) - 1], gx, gy,
                         block, shared, dependent, stream, words});
     return MLA_SUCCESS;
+  }
+  int64_t clustersAtOnce(void *, void *, unsigned programs, unsigned,
+                         unsigned) const override {
+    clusterQueries.push_back(programs);
+    return clusters;
+  }
+  mla_status launchClustered(void *module, void *fn, unsigned gx, unsigned gy,
+                             unsigned clusterY, unsigned block, unsigned shared,
+                             void *stream, void *args, size_t size,
+                             std::string &msg) const override {
+    if (gy % clusterY != 0) {
+      msg = "recording backend: grid y is not a multiple of the cluster";
+      return MLA_ERROR_DRIVER;
+    }
+    mla_status s = launch(module, fn, gx, gy, block, shared, false, stream,
+                          args, size, msg);
+    if (s == MLA_SUCCESS)
+      launches.back().clusterY = clusterY;
+    return s;
   }
   void unload(void *) const override { ++unloads; }
 };

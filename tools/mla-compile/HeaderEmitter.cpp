@@ -118,8 +118,8 @@ void mla_compile::emitLauncherHeader(raw_ostream &os, StringRef spec,
          << ", " << k.dispatch_kv_multiple << ", {" << gridName(k.grid[0])
          << ", " << gridName(k.grid[1]) << "}, " << k.block_threads << ", "
          << k.shared_bytes << ", " << k.programs_per_cu << ", "
-         << k.dependent_launch << ", " << k.num_args << ", " << tp << "_"
-         << ident(k.name) << "_args},\n";
+         << k.dependent_launch << ", " << k.cluster_programs << ", "
+         << k.num_args << ", " << tp << "_" << ident(k.name) << "_args},\n";
     os << "};\n\n";
   }
 

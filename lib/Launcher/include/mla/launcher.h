@@ -22,8 +22,9 @@
  * (docs/Design.md), the mask-free stage 1 only when it can see that every
  * length is a multiple of splits x the kernel's dispatch multiple (pass a
  * host copy of kv_indptr for that; it never reads device memory and never
- * synchronises), stage 2 only with several splits. A plan depends only on
- * the batch, max_kv_len and (for the mask-free variant) the host copy's
+ * synchronises), stage 2 only with several splits and only where stage 1
+ * cannot combine them itself in one launch (cluster_splits). A plan depends
+ *only on the batch, max_kv_len and (for the mask-free variant) the host copy's
  * lengths, never on device contents: mla_decode_run launches a plan on new
  * buffers or after kv_indptr changed without planning again.
  * docs/Embedding.md walks through it.
@@ -40,7 +41,7 @@ extern "C" {
 
 /* Bumped whenever the descriptor structs below change layout; generated
  * headers record the version they were written for. */
-#define MLA_LAUNCHER_ABI_VERSION 8
+#define MLA_LAUNCHER_ABI_VERSION 9
 
 /* C++ sees a fixed underlying type, so that any int a C caller passes
  * (mla_status_name(42)) is a value of the type, not undefined behaviour. */
@@ -118,6 +119,9 @@ typedef struct mla_kernel_desc {
   int dependent_launch; /* may start while the kernel before it ends
                            (CUDA programmatic dependent launch); it
                            waits for that kernel's stores itself (ABI 4) */
+  int cluster_programs; /* stage 1 (ABI 9): combines up to this many splits
+                           itself when they run as one thread-block
+                           cluster (0: never); stage 2 is then not run */
   int num_args;
   const mla_arg_desc *args;
 } mla_kernel_desc;
@@ -240,17 +244,28 @@ typedef struct mla_decode_args {
  * kv_indptr_host) holds lengths in [0, min(max_kv_len, block_table_cols x
  * page_size)] and every page a sequence uses lies wholly in kv. */
 #define MLA_DECODE_VALIDATE 1u
+/* flags (ABI 9): launch stage 2 for the combine even where stage 1 could
+ * combine its splits itself in one launch (for comparisons and tests). */
+#define MLA_DECODE_TWO_LAUNCHES 2u
 
 /* What mla_decode will launch for these arguments. */
 typedef struct mla_decode_plan {
   int64_t splits;
   const char *stage1;     /* kernel name */
-  const char *stage2;     /* NULL when splits == 1 */
+  const char *stage2;     /* NULL when splits == 1, or when stage 1 combines
+                             its splits itself (cluster_splits) */
   size_t workspace_bytes; /* needed */
   /* What the plan was made for (since ABI 3); mla_decode_run checks them. */
   int64_t batch, max_kv_len;
   int mask_free; /* stage 1 is the mask-free kernel */
   const mla_context *context;
+  /* ABI 9: the single launch for small batches. > 0: stage 1 runs each
+     sequence's (row group's) splits as one thread-block cluster of this
+     many programs, which combine them; stage 2 is not launched. Chosen
+     when the splits fit one cluster (kernel cluster_programs) and all the
+     grid's clusters fit on the device at once, unless flags has
+     MLA_DECODE_TWO_LAUNCHES. */
+  int64_t cluster_splits;
 } mla_decode_plan;
 
 /* Workspace for a batch whose longest sequence has max_kv_len tokens. */
