@@ -176,31 +176,61 @@ RankedTensorType tile(ArrayRef<int64_t> shape, Type elt) {
 /// index that counts rows there. Launched otherwise, the condition is false
 /// and stage 2 combines.
 void buildClusterCombine(OpBuilder &b, Location loc, const DecodeShape &s,
-                         Value numSplits, Value partial, Value lse, Value batch,
-                         Value split, Value row0, Value qOk, Value outDst,
-                         ArrayRef<Value> qAt, unsigned rowDim) {
+                         int64_t numWarps, Value numSplits, Value partial,
+                         Value lse, Value batch, Value split, Value row0,
+                         Value qOk, Value outDst, ArrayRef<Value> qAt,
+                         unsigned rowDim) {
   auto sync = SplitClusterSyncOp::create(b, loc, b.getI1Type(), numSplits);
   auto all = scf::IfOp::create(b, loc, sync.getAll(), /*withElseRegion=*/false);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(all.thenBlock());
-  // Two rows a unit where they pair up: 2 x v_dim values are one 16-byte
-  // run per thread of 256 (split_k_reduce's vector loads).
+  // Rows r .. r + rows - 1 of the program's block, combined over the
+  // splits (at most maxSplits) and stored.
+  auto combine = [&](Value r, int64_t rows, int64_t maxSplits) {
+    Value combined = SplitKReduceOp::create(
+        b, loc, tile({rows, s.vDim}, b.getF32Type()), partial, lse, batch,
+        arith::AddIOp::create(b, loc, row0, r), numSplits,
+        b.getI64IntegerAttr(maxSplits));
+    OpBuilder::InsertionGuard inner(b);
+    auto valid = scf::IfOp::create(b, loc, qOk, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(valid.thenBlock());
+    SmallVector<Value> at(qAt);
+    at[rowDim] = arith::AddIOp::create(b, loc, at[rowDim], r);
+    StoreOp::create(b, loc, combined, outDst, at, Value());
+  };
+  auto cst = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  // A power-of-two count that divides the rows: split s takes rows
+  // s * rows / n .. as one tile, all n splits' loads in one round (the
+  // lowering's width is max_splits = n): one L2 round trip, where the
+  // row-pair loop below takes two (16 splits: 2 rounds of 8; 4 splits: 2
+  // pairs in turn).
+  // Only where a thread combines at most 8 values (2 runs of 4) of its
+  // rows (threads: the 32-lane warps of the chips with clusters), so that
+  // the combine stays below the KV loop's registers.
+  for (int64_t n = 2; n <= kMaxClusterPrograms; n *= 2) {
+    if (s.blockM % n)
+      break;
+    if (s.blockM / n * s.vDim > 8 * numWarps * 32)
+      continue;
+    Value is = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                     numSplits, cst(n));
+    auto ifN = scf::IfOp::create(b, loc, is, /*withElseRegion=*/true);
+    b.setInsertionPointToStart(ifN.thenBlock());
+    int64_t rows = s.blockM / n;
+    combine(arith::MulIOp::create(b, loc, split, cst(rows)), rows, n);
+    b.setInsertionPointToStart(ifN.elseBlock());
+  }
+  // Any other count: row pairs (2 x v_dim values are one 16-byte run per
+  // thread of 256, split_k_reduce's vector loads), split s taking pairs s,
+  // s + n, ...
   int64_t unitRows = s.blockM % 2 == 0 ? 2 : 1;
-  Value units = arith::ConstantIndexOp::create(b, loc, s.blockM / unitRows);
-  auto loop = scf::ForOp::create(b, loc, split, units, numSplits);
+  auto loop =
+      scf::ForOp::create(b, loc, split, cst(s.blockM / unitRows), numSplits);
   b.setInsertionPointToStart(loop.getBody());
-  Value r =
-      arith::MulIOp::create(b, loc, loop.getInductionVar(),
-                            arith::ConstantIndexOp::create(b, loc, unitRows));
-  Value combined = SplitKReduceOp::create(
-      b, loc, tile({unitRows, s.vDim}, b.getF32Type()), partial, lse, batch,
-      arith::AddIOp::create(b, loc, row0, r), numSplits,
-      b.getI64IntegerAttr(kMaxClusterPrograms));
-  auto valid = scf::IfOp::create(b, loc, qOk, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(valid.thenBlock());
-  SmallVector<Value> at(qAt);
-  at[rowDim] = arith::AddIOp::create(b, loc, at[rowDim], r);
-  StoreOp::create(b, loc, combined, outDst, at, Value());
+  combine(arith::MulIOp::create(b, loc, loop.getInductionVar(), cst(unitRows)),
+          unitRows, kMaxClusterPrograms);
 }
 
 /// Stage 1: one program per (sequence, split).
@@ -492,8 +522,9 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
                     ValueRange{batch, split, row0, c0}, Value());
     StoreOp::create(b, loc, fin.getLse(), lse, ValueRange{batch, split, row0},
                     Value());
-    buildClusterCombine(b, loc, s, numSplits, partial, lse, batch, split, row0,
-                        qOk, outDst, qAt, s.blockM > s.heads ? 0 : 1);
+    buildClusterCombine(b, loc, s, spec.getNumWarps(), numSplits, partial, lse,
+                        batch, split, row0, qOk, outDst, qAt,
+                        s.blockM > s.heads ? 0 : 1);
   }
   ReturnOp::create(b, loc);
 }

@@ -93,11 +93,24 @@
 // FP8: mla.store %{{.*}}, %[[PART]][%[[B]], %[[S]]
 // FP8: mla.store %{{.*}}, %[[LSE]][%[[B]], %[[S]]
 // Where the launcher ran the splits as one cluster, they combine their
-// partials themselves, split s taking row pairs s, s + n, ... (8 pairs of
-// 16 rows), at most 16 splits (a cluster's programs):
+// partials themselves. 8 splits: split s takes rows 2s, 2s + 1 in one
+// round of 8; 16: row s (those leave a thread of 4 warps at most 8
+// values); any other count: row pairs s, s + n, ... of 8, at most 16
+// splits (a cluster's programs):
 // FP8: %[[ALL:.*]] = mla.split_cluster_sync %[[NS:[^ ]*]]
 // FP8-NEXT: scf.if %[[ALL]] {
-// FP8: scf.for %[[U:.*]] = %[[S]] to %c8 step %[[NS]] {
+// FP8: %[[IS8:.*]] = arith.cmpi eq, %[[NS]], %c8
+// FP8-NEXT: scf.if %[[IS8]] {
+// FP8: %[[R8:.*]] = arith.muli %[[S]], %c2
+// FP8: %[[H8:.*]] = arith.addi %{{.*}}, %[[R8]]
+// FP8: mla.split_k_reduce %[[PART]], %[[LSE]][%[[B]], %[[H8]]] splits %[[NS]] {max_splits = 8 : i64} : {{.*}} -> tensor<2x512xf32>
+// FP8: scf.if %[[QOK]] {
+// FP8: } else {
+// FP8: %[[IS16:.*]] = arith.cmpi eq, %[[NS]], %c16
+// FP8-NEXT: scf.if %[[IS16]] {
+// FP8: mla.split_k_reduce %[[PART]], %[[LSE]][%[[B]], %{{.*}}] splits %[[NS]] {max_splits = 16 : i64} : {{.*}} -> tensor<1x512xf32>
+// FP8: } else {
+// FP8: scf.for %[[U:.*]] = %[[S]] to %c8{{(_[0-9]+)?}} step %[[NS]] {
 // FP8: %[[R2:.*]] = arith.muli %[[U]], %c2
 // FP8: %[[HR:.*]] = arith.addi %{{.*}}, %[[R2]]
 // FP8: %[[C:.*]] = mla.split_k_reduce %[[PART]], %[[LSE]][%[[B]], %[[HR]]] splits %[[NS]] {max_splits = 16 : i64} : memref<?x?x16x512xf32>, memref<?x?x16xf32> -> tensor<2x512xf32>

@@ -204,9 +204,10 @@ mla.decode @small {
 // no other memory access; then one branch per width of the
 // split loop, with one 16-byte load per split of a round: up to 8 splits
 // (one straight-line round), up to 16, else a loop of 32 per round.
-// Stage 1's own combine at its end (one cluster of splits): 2 rows x 512
-// columns over 256 threads, one 16-byte load per split in rounds of 8
-// splits only.
+// Stage 1's own combine at its end (one cluster of splits), first the 4
+// splits' case: 4 rows x 512 columns over 256 threads, 2 runs of 4 a
+// thread, all 4 splits' loads in one round (8 16-byte loads), no stage-2
+// widths (the 16 / 32 branches).
 // QP16: barrier.cluster.wait;
 // QP16-NOT: griddepcontrol.wait
 // QP16-COUNT-8: ld.global.v4.b32

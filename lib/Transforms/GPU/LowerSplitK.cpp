@@ -133,11 +133,18 @@ LogicalResult Lowering::lowerSplitKReduce(SplitKReduceOp op) {
   // kernel keeps the registers of its widest loop (sm_90: 32 -> 168),
   // which cut the combine programs resident per SM from 16 to 3; the
   // whole decode of the 4-split shapes did not change beyond noise.
-  // With max_splits (the cluster combine at the end of stage 1), rounds of
-  // 8 only: a wider loop's registers would be stage 1's peak.
-  SmallVector<int64_t, 3> widths{8};
-  if (!op.getMaxSplits())
-    widths.append({16, 32});
+  // With max_splits (the cluster combine at the end of stage 1): one width,
+  // the widest power of two up to max_splits whose loads are at most 64
+  // values a thread (all max_splits splits in one round where they fit); a
+  // wider loop's registers would be stage 1's peak.
+  SmallVector<int64_t, 3> widths{8, 16, 32};
+  if (auto most = op.getMaxSplits()) {
+    int64_t w = 1;
+    while (w * 2 <= static_cast<int64_t>(*most) &&
+           w * 2 * perThread * (run + 1) <= 64)
+      w *= 2;
+    widths = {w};
+  }
   // if (n <= 8) loop(8) else if (n <= 16) loop(16) else loop(32)
   SmallVector<Value> results;
   {
