@@ -14,7 +14,7 @@ import os
 MANIFEST_VERSION = 3
 ABI_VERSION = 9
 DECODE_VALIDATE = 1  # mla_decode_args.flags: MLA_DECODE_VALIDATE
-DECODE_TWO_LAUNCHES = 2  # MLA_DECODE_TWO_LAUNCHES: stage 2 even where stage 1 could combine
+DECODE_ONE_LAUNCH = 2  # MLA_DECODE_ONE_LAUNCH: stage 1 combines in one cluster where it can
 
 _c64, _vp, _cs, _ci = ctypes.c_int64, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
 

@@ -334,9 +334,9 @@ class Spec:
         return qo
 
     def _make_plan(self, args):
-        """mla_plan_decode (with MLA_DECODE_TWO_LAUNCHES after
-        set_two_launches(True)); the flag is planning's only."""
-        args.flags = L.DECODE_TWO_LAUNCHES if _two_launches else 0
+        """mla_plan_decode (with MLA_DECODE_ONE_LAUNCH after
+        set_one_launch(True)); the flag is planning's only."""
+        args.flags = L.DECODE_ONE_LAUNCH if _one_launch else 0
         try:
             return self.context.plan(args)
         finally:
@@ -392,15 +392,16 @@ def _current_stream(device_index):
 
 
 _specs = {}
-_two_launches = False
+_one_launch = False
 
 
-def set_two_launches(on):
-    """Plan stage 2 for the combine even where the launcher would let stage
-    1 combine its splits in one launch (MLA_DECODE_TWO_LAUNCHES; for
-    comparisons). Drops the plans made so far."""
-    global _two_launches
-    _two_launches = bool(on)
+def set_one_launch(on):
+    """Plan the single launch for small batches where it applies
+    (MLA_DECODE_ONE_LAUNCH: stage 1 combines its splits in one cluster; on
+    the H200 no faster than two launches, so off by default). Drops the
+    plans made so far."""
+    global _one_launch
+    _one_launch = bool(on)
     for s in _specs.values():
         s.entries = {k: v for k, v in s.entries.items() if k[0] == "qo"}
 

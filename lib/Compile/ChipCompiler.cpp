@@ -162,8 +162,8 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx,
       {"cluster_programs",
        "stage 1 combines up to this many splits itself when launched with "
        "cluster dims (1, num_splits, 1); stage 2 is then not launched. The "
-       "launcher does so when num_splits is at most this and the grid's "
-       "clusters fit on the device at once"}};
+       "launcher does so when asked (MLA_DECODE_ONE_LAUNCH), num_splits is "
+       "at most this and the grid's clusters fit on the device at once"}};
 
   PassManager pm(&ctx);
   mla::buildTileKernelPipeline(pm);

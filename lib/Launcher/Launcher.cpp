@@ -410,11 +410,11 @@ static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
   if (!stage1)
     stage1 = &ctx->stage1Masked.front();
   plan->splits = splits;
-  // The single launch for small batches: each sequence's (row group's)
-  // splits one cluster that combines them, where they fit one cluster and
-  // all the grid's clusters fit on the device at once.
+  // The single launch for small batches, asked for: each sequence's (row
+  // group's) splits one cluster that combines them, where they fit one
+  // cluster and all the grid's clusters fit on the device at once.
   plan->cluster_splits = 0;
-  if (splits > 1 && !(a->flags & MLA_DECODE_TWO_LAUNCHES) &&
+  if (splits > 1 && (a->flags & MLA_DECODE_ONE_LAUNCH) &&
       splits < int64_t(stage1->clustersAtOnce.size()) &&
       gridDim(s, stage1->desc->grid[0], a->batch, splits) <=
           stage1->clustersAtOnce[splits])

@@ -17,12 +17,14 @@
 // against an independent oracle; a broken one traps:
 //   - a refusal launches nothing and says why, under its status's name;
 //   - a NULL or misaligned pointer, batch <= 0, negative max_kv_len or
-//     kv_rows, unknown flags, or a too small workspace is refused;
+//     kv_rows, unknown flags (other than VALIDATE, ONE_LAUNCH), or a too
+//     small workspace is refused;
 //   - with MLA_DECODE_VALIDATE, bad host contents (indptrs, lengths, page
 //     tables) are refused and accepted ones are valid;
 //   - a launch has the plan's grid (batch x splits, then batch x heads for
-//     stage 2 exactly when splits > 1), 1 <= splits <= 65535, and the kv
-//     descriptor's rows are kv_rows;
+//     stage 2 exactly when splits > 1 and stage 1 does not combine them in
+//     a cluster: cluster_splits, none on gfx950), 1 <= splits <= 65535,
+//     and the kv descriptor's rows are kv_rows;
 //   - a mask-free stage 1 only runs on host lengths that divide (the
 //     block table's from cache_seqlens_host).
 //
@@ -230,8 +232,12 @@ void checkOutcome(mla_status s, size_t launched, bool mustFail,
 void checkLaunches(const Fixture &f, size_t from, const mla_decode_plan &p,
                    const mla_decode_args &a) {
   const auto &l = f.backend.launches;
-  require(l.size() - from == (p.splits > 1 ? 2u : 1u),
-          "stage 2 launched iff splits > 1");
+  bool stage2 = p.splits > 1 && !p.cluster_splits;
+  require(l.size() - from == (stage2 ? 2u : 1u),
+          "stage 2 launched iff splits > 1 and stage 1 does not combine");
+  require(l[from].clusterY == unsigned(p.cluster_splits) &&
+              (!p.cluster_splits || p.cluster_splits == p.splits),
+          "a cluster launch that is not the plan's cluster_splits");
   require(p.splits >= 1 && p.splits <= 65535, "splits out of 1..65535");
   const mlatest::Launch &s1 = l[from];
   require(s1.kernel == p.stage1, "stage 1 is not the plan's");
@@ -240,7 +246,7 @@ void checkLaunches(const Fixture &f, size_t from, const mla_decode_plan &p,
   // kv is stage 1's second memref (q: 3 + 2 * 3 words): dim 0 at word 12.
   require(s1.words.size() > 12 && int64_t(s1.words[12]) == a.kv_rows,
           "kv's descriptor rows are not kv_rows");
-  if (p.splits > 1) {
+  if (stage2) {
     const mlatest::Launch &s2 = l[from + 1];
     require(s2.kernel == p.stage2, "stage 2 is not the plan's");
     require(int64_t(s2.gx) == a.batch && int(s2.gy) == specp->num_heads,
@@ -353,7 +359,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
   }
   bool badSizes =
       a.batch <= 0 || a.max_kv_len < 0 || a.kv_rows < 0 ||
-      a.kv_rows > INT32_MAX || (a.flags & ~MLA_DECODE_VALIDATE) ||
+      a.kv_rows > INT32_MAX ||
+      (a.flags & ~(MLA_DECODE_VALIDATE | MLA_DECODE_ONE_LAUNCH)) ||
       (isIndices() && (a.kv_indices_len < 0 || a.kv_indices_len > INT32_MAX)) ||
       (isTable() &&
        (a.block_table_cols < 0 || a.block_table_cols > INT32_MAX ||

@@ -283,11 +283,12 @@ TEST_F(LauncherTest, DependentLaunchFlagReachesTheBackend) {
   mla_context_destroy(dep);
 }
 
-// The single launch for small batches: where stage 1's descriptor says it
-// combines up to cluster_programs splits (sm_90) and the backend holds the
-// grid's clusters at once, the plan launches stage 1 alone with cluster
-// dims (1, splits, 1); otherwise, or with MLA_DECODE_TWO_LAUNCHES, stage 2
-// runs as before. A plan whose cluster_splits was altered is refused.
+// The single launch for small batches, asked for with MLA_DECODE_ONE_LAUNCH:
+// where stage 1's descriptor says it combines up to cluster_programs splits
+// (sm_90) and the backend holds the grid's clusters at once, the plan
+// launches stage 1 alone with cluster dims (1, splits, 1); otherwise, or
+// without the flag, stage 2 runs as before. A plan whose cluster_splits
+// was altered is refused.
 TEST_F(LauncherTest, SmallBatchesCombineInOneClusteredLaunch) {
   const mla_spec_desc &base = deepseek_r1_decode_fp8_spec;
   const mla_target_desc &t = base.targets[0];
@@ -310,6 +311,12 @@ TEST_F(LauncherTest, SmallBatchesCombineInOneClusteredLaunch) {
   mla_decode_args a = args(4, 1024);
   a.num_splits = 8;
   mla_decode_plan plan;
+  // Not asked for: two launches.
+  ASSERT_EQ(MLA_SUCCESS, mla_decode(cl, &a, nullptr)) << mla_last_error();
+  ASSERT_EQ(2u, backend.launches.size());
+  EXPECT_EQ(0u, backend.launches[0].clusterY);
+  backend.launches.clear();
+  a.flags = MLA_DECODE_ONE_LAUNCH;
   ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(cl, &a, &plan)) << mla_last_error();
   EXPECT_EQ(8, plan.cluster_splits);
   EXPECT_EQ(nullptr, plan.stage2);
@@ -319,24 +326,20 @@ TEST_F(LauncherTest, SmallBatchesCombineInOneClusteredLaunch) {
   EXPECT_EQ(8u, backend.launches[0].clusterY);
   EXPECT_EQ(4u, backend.launches[0].gx);
   EXPECT_EQ(8u, backend.launches[0].gy);
-  // Forced two launches, more splits than a cluster holds, or more
-  // clusters than fit at once: stage 2 combines.
-  backend.launches.clear();
-  a.flags = MLA_DECODE_TWO_LAUNCHES;
-  ASSERT_EQ(MLA_SUCCESS, mla_decode(cl, &a, nullptr)) << mla_last_error();
-  ASSERT_EQ(2u, backend.launches.size());
-  EXPECT_EQ(0u, backend.launches[0].clusterY);
-  a.flags = 0;
+  // More splits than a cluster holds, or more clusters than fit at once:
+  // stage 2 combines.
   a.num_splits = 32;
   ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(cl, &a, &plan)) << mla_last_error();
   EXPECT_EQ(0, plan.cluster_splits);
   EXPECT_NE(nullptr, plan.stage2);
   a = args(17, 1024);
   a.num_splits = 8;
+  a.flags = MLA_DECODE_ONE_LAUNCH;
   ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(cl, &a, &plan)) << mla_last_error();
   EXPECT_EQ(0, plan.cluster_splits); // 17 clusters, 16 at once
   a = args(4, 1024);
   a.num_splits = 8;
+  a.flags = MLA_DECODE_ONE_LAUNCH;
   ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(cl, &a, &plan)) << mla_last_error();
   backend.launches.clear();
   plan.cluster_splits = 4;

@@ -22,10 +22,11 @@
  * (docs/Design.md), the mask-free stage 1 only when it can see that every
  * length is a multiple of splits x the kernel's dispatch multiple (pass a
  * host copy of kv_indptr for that; it never reads device memory and never
- * synchronises), stage 2 only with several splits and only where stage 1
- * cannot combine them itself in one launch (cluster_splits). A plan depends
- *only on the batch, max_kv_len and (for the mask-free variant) the host copy's
- * lengths, never on device contents: mla_decode_run launches a plan on new
+ * synchronises), stage 2 only with several splits (and, with
+ * MLA_DECODE_ONE_LAUNCH, only where stage 1 cannot combine them itself in
+ * one launch: cluster_splits). A plan depends only on the batch, max_kv_len
+ * and (for the mask-free variant) the host copy's lengths, never on device
+ * contents: mla_decode_run launches a plan on new
  * buffers or after kv_indptr changed without planning again.
  * docs/Embedding.md walks through it.
  *===----------------------------------------------------------------------===*/
@@ -244,9 +245,13 @@ typedef struct mla_decode_args {
  * kv_indptr_host) holds lengths in [0, min(max_kv_len, block_table_cols x
  * page_size)] and every page a sequence uses lies wholly in kv. */
 #define MLA_DECODE_VALIDATE 1u
-/* flags (ABI 9): launch stage 2 for the combine even where stage 1 could
- * combine its splits itself in one launch (for comparisons and tests). */
-#define MLA_DECODE_TWO_LAUNCHES 2u
+/* flags (ABI 9), at planning: the single launch for small batches. Where
+ * stage 1 combines its splits itself (cluster_programs) and the grid's
+ * clusters fit on the device at once, the plan launches stage 1 alone as
+ * one cluster per sequence (cluster_splits) instead of stage 1 + stage 2.
+ * Not the default: on the H200 it measured no faster than two launches
+ * (docs/Performance.md, "One launch for small batches"). */
+#define MLA_DECODE_ONE_LAUNCH 2u
 
 /* What mla_decode will launch for these arguments. */
 typedef struct mla_decode_plan {
@@ -262,9 +267,9 @@ typedef struct mla_decode_plan {
   /* ABI 9: the single launch for small batches. > 0: stage 1 runs each
      sequence's (row group's) splits as one thread-block cluster of this
      many programs, which combine them; stage 2 is not launched. Chosen
-     when the splits fit one cluster (kernel cluster_programs) and all the
-     grid's clusters fit on the device at once, unless flags has
-     MLA_DECODE_TWO_LAUNCHES. */
+     with flags MLA_DECODE_ONE_LAUNCH when the splits fit one cluster
+     (kernel cluster_programs) and all the grid's clusters fit on the
+     device at once. */
   int64_t cluster_splits;
 } mla_decode_plan;
 
