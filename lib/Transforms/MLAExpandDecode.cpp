@@ -170,8 +170,8 @@ RankedTensorType tile(ArrayRef<int64_t> shape, Type elt) {
 /// The single-launch combine at the end of stage 1 (docs/Design.md, "One
 /// launch for small batches"): when the launcher ran the program's splits
 /// as one thread-block cluster, the splits combine their partials
-/// themselves once all are stored, split `s` taking row pairs s, s + n, ...
-/// of the program's `blockM` rows (stage 2's work, without its launch).
+/// themselves once all are stored, each split a share of the program's
+/// `blockM` rows (stage 2's work, without its launch).
 /// `qAt` is where the program's first row goes in `outDst`, `rowDim` the
 /// index that counts rows there. Launched otherwise, the condition is false
 /// and stage 2 combines.
