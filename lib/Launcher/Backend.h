@@ -40,21 +40,20 @@ struct mla_backend {
   /// Thread-block clusters (mla_kernel_desc::cluster_programs): how many
   /// clusters of `programs` x (`blockX` threads, `shared` bytes) programs
   /// of `fn` the device holds at once, after allowing `fn` that cluster
-  /// size; 0 where the backend or device has no clusters.
-  virtual int64_t clustersAtOnce(void *module, void *fn, unsigned programs,
-                                 unsigned blockX, unsigned shared) const {
-    (void)module, (void)fn, (void)programs, (void)blockX, (void)shared;
+  /// size; 0 where the backend or device has no clusters (the default).
+  virtual int64_t clustersAtOnce(void * /*module*/, void * /*fn*/,
+                                 unsigned /*programs*/, unsigned /*blockX*/,
+                                 unsigned /*shared*/) const {
     return 0;
   }
   /// launch() with cluster dims (1, `clusterY`, 1); gridY is a multiple of
   /// clusterY. Only called where clustersAtOnce() was positive.
-  virtual mla_status launchClustered(void *module, void *fn, unsigned gridX,
-                                     unsigned gridY, unsigned clusterY,
-                                     unsigned blockX, unsigned shared,
-                                     void *stream, void *args, size_t size,
+  virtual mla_status launchClustered(void * /*module*/, void * /*fn*/,
+                                     unsigned /*gridX*/, unsigned /*gridY*/,
+                                     unsigned /*clusterY*/, unsigned /*blockX*/,
+                                     unsigned /*shared*/, void * /*stream*/,
+                                     void * /*args*/, size_t /*size*/,
                                      std::string &msg) const {
-    (void)module, (void)fn, (void)gridX, (void)gridY, (void)clusterY,
-        (void)blockX, (void)shared, (void)stream, (void)args, (void)size;
     msg = std::string(name()) + " launches no thread-block clusters";
     return MLA_ERROR_INVALID_SPEC;
   }

@@ -165,27 +165,17 @@ struct CudaBackend final : mla_backend {
                       /*dependent=*/false, stream, args, size, msg);
   }
 
-private:
-  static CUlaunchAttribute clusterAttr(unsigned clusterY) {
-    CUlaunchAttribute attr;
-    std::memset(&attr, 0, sizeof attr);
-    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim.x = 1;
-    attr.value.clusterDim.y = clusterY;
-    attr.value.clusterDim.z = 1;
-    return attr;
-  }
-  static CUlaunchConfig config(unsigned gx, unsigned gy, unsigned block,
-                               unsigned shared, void *stream) {
-    CUlaunchConfig cfg;
-    std::memset(&cfg, 0, sizeof cfg);
-    cfg.gridDimX = gx, cfg.gridDimY = gy, cfg.gridDimZ = 1;
-    cfg.blockDimX = block, cfg.blockDimY = 1, cfg.blockDimZ = 1;
-    cfg.sharedMemBytes = shared;
-    cfg.hStream = static_cast<CUstream>(stream);
-    return cfg;
+  void unload(void *module) const override {
+    auto *m = static_cast<Module *>(module);
+    {
+      ContextScope scope(m->context);
+      cuModuleUnload(m->module);
+    }
+    cuDevicePrimaryCtxRelease(m->device);
+    delete m;
   }
 
+private:
   /// clusterY > 0: cluster dims (1, clusterY, 1).
   mla_status launchWith(void *module, void *fn, unsigned gx, unsigned gy,
                         unsigned clusterY, unsigned block, unsigned shared,
@@ -237,15 +227,24 @@ private:
     return MLA_SUCCESS;
   }
 
-public:
-  void unload(void *module) const override {
-    auto *m = static_cast<Module *>(module);
-    {
-      ContextScope scope(m->context);
-      cuModuleUnload(m->module);
-    }
-    cuDevicePrimaryCtxRelease(m->device);
-    delete m;
+  static CUlaunchAttribute clusterAttr(unsigned clusterY) {
+    CUlaunchAttribute attr;
+    std::memset(&attr, 0, sizeof attr);
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = 1;
+    attr.value.clusterDim.y = clusterY;
+    attr.value.clusterDim.z = 1;
+    return attr;
+  }
+  static CUlaunchConfig config(unsigned gx, unsigned gy, unsigned block,
+                               unsigned shared, void *stream) {
+    CUlaunchConfig cfg;
+    std::memset(&cfg, 0, sizeof cfg);
+    cfg.gridDimX = gx, cfg.gridDimY = gy, cfg.gridDimZ = 1;
+    cfg.blockDimX = block, cfg.blockDimY = 1, cfg.blockDimZ = 1;
+    cfg.sharedMemBytes = shared;
+    cfg.hStream = static_cast<CUstream>(stream);
+    return cfg;
   }
 };
 
