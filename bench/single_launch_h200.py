@@ -25,7 +25,6 @@ stage 1 combines.
 Exits 1 if a check fails.
 """
 import argparse
-import math
 import os
 import sys
 import time
@@ -35,6 +34,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_h200 as B  # noqa: E402
 import mla_torch  # noqa: E402
+from wgmma_h200 import geo, use_spec  # noqa: E402
 
 SPECS = "fp8:deepseek_r1_decode_fp8_qp16,bf16:deepseek_r1_decode_bf16_sm90a"
 EDGE = [[1], [17], [1000], [8191], [0, 5, 64, 65, 1000, 0, 130], [0, 0, 0]]
@@ -42,23 +42,9 @@ FORCED = [2, 3, 5, 8, 13, 16]
 RAGGED = [3, 70, 0, 129, 1000, 4097]
 
 
-def geo(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
-
-
-def use_spec(fmt, name):
-    mla_torch._SPECS[fmt] = [name]
-    mla_torch._chosen.clear()
-
-
 def plan_of(fmt, lengths):
-    """The launcher's plan for a batch of `lengths` (as custom_kernel makes it)."""
-    s = mla_torch.spec_for(fmt)
-    n = len(lengths)
-    host = [0]
-    for x in lengths:
-        host.append(host[-1] + x)
-    return s.plan(n, max(lengths), 0, host) or s.plan(n, max(lengths), 0, None)
+    """The plan custom_kernel made for a batch of `lengths` (no host lengths)."""
+    return mla_torch.spec_for(fmt).plan(len(lengths), max(lengths))
 
 
 def forced_check(fmt, lengths, splits, seed, two):
