@@ -196,3 +196,44 @@ mla.kernel @mxfp4loop(%kv: memref<?x32xi8>, %scales: memref<?x?xi8>, %q: memref<
   mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
   mla.return
 }
+
+// -----
+
+// CHECK-LABEL: gpu.func @twoWarpgroups
+// Two warpgroups (8 warps) on a 128-token tile with 32 rows (N = 32, the
+// fp8 MTP 2 spec's shape): each warpgroup's S^T is one instruction tile of
+// 64 tokens, its 4 steps an iteration into 2 accumulator chains (about 64
+// columns of N in flight), so 16 sums after the wait, not 48.
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: scf.for
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK: scf.yield
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-COUNT-16: arith.addf
+// CHECK-NOT: arith.addf
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// O^T: each warpgroup 64 of the 128 columns, over all 128 tokens.
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <col>]
+mla.kernel @twoWarpgroups(%kv: memref<?x128xbf16>, %q: memref<?x128xbf16>, %n: index,
+                          %out: memref<?x128xf32>, %lse: memref<?xf32>)
+    attributes {grid = ["batch"], num_warps = 8 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %qt = mla.load %q[%b, %c0] : memref<?x128xbf16> -> tensor<32x128xbf16>
+  %m0 = mla.fill 0xFF800000 : tensor<32xf32>
+  %l0 = mla.fill 0.0 : tensor<32xf32>
+  %a0 = mla.fill 0.0 : tensor<32x128xf32>
+  %r:3 = mla.kv_loop %i = %c0 to %n step 128 iter_args(%m = %m0, %l = %l0, %a = %a0) -> (tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>) {
+    %k = mla.load %kv[%i, %c0] bound %n : memref<?x128xbf16> -> tensor<128x128xbf16>
+    // PLACE: :[[@LINE+1]]:10: remark: placement: acc (16 registers per lane); wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16, transposed: A = rhs (K-major), B = lhs^T (K-major), descriptors from shared memory
+    %s = mla.dot %qt, %k {transpose_rhs} : tensor<32x128xbf16>, tensor<128x128xbf16> -> tensor<32x128xf32>
+    %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %l, %a : tensor<32x128xf32>, tensor<32xf32>, tensor<32x128xf32>
+    %pb = mla.cast %p : tensor<32x128xf32> -> tensor<32x128xbf16>
+    %o = mla.dot %pb, %k acc(%a1 : tensor<32x128xf32>) : tensor<32x128xbf16>, tensor<128x128xbf16> -> tensor<32x128xf32>
+    mla.yield %m1, %l1, %o : tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>
+  }
+  %o, %e = mla.softmax_finalize %r#2, %r#0, %r#1 : tensor<32x128xf32>, tensor<32xf32>
+  mla.store %o, %out[%b, %c0] : tensor<32x128xf32> -> memref<?x128xf32>
+  mla.store %e, %lse[%b] : tensor<32xf32> -> memref<?xf32>
+  mla.return
+}

@@ -141,7 +141,10 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   // iteration into its own copy of the accumulators, summed after the
   // wait, so that the tensor cores overlap `chains` instructions instead of
   // waiting for each result (O^T's 8 tiles are 8 chains already).
-  int64_t chains = l.tiles == 1 ? unroll : 1;
+  // About 64 columns of N in flight: 4 chains at N = 16, 2 at N = 32 (an
+  // instruction twice as long, and 4 copies of its accumulators spilled
+  // the fp8 MTP 2 program of two warpgroups: 255 registers).
+  int64_t chains = l.tiles == 1 ? std::clamp<int64_t>(64 / n, 1, unroll) : 1;
   SmallVector<Value> init = acc;
   for (int64_t c = 1; c < chains; ++c)
     init.append(l.size(), cstF32(b, loc(), 0.0f));
