@@ -73,6 +73,9 @@ step "serving shapes" python3 bench/serving_h200.py "${flashmla[@]}" "${baseline
   --reps 30 --json "$OUT/serving.json"
 step "memcheck (serving shapes)" compute-sanitizer --tool memcheck --error-exitcode 3 \
   python3 bench/serving_h200.py --memcheck-case
+# (fp8 MTP 2 runs on two warpgroups that share shared memory: racecheck.)
+step "racecheck (serving shapes)" compute-sanitizer --tool racecheck --error-exitcode 3 \
+  python3 bench/serving_h200.py --memcheck-case
 # Paged KV (issue 17): block tables of 64-row pages and token lists against
 # the float32 reference, malformed tables, and page 64 timed beside
 # contiguous KV and FlashMLA's paged decode.

@@ -37,21 +37,26 @@ import mla_launcher as L
 # fp8 KV: Q and P in f16 (qp_type = f16; on sm_90 1.3x faster than bf16 Q/P
 # and more accurate; contract |q| <= 65504, see docs/PerformanceLog.md), else
 # the bf16-Q/P spec.
-_SPECS = {"fp8": [os.environ["MLA_SPEC_FP8"]] if "MLA_SPEC_FP8" in os.environ
-          else ["deepseek_r1_decode_fp8_qp16", "deepseek_r1_decode_fp8"],
+_DEFAULT_SPECS = {"fp8": ["deepseek_r1_decode_fp8_qp16", "deepseek_r1_decode_fp8"],
           # bf16 KV: sm_90a's wgmma spec where compiled (the H200: 1.25x
           # faster than sm_90's mma.sync on the task's geomean; MTP 2 in
           # one program at 1.2x one token's time), else sm_90's.
-          "bf16": [os.environ["MLA_SPEC_BF16"]] if "MLA_SPEC_BF16" in os.environ
-          else ["deepseek_r1_decode_bf16_sm90a", "deepseek_r1_decode_bf16"],
+          "bf16": ["deepseek_r1_decode_bf16_sm90a", "deepseek_r1_decode_bf16"],
           # mxfp4 (issue 18): packed e2m1 rows and e8m0 block scales; sm_90a's
           # (bytes a tile ahead in registers, decoded into a swizzled bf16
           # tile for wgmma: the H200 1.8x faster than the 32-token sm_90 spec
           # on the task's geomean) where compiled, else the 32-token spec (3
           # programs per SM, 1.09x faster than 64 tokens), else the 64-token.
-          "mxfp4": [os.environ["MLA_SPEC_MXFP4"]] if "MLA_SPEC_MXFP4" in os.environ
-          else ["deepseek_r1_decode_mxfp4_sm90a", "deepseek_r1_decode_mxfp4_n32",
-                "deepseek_r1_decode_mxfp4"]}
+          "mxfp4": ["deepseek_r1_decode_mxfp4_sm90a", "deepseek_r1_decode_mxfp4_n32",
+                    "deepseek_r1_decode_mxfp4"]}
+_SPECS = {k: [os.environ[f"MLA_SPEC_{k.upper()}"]] if f"MLA_SPEC_{k.upper()}" in os.environ
+          else list(v) for k, v in _DEFAULT_SPECS.items()}
+# Serving shapes whose fastest spec is not the format's first one (the
+# H200, docs/Performance.md): (format, shape_suffix) -> the base name tried
+# first, while _SPECS[format] is the default list. fp8 MTP 2: sm_90a's
+# wgmma with both tokens and two warpgroups in one program, 1.4x one
+# token's time against 1.8x for sm_90's MTP 2 spec.
+_SHAPE_SPECS = {("fp8", "_mtp2"): "deepseek_r1_decode_fp8_qp16_sm90a"}
 
 # mxfp4 KV: the packed bytes as uint8 / int8 or torch's fp4x2 type, the
 # scales as uint8 or torch's e8m0 type (those that this torch has).
@@ -433,7 +438,8 @@ def shape_suffix(q_seq_len=1, heads=16, paging=None):
 
 
 def spec_for(kv_format, device=None, q_seq_len=1, heads=16, paging=None):
-    """The first spec of _SPECS[kv_format] (+ shape_suffix) found in
+    """The first spec of _SPECS[kv_format] (+ shape_suffix; after
+    _SHAPE_SPECS' base for the shape, if any) found in
     $MLA_ARTIFACTS whose manifest has q_seq_len query tokens, `heads` heads
     and the KV layout `paging` asks for; ValueError naming the specs looked
     for when none is there."""
@@ -441,7 +447,11 @@ def spec_for(kv_format, device=None, q_seq_len=1, heads=16, paging=None):
     name = _chosen.get(key)
     if name is None:
         folder = os.environ.get("MLA_ARTIFACTS", "artifacts")
-        names = [n + shape_suffix(q_seq_len, heads, paging) for n in _SPECS[kv_format]]
+        suffix = shape_suffix(q_seq_len, heads, paging)
+        bases = list(_SPECS[kv_format])
+        if bases == _DEFAULT_SPECS[kv_format] and (kv_format, suffix) in _SHAPE_SPECS:
+            bases.insert(0, _SHAPE_SPECS[(kv_format, suffix)])
+        names = [n + suffix for n in bases]
         found = [n for n in names if os.path.exists(os.path.join(folder, n + ".json"))]
         if not found:
             if (q_seq_len, heads, paging) == (1, 16, None):

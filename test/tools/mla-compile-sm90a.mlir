@@ -11,6 +11,8 @@
 // RUN: mla-compile %kernels/deepseek_r1_decode_bf16_sm90a_paged64.mlir --chip=sm_90a -o %t/paged | FileCheck %s --check-prefix=PAGED
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a.mlir --chip=sm_90a -o %t/fp8 | FileCheck %s --check-prefix=FP8
 // RUN: FileCheck %s --check-prefix=FP8-PTX < %t/fp8/deepseek_r1_decode_fp8_qp16_sm90a.ptx
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2.mlir --chip=sm_90a -o %t/fp8mtp2 | FileCheck %s --check-prefix=FP8-MTP2
+// RUN: FileCheck %s --check-prefix=FP8-MTP2-PTX < %t/fp8mtp2/deepseek_r1_decode_fp8_qp16_sm90a_mtp2.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_mxfp4_sm90a.mlir --chip=sm_90a -o %t/mxfp4 | FileCheck %s --check-prefix=MXFP4
 // RUN: FileCheck %s --check-prefix=MXFP4-PTX < %t/mxfp4/deepseek_r1_decode_mxfp4_sm90a.ptx
 
@@ -63,6 +65,17 @@
 // FP8-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{.*}}, p, 1, 1, 1, 0;
 // FP8-PTX-NOT: cp.async
 // FP8-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage2
+
+// fp8 MTP 2: two warpgroups on 128-token tiles, N = 32 (both tokens); the
+// fp8 bytes a tile ahead shared by 256 threads: no spills.
+// FP8-MTP2: deepseek_r1_decode_fp8_qp16_sm90a_mtp2_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 256 threads, 1 programs/SM
+// FP8-MTP2-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_mtp2_stage1_masked
+// FP8-MTP2-PTX-NOT: cp.async
+// FP8-MTP2-PTX: cvt.rn.f16x2.e4m3x2
+// FP8-MTP2-PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {{.*}}, p, 1, 1, 0, 0;
+// FP8-MTP2-PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {{.*}}, p, 1, 1, 1, 0;
+// FP8-MTP2-PTX-NOT: cp.async
+// FP8-MTP2-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_mtp2_stage2
 
 // mxfp4 KV a tile ahead in registers (bytes and scales), decoded into the
 // swizzled bf16 tile; 2 programs per SM (the bytes take no shared memory)
