@@ -1,10 +1,14 @@
-"""Times every split candidate of the fp8 spec on the 8 task shapes as a
-replayed CUDA graph (L2 flushed, median of 20) beside the launcher's own
-choice (the split cost model). The count is forced through the launcher's
-num_splits argument; Python computes no split.
+"""Times every split candidate of a spec on the 8 task shapes (or --shapes)
+as a replayed CUDA graph (L2 flushed, median of 20) beside the launcher's
+own choice (the split cost model). The count is forced through the
+launcher's num_splits argument; Python computes no split. The spec is the
+one custom_kernel takes for --format and --q-seq-len (default: fp8, 1;
+MLA_SPEC_FP8 / _BF16 / _MXFP4 name another).
 
-    MLA_ARTIFACTS=artifacts PYTHONPATH=python python3 bench/sweep_splits.py
+    MLA_ARTIFACTS=artifacts PYTHONPATH=python python3 bench/sweep_splits.py \
+        [--format fp8|bf16|mxfp4] [--q-seq-len 2] [--shapes 64x8192,256x8192]
 """
+import argparse
 import statistics
 import sys
 
@@ -14,20 +18,35 @@ sys.path[:0] = ["bench", "python"]
 import bench_h200 as B  # noqa: E402
 import mla_torch as M  # noqa: E402
 
+ap = argparse.ArgumentParser()
+ap.add_argument("--format", default="fp8", choices=["fp8", "bf16", "mxfp4"])
+ap.add_argument("--q-seq-len", type=int, default=1)
+ap.add_argument("--shapes", help="comma-separated BSxKV (default: the task's 8)")
+args = ap.parse_args()
+shapes = ([tuple(int(x) for x in sh.split("x")) for sh in args.shapes.split(",")]
+          if args.shapes else B.TASK_SHAPES)
 flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
-s = M.spec_for("fp8")
+s = M.spec_for(args.format, None, args.q_seq_len)
 m = s.context.spec.manifest
 print("spec", s.name, "model params", m["split_cost_model"])
-for bs, kv in B.TASK_SHAPES:
-    data, _ = B.make_inputs([kv] * bs, "fp8", 1)
-    q, kvd, qo, kvp, cfg = data
-    inputs = M._as_kernel_inputs(s, q, kvd["fp8"][0], kvd["fp8"][1], qo, kvp)
-    s.decode(*inputs, bs, kv)
+for bs, kv in shapes:
+    extra = {}
+    if args.format == "mxfp4":
+        import mxfp4_h200  # noqa: E402  (the task's mxfp4 inputs)
+        data, _, _ = mxfp4_h200.make_inputs([kv] * bs, 1)
+        kv_t, extra["kv_scales"] = data[1]["mxfp4"]
+        scale = None
+    else:
+        data, _ = B.make_inputs([kv] * bs, args.format, 1, args.q_seq_len)
+        kv_t, scale = data[1]["fp8"] if args.format == "fp8" else (data[1]["bf16"], None)
+    q, _, qo, kvp, cfg = data
+    inputs = M._as_kernel_inputs(s, q, kv_t, scale, qo, kvp)
+    s.decode(*inputs, bs, kv, **extra)
     chosen = s.plan(bs, kv).splits
     row = []
     for n in m["split_candidates"]:
         def fn():
-            s.decode(*inputs, bs, kv, num_splits=n)
+            s.decode(*inputs, bs, kv, num_splits=n, **extra)
         fn()
         torch.cuda.synchronize()
         g = torch.cuda.CUDAGraph()
