@@ -69,6 +69,27 @@ TEST(SplitCostModel, MeasuredH200Choices) {
           << "bs " << batches[b] << " kv " << (k ? 8192 : 1024);
 }
 
+TEST(SplitCostModel, TilesCountIn64TokenUnits) {
+  // The fp8 MTP 2 spec on sm_90a: 128-token tiles, one program per SM (132
+  // at once). Its H200 sweep of 2026-12-02 (bench/sweep_splits.py
+  // --q-seq-len 2, docs/PerformanceLog.md): the fastest count of every task
+  // shape but bs 64 / kv 1024 (2 splits, 42.1 us; the model keeps 1, 52.1).
+  // Counted in whole tiles the model took 1 split at bs 4 / kv 1024 (47.6
+  // us; 8 run in 16.8) and 16 at bs 4 / kv 8192 (36.4; 32: 30.2).
+  const int64_t want[4][2] = {{8, 32}, {4, 4}, {1, 2}, {1, 1}};
+  const int64_t batches[4] = {4, 32, 64, 256};
+  for (int b = 0; b < 4; ++b)
+    for (int k = 0; k < 2; ++k)
+      EXPECT_EQ(choose(batches[b], k ? 8192 : 1024, 132, 128), want[b][k])
+          << "bs " << batches[b] << " kv " << (k ? 8192 : 1024);
+  // A 64-token tile is one unit: the formula of CostFormula.
+  SplitProblem p{4, 8192, 128, 256, {}};
+  EXPECT_DOUBLE_EQ(estimateSplitCost(p, 1), 130.0);
+  // A partial tile is walked whole: 4 tokens of a 128-token tile cost 2.
+  SplitProblem q{1, 4, 128, 256, {}};
+  EXPECT_DOUBLE_EQ(estimateSplitCost(q, 1), 2.0 + 2.0);
+}
+
 TEST(SplitCostModel, RespectsCandidates) {
   std::vector<int64_t> only{1, 2};
   EXPECT_EQ(chooseSplits({4, 8192, 64, 256, only}), 2);

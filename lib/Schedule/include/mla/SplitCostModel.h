@@ -3,7 +3,8 @@
 // Stage 1 gives every (sequence, split) pair one program. More splits fill
 // more compute units but shorten each program's KV walk (fixed costs weigh
 // more) and make stage 2 read more partial outputs. The model below prices
-// those three effects in units of "one KV tile walked by one program"; see
+// those three effects in units of "one 64-token KV tile walked by one
+// program" (a spec's tile of block_n tokens counts block_n / 64); see
 // docs/Design.md, "Choosing the split count".
 //
 //===----------------------------------------------------------------------===//
