@@ -28,10 +28,13 @@ double mlir::mla::estimateSplitCost(const SplitProblem &p, int64_t splits,
   // priced in 64-token tiles (the unit the parameters were fitted in): a
   // 128-token tile is twice the work, so the fixed costs weigh half as much
   // against it (the H200 sweep of the 128-token fp8 MTP 2 spec: 4 x 1024
-  // took 1 split, 47.6 us, where 8 run in 16.8).
-  double tiles = static_cast<double>(
-                     ceilDiv(ceilDiv(p.kvLen, splits), p.blockN) * p.blockN) /
-                 64.0;
+  // took 1 split, 47.6 us, where 8 run in 16.8). A smaller tile still
+  // counts one: its barriers and row reductions are a 64-token tile's (the
+  // 32-token mxfp4 spec priced at half a unit took 32 splits at 4 x 8192,
+  // 52.0 us, where 64 run in 42.4).
+  double tiles =
+      static_cast<double>(ceilDiv(ceilDiv(p.kvLen, splits), p.blockN)) *
+      std::max(1.0, static_cast<double>(p.blockN) / 64.0);
   // Programs run in rounds of `computeUnits` at a time; a sequence's row
   // groups are programs of their own (and partials stage 2 combines).
   int64_t programs = p.batch * p.groups * splits;
