@@ -56,7 +56,8 @@ _SPECS = {k: [os.environ[f"MLA_SPEC_{k.upper()}"]] if f"MLA_SPEC_{k.upper()}" in
 # first, while _SPECS[format] is the default list. fp8 MTP 2: sm_90a's
 # wgmma with both tokens and two warpgroups in one program, 1.4x one
 # token's time against 1.8x for sm_90's MTP 2 spec.
-_SHAPE_SPECS = {("fp8", "_mtp2"): "deepseek_r1_decode_fp8_qp16_sm90a"}
+_SHAPE_SPECS = {("fp8", "_mtp2"): "deepseek_r1_decode_fp8_qp16_sm90a",
+                ("fp8", "_mtp2_paged64"): "deepseek_r1_decode_fp8_qp16_sm90a"}
 
 # mxfp4 KV: the packed bytes as uint8 / int8 or torch's fp4x2 type, the
 # scales as uint8 or torch's e8m0 type (those that this torch has).

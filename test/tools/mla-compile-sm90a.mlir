@@ -13,6 +13,8 @@
 // RUN: FileCheck %s --check-prefix=FP8-PTX < %t/fp8/deepseek_r1_decode_fp8_qp16_sm90a.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2.mlir --chip=sm_90a -o %t/fp8mtp2 | FileCheck %s --check-prefix=FP8-MTP2
 // RUN: FileCheck %s --check-prefix=FP8-MTP2-PTX < %t/fp8mtp2/deepseek_r1_decode_fp8_qp16_sm90a_mtp2.ptx
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2_paged64.mlir --chip=sm_90a -o %t/fp8mtp2paged | FileCheck %s --check-prefix=FP8-MTP2-PAGED
+// RUN: FileCheck %s --check-prefix=FP8-MTP2-PAGED-PTX < %t/fp8mtp2paged/deepseek_r1_decode_fp8_qp16_sm90a_mtp2_paged64.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_mxfp4_sm90a.mlir --chip=sm_90a -o %t/mxfp4 | FileCheck %s --check-prefix=MXFP4
 // RUN: FileCheck %s --check-prefix=MXFP4-PTX < %t/mxfp4/deepseek_r1_decode_mxfp4_sm90a.ptx
 
@@ -76,6 +78,19 @@
 // FP8-MTP2-PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {{.*}}, p, 1, 1, 1, 0;
 // FP8-MTP2-PTX-NOT: cp.async
 // FP8-MTP2-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_mtp2_stage2
+
+// The same on 64-row pages: the rows' page entries (4-byte loads from the
+// table: ld.global.b32) read with the tile's bytes, a tile ahead; no
+// asynchronous copy.
+// FP8-MTP2-PAGED: deepseek_r1_decode_fp8_qp16_sm90a_mtp2_paged64_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 256 threads, 1 programs/SM
+// FP8-MTP2-PAGED-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_mtp2_paged64_stage1_masked
+// FP8-MTP2-PAGED-PTX-NOT: cp.async
+// FP8-MTP2-PAGED-PTX: ld.global.b32 %r{{[0-9]+}}, [%rd{{[0-9]+}}];
+// FP8-MTP2-PAGED-PTX: ld.global.v4.b32
+// FP8-MTP2-PAGED-PTX: cvt.rn.f16x2.e4m3x2
+// FP8-MTP2-PAGED-PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16
+// FP8-MTP2-PAGED-PTX-NOT: cp.async
+// FP8-MTP2-PAGED-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_mtp2_paged64_stage2
 
 // mxfp4 KV a tile ahead in registers (bytes and scales), decoded into the
 // swizzled bf16 tile; 2 programs per SM (the bytes take no shared memory)

@@ -7,7 +7,8 @@
 // converted / decoded from the registers into the 16-bit swizzled tile
 // both dots read (docs/Design.md, "sm_90a: wgmma", fp8 KV and mxfp4 KV).
 // Neither the memory latency nor a copy of the bytes in shared memory sits
-// between two tiles' dots.
+// between two tiles' dots. A paged fp8 tile reads each row's page entry
+// (PagedRows.cpp) with the bytes, so a tile may span pages.
 //
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
@@ -63,10 +64,12 @@ bool mapFits(const Lowering &L, const RegisterTileMap &map) {
          map.rounds() <= Lowering::kMaxRegisterRounds;
 }
 
-/// A rank-2 load of a rank-2 source straight in `loop`, not paged, whose
-/// indices are computable for another iteration.
-bool aheadable(Lowering &L, LoadOp op, KvLoopOp loop) {
-  return op && !op.isPaged() && op->getParentOp() == loop.getOperation() &&
+/// A rank-2 load of a rank-2 source straight in `loop` whose indices are
+/// computable for another iteration; paged only where `paged` (the fp8
+/// tile: its rows' page entries are read with the tile, a tile ahead).
+bool aheadable(Lowering &L, LoadOp op, KvLoopOp loop, bool paged = false) {
+  return op && (paged || !op.isPaged()) &&
+         op->getParentOp() == loop.getOperation() &&
          op.getResult().getType().getRank() == 2 &&
          cast<MemRefType>(op.getSource().getType()).getRank() == 2 &&
          L.computableAhead(op, loop);
@@ -75,8 +78,10 @@ bool aheadable(Lowering &L, LoadOp op, KvLoopOp loop) {
 
 std::optional<RegPrefetch> Lowering::registerPrefetchOf(LoadOp op,
                                                         KvLoopOp loop) {
-  if (!target.mma->smemOperands || !contiguousRows(op) ||
-      !aheadable(*this, op, loop))
+  if (!target.mma->smemOperands ||
+      !(op.isPaged() ? static_cast<bool>(stagesInPlace(op))
+                     : contiguousRows(op)) ||
+      !aheadable(*this, op, loop, /*paged=*/true))
     return std::nullopt;
   auto t = op.getResult().getType();
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
@@ -128,6 +133,14 @@ SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
   Value row0 = rematAt(op.getIndices()[0], p.loop, iv, m);
   Value col0 = rematAt(op.getIndices()[1], p.loop, iv, m);
   Value bound = op.getBound() ? rematAt(op.getBound(), p.loop, iv, m) : Value();
+  // A paged tile's rows: each chunk's row through its page's entry
+  // (Lowering::pagedRow: an entry that names no page of the source, or a
+  // row past the bound, is an absent row).
+  Value table, tableOffset;
+  if (op.isPaged()) {
+    table = scalars.lookup(op.getTable());
+    tableOffset = rematAt(op.getTableOffset(), p.loop, iv, m);
+  }
   Value scales, srow0, scol0;
   if (sc) {
     scales = scalars.lookup(sc.getSource());
@@ -161,15 +174,31 @@ SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
         Value limit =
             bound ? arith::SubIOp::create(b, loc(), bound, row0).getResult()
                   : Value();
+        std::optional<PagedRows> pages;
+        if (table)
+          pages = pagedRows(op, src, row0, bound, table, tableOffset);
         SmallVector<Value> data, scale;
         for (const RegChunk &c : chunks) {
           Value row = addc(c.rowBase, c.rowConst);
+          Value pagedAt,
+              in = limit ? arith::CmpIOp::create(
+                               b, loc(), arith::CmpIPredicate::slt, row, limit)
+                               .getResult()
+                         : Value();
+          if (pages) {
+            auto [srcRow, ok] = pagedRow(*pages, row);
+            pagedAt = addc(add(add(mul(srcRow, srcCols), col0), c.colBase),
+                           c.colConst);
+            in = ok;
+          }
           // The loads through `rb` (into the guarded branch), the address
           // arithmetic through `b` (ahead of the guard).
           auto read = [&](OpBuilder &rb, Location rl) -> SmallVector<Value> {
             Value at =
-                addc(add(add(origin, mul(c.rowBase, srcCols)), c.colBase),
-                     c.rowConst * srcCols + c.colConst);
+                pagedAt
+                    ? pagedAt
+                    : addc(add(add(origin, mul(c.rowBase, srcCols)), c.colBase),
+                           c.rowConst * srcCols + c.colConst);
             SmallVector<Value> got = {vector::LoadOp::create(
                 rb, rl, vecT, flat, ValueRange{at}, /*nontemporal=*/false,
                 llvm::MaybeAlign(16))};
@@ -186,11 +215,9 @@ SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
             return got;
           };
           SmallVector<Value> got;
-          if (!limit) {
+          if (!in) {
             got = read(b, loc());
           } else {
-            Value in = arith::CmpIOp::create(
-                b, loc(), arith::CmpIPredicate::slt, row, limit);
             auto guarded = scf::IfOp::create(
                 b, loc(), in,
                 [&](OpBuilder &rb, Location rl) {
@@ -266,6 +293,8 @@ std::optional<RegPrefetch> Lowering::startRegisterPrefetch(KvLoopOp loop) {
   SmallVector<Value> needed(rp->load.getIndices());
   if (rp->load.getBound())
     needed.push_back(rp->load.getBound());
+  if (rp->load.isPaged())
+    needed.push_back(rp->load.getTableOffset());
   if (rp->scales)
     llvm::append_range(needed, rp->scales.getIndices());
   if (!lowerV || !upperV || !llvm::all_of(needed, [&](Value v) {
