@@ -125,11 +125,11 @@ def check_case(lengths, s_q, fmt, layout, seed):
     return checked(lambda _: mla_torch.custom_kernel((q, kvd, qo, kvp, config)), ref)
 
 
-def check_malformed(fmt, seed):
+def check_malformed(fmt, seed, s_q=1):
     """Sequence 0's pages 1 and 2 name no page (-1, past the cache): its
     tokens there read zeros; validate=True refuses the table."""
     lengths = [300, 200, 0, 64]
-    data, deq = B.make_inputs(lengths, fmt, seed)
+    data, deq = B.make_inputs(lengths, fmt, seed, s_q)
     cache, table, lens = paged(data, 64, seed)
     pages = cache.shape[0] // 64
     table[0, 1] = -1
@@ -248,14 +248,14 @@ def main():
             name += " " + mla_torch.spec_for(fmt, None, 2, 16, 64).name
         print(f"  {name:40s} rel err {err:.3e}{' NaN' if nan else ''} {'ok' if ok else 'FAILED'}")
         results["checks"].append(dict(name=name, seed=seed + i, err=err, nan=nan, ok=ok))
-    for fmt in ("fp8", "bf16"):
-        err, nan, refused = check_malformed(fmt, seed)
+    for fmt, s_q in [("fp8", 1), ("bf16", 1)] + ([("fp8", 2)] if mtp_paged else []):
+        err, nan, refused = check_malformed(fmt, seed, s_q)
         ok = err <= 2e-2 and not nan and "block_table[0][1] is -1" in refused
         failed += not ok
-        print(f"  malformed table {fmt}: rel err {err:.3e} (bad pages as zero rows), "
+        name = f"malformed table {fmt}" + (f" q_seq_len {s_q}" if s_q > 1 else "")
+        print(f"  {name}: rel err {err:.3e} (bad pages as zero rows), "
               f"validate: {refused or 'NOT refused'} {'ok' if ok else 'FAILED'}")
-        results["checks"].append(dict(name=f"malformed table {fmt}", err=err, nan=nan,
-                                      refused=refused, ok=ok))
+        results["checks"].append(dict(name=name, err=err, nan=nan, refused=refused, ok=ok))
     for fmt in ("fp8", "bf16"):
         err, err_op, nan = check_graph(fmt, seed)
         ok = err <= 2e-2 and err_op <= 2e-2 and not nan
@@ -264,7 +264,7 @@ def main():
               f"{err:.3e}; custom op {err_op:.3e} {'ok' if ok else 'FAILED'}")
         results["checks"].append(dict(name=f"graph {fmt}", err=err, err_op=err_op, nan=nan,
                                       ok=ok))
-    n = len(cases) + 4
+    n = len(results["checks"])
     print(f"{n - failed}/{n} paged checks ok")
     if args.memcheck_case:
         sys.exit(1 if failed else 0)
@@ -299,8 +299,7 @@ def main():
                   f"{row['contiguous_mask_free_us']:.1f} / {row['paged64_mask_free_us']:.1f} us "
                   f"({row['ratio_mask_free']:.3f}x){fl} (target <= 1.05)")
     # fp8 MTP 2 (issue 17): contiguous and paged, each through the spec the
-    # entries choose (contiguous: sm_90a's two warpgroups where compiled;
-    # paged: sm_90's, since sm_90a's paged copy measured slower).
+    # entries choose (sm_90a's two warpgroups where compiled).
     for bs, kv in ((64, 8192), (256, 8192)) if mtp_paged else ():
         data, _ = B.make_inputs([kv] * bs, "fp8", seed, 2)
         cache, table, lens = paged(data, 64, seed)
