@@ -180,16 +180,17 @@ SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
         SmallVector<Value> data, scale;
         for (const RegChunk &c : chunks) {
           Value row = addc(c.rowBase, c.rowConst);
-          Value pagedAt,
-              in = limit ? arith::CmpIOp::create(
-                               b, loc(), arith::CmpIPredicate::slt, row, limit)
-                               .getResult()
-                         : Value();
+          // Whether the row is present (absent rows read as zeros), and a
+          // paged row's address.
+          Value in, pagedAt;
           if (pages) {
             auto [srcRow, ok] = pagedRow(*pages, row);
             pagedAt = addc(add(add(mul(srcRow, srcCols), col0), c.colBase),
                            c.colConst);
             in = ok;
+          } else if (limit) {
+            in = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, row,
+                                       limit);
           }
           // The loads through `rb` (into the guarded branch), the address
           // arithmetic through `b` (ahead of the guard).

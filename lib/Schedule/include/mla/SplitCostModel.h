@@ -5,8 +5,7 @@
 // more) and make stage 2 read more partial outputs. The model below prices
 // those three effects in units of "one 64-token KV tile walked by one
 // program" (a spec's tile of block_n tokens counts block_n / 64, at least
-// 1); see
-// docs/Design.md, "Choosing the split count".
+// 1); see docs/Design.md, "Choosing the split count".
 //
 //===----------------------------------------------------------------------===//
 #ifndef MLA_SPLITCOSTMODEL_H
