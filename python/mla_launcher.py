@@ -12,7 +12,7 @@ import json
 import os
 
 MANIFEST_VERSION = 3
-ABI_VERSION = 9
+ABI_VERSION = 10
 DECODE_VALIDATE = 1  # mla_decode_args.flags: MLA_DECODE_VALIDATE
 DECODE_ONE_LAUNCH = 2  # MLA_DECODE_ONE_LAUNCH: stage 1 combines in one cluster where it can
 
@@ -71,7 +71,7 @@ class DecodePlan(ctypes.Structure):  # mla_decode_plan
 
 STRUCTS = (ArgDesc, KernelDesc, TargetDesc, SpecDesc, DecodeArgs, DecodePlan)
 
-_ARG_KIND = {"memref": 0, "i64": 1, "f32": 2}
+_ARG_KIND = {"memref": 0, "i64": 1, "f32": 2, "tensor_map": 3}
 _GRID = {"one": 0, "batch": 1, "splits": 2, "heads": 3, "rows": 4, "batch_row_groups": 5}
 KV_LAYOUTS = {"contiguous": 0, "token_indices": 1, "block_table": 2}  # mla_kv_layout
 

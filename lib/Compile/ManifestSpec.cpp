@@ -58,9 +58,10 @@ ManifestSpec::read(const json::Object &m, std::string code) {
       mla_arg_desc d{};
       d.name = s->keep(str(a, "name"));
       StringRef kind = str(a, "kind");
-      d.kind = kind == "memref" ? MLA_ARG_MEMREF
-               : kind == "i64"  ? MLA_ARG_I64
-                                : MLA_ARG_F32;
+      d.kind = kind == "memref"       ? MLA_ARG_MEMREF
+               : kind == "i64"        ? MLA_ARG_I64
+               : kind == "tensor_map" ? MLA_ARG_TENSOR_MAP
+                                      : MLA_ARG_F32;
       d.rank = num(a, "rank");
       if (const json::Array *shape = a.getArray("shape"))
         for (size_t i = 0; i < shape->size() && i < MLA_MAX_RANK; ++i)

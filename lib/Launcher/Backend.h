@@ -26,10 +26,14 @@ struct mla_backend {
   virtual mla_status load(int device, const char *chip, const void *code,
                           size_t size, void **module,
                           std::string &msg) const = 0;
-  /// Resolves a kernel and allows it `sharedBytes` of dynamic shared memory.
+  /// Resolves a kernel of `numParams` parameters (as packed for launch())
+  /// and allows it `sharedBytes` of dynamic shared memory.
   virtual mla_status function(void *module, const char *name, int sharedBytes,
-                              void **fn, std::string &msg) const = 0;
-  /// Launches with the packed argument buffer `args` of `size` bytes.
+                              int numParams, void **fn,
+                              std::string &msg) const = 0;
+  /// Launches with the packed argument buffer `args` of `size` bytes: the
+  /// kernel's parameters in order, each at its alignment (8 bytes; a tensor
+  /// map 64).
   /// `dependent`: the kernel may start while the previous kernel in the
   /// stream finishes (mla_kernel_desc::dependent_launch); a backend without
   /// such launches launches it plainly, which is also correct.
@@ -55,6 +59,18 @@ struct mla_backend {
                                      void * /*args*/, size_t /*size*/,
                                      std::string &msg) const {
     msg = std::string(name()) + " launches no thread-block clusters";
+    return MLA_ERROR_INVALID_SPEC;
+  }
+  /// MLA_ARG_TENSOR_MAP: whether this backend builds tensor maps, and the
+  /// map (128 bytes into `out`) of the row-major [rows, cols] buffer at
+  /// `base` (elements of `eltBytes`), box {boxRows, boxCols}, 128-byte
+  /// swizzle, zeros outside the buffer.
+  virtual bool hasTensorMaps() const { return false; }
+  virtual mla_status tensorMap(const void * /*base*/, int64_t /*rows*/,
+                               int64_t /*cols*/, int /*eltBytes*/,
+                               int /*boxRows*/, int /*boxCols*/, void * /*out*/,
+                               std::string &msg) const {
+    msg = std::string(name()) + " builds no tensor maps";
     return MLA_ERROR_INVALID_SPEC;
   }
   virtual void unload(void *module) const = 0;

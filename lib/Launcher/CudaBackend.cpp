@@ -3,8 +3,11 @@
 // Code for sm_* chips: the device's primary context, cuModuleLoadData /
 // cuModuleGetFunction / cuLaunchKernel[Ex], with the packed argument buffer
 // (the one the HIP backend passes through `extra`) handed over as
-// kernelParams, one pointer per 8-byte parameter. Kernels above 48 KiB of
-// dynamic shared memory get their limit raised once, when resolved.
+// kernelParams, one pointer per parameter at the offset the driver reports
+// for it (cuFuncGetParamInfo, read once per kernel). Kernels above 48 KiB
+// of dynamic shared memory get their limit raised once, when resolved.
+// Tensor maps (MLA_ARG_TENSOR_MAP) are encoded per call by
+// cuTensorMapEncodeTiled, a host-only call.
 //
 //===----------------------------------------------------------------------===//
 #include "Backend.h"
@@ -12,6 +15,8 @@
 #include <cuda.h>
 
 #include <cstring>
+#include <map>
+#include <vector>
 
 namespace {
 
@@ -19,6 +24,9 @@ struct Module {
   CUdevice device;
   CUcontext context;
   CUmodule module;
+  /// Per resolved kernel: each parameter's offset and size in the
+  /// driver's parameter space.
+  std::map<CUfunction, std::vector<std::pair<size_t, size_t>>> params;
 };
 
 std::string cuMessage(const char *what, CUresult r) {
@@ -47,6 +55,8 @@ struct ContextScope {
   }
   bool pushed;
 };
+
+constexpr size_t kMaxParams = 128;
 
 struct CudaBackend final : mla_backend {
   const char *name() const override { return "CUDA"; }
@@ -112,7 +122,8 @@ struct CudaBackend final : mla_backend {
     return MLA_SUCCESS;
   }
 
-  mla_status function(void *module, const char *kernel, int shared, void **fn,
+  mla_status function(void *module, const char *kernel, int shared,
+                      int numParams, void **fn,
                       std::string &msg) const override {
     auto *m = static_cast<Module *>(module);
     ContextScope scope(m->context);
@@ -125,7 +136,48 @@ struct CudaBackend final : mla_backend {
       msg = cuMessage(("resolving " + std::string(kernel)).c_str(), r);
       return MLA_ERROR_DRIVER;
     }
+    auto &params = m->params[f];
+    params.clear();
+    if (numParams < 0 || size_t(numParams) > kMaxParams) {
+      msg = std::string(kernel) + " has " + std::to_string(numParams) +
+            " parameters (at most " + std::to_string(kMaxParams) + ")";
+      return MLA_ERROR_INVALID_SPEC;
+    }
+    size_t offset = 0, size = 0;
+    for (int i = 0; i < numParams; ++i) {
+      if ((r = cuFuncGetParamInfo(f, i, &offset, &size)) != CUDA_SUCCESS) {
+        msg = cuMessage(
+            ("parameter " + std::to_string(i) + " of " + std::string(kernel))
+                .c_str(),
+            r);
+        return MLA_ERROR_INVALID_SPEC;
+      }
+      params.emplace_back(offset, size);
+    }
     *fn = reinterpret_cast<void *>(f);
+    return MLA_SUCCESS;
+  }
+
+  bool hasTensorMaps() const override { return true; }
+  mla_status tensorMap(const void *base, int64_t rows, int64_t cols,
+                       int eltBytes, int boxRows, int boxCols, void *out,
+                       std::string &msg) const override {
+    static_assert(sizeof(CUtensorMap) == 128, "a tensor map is 128 bytes");
+    cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
+    cuuint64_t strides[1] = {cuuint64_t(cols) * eltBytes};
+    cuuint32_t box[2] = {cuuint32_t(boxCols), cuuint32_t(boxRows)};
+    cuuint32_t unit[2] = {1, 1};
+    CUresult r = cuTensorMapEncodeTiled(
+        static_cast<CUtensorMap *>(out),
+        eltBytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
+                      : CU_TENSOR_MAP_DATA_TYPE_UINT8,
+        2, const_cast<void *>(base), dims, strides, box, unit,
+        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+      msg = cuMessage("cuTensorMapEncodeTiled", r);
+      return MLA_ERROR_INVALID_ARGUMENT;
+    }
     return MLA_SUCCESS;
   }
 
@@ -181,20 +233,30 @@ private:
                         unsigned clusterY, unsigned block, unsigned shared,
                         bool dependent, void *stream, void *args, size_t size,
                         std::string &msg) const {
-    ContextScope scope(static_cast<Module *>(module)->context);
-    // Every kernel parameter is 8 bytes (pointers, i64, the fields of a
-    // memref descriptor), so parameter i is at byte 8 i of the packed
-    // buffer: passed as kernelParams, which the driver takes faster than
-    // the same buffer through CU_LAUNCH_PARAM_BUFFER_POINTER.
-    constexpr size_t kMaxParams = 128;
-    if (size % 8 || size / 8 > kMaxParams) {
+    auto *m = static_cast<Module *>(module);
+    ContextScope scope(m->context);
+    // The packed buffer holds the parameters in order, each at its
+    // alignment (8-byte fields: pointers, i64, the fields of a memref
+    // descriptor; 128-byte tensor maps at 64; Backend.h): each one's
+    // address is passed in kernelParams, which the driver takes faster than
+    // the same buffer through CU_LAUNCH_PARAM_BUFFER_POINTER (whose layout
+    // would have to be the driver's: it places a 64-byte aligned parameter
+    // by the parameter bank's own offset).
+    auto it = m->params.find(reinterpret_cast<CUfunction>(fn));
+    void *params[kMaxParams];
+    size_t at = 0, n = it == m->params.end() ? 0 : it->second.size();
+    for (size_t i = 0; i < n; ++i) {
+      size_t bytes = it->second[i].second;
+      at = (at + (bytes > 8 ? 63 : 7)) & ~size_t(bytes > 8 ? 63 : 7);
+      params[i] = static_cast<char *>(args) + at;
+      at += bytes;
+    }
+    if (n == 0 || at != size) {
       msg = "the packed arguments (" + std::to_string(size) +
-            " bytes) are not 8-byte fields";
+            " bytes) do not match the kernel's " + std::to_string(n) +
+            " parameters (" + std::to_string(at) + " bytes)";
       return MLA_ERROR_INVALID_SPEC;
     }
-    void *params[kMaxParams];
-    for (size_t i = 0; i < size / 8; ++i)
-      params[i] = static_cast<char *>(args) + 8 * i;
     CUresult r;
     if (dependent || clusterY) {
       CUlaunchAttribute attr;

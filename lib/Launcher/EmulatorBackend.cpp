@@ -49,7 +49,7 @@ struct EmulatorBackend final : mla_backend {
     *module = new Module{std::move(*co)};
     return MLA_SUCCESS;
   }
-  mla_status function(void *module, const char *name, int, void **fn,
+  mla_status function(void *module, const char *name, int, int, void **fn,
                       std::string &msg) const override {
     auto *m = static_cast<Module *>(module);
     const mla::emu::Kernel *k = m->code->kernel(name);

@@ -75,7 +75,7 @@ struct HipBackend final : mla_backend {
     return MLA_SUCCESS;
   }
 
-  mla_status function(void *module, const char *kernel, int, void **fn,
+  mla_status function(void *module, const char *kernel, int, int, void **fn,
                       std::string &msg) const override {
     hipFunction_t f;
     hipError_t e =

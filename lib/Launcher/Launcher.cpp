@@ -93,6 +93,23 @@ static int layoutOf(const char *name) {
   return -1;
 }
 
+/// Bytes of a kv element a tensor map can describe (0: none: packed mxfp4).
+static int kvElementBytes(const mla_spec_desc &s) {
+  const char *t = s.kv_type ? s.kv_type : "";
+  if (!std::strcmp(t, "bf16") || !std::strcmp(t, "f16"))
+    return 2;
+  return std::strncmp(t, "f8", 2) ? 0 : 1;
+}
+
+/// The kernel parameters of `k`'s arguments: a memref descriptor's 2
+/// pointers, offset, sizes and strides, one each for the rest.
+static int paramCount(const mla_kernel_desc &k) {
+  int n = 0;
+  for (int i = 0; i < k.num_args; ++i)
+    n += k.args[i].kind == MLA_ARG_MEMREF ? 3 + 2 * k.args[i].rank : 1;
+  return n;
+}
+
 /// Checks that the launcher knows how to bind every argument of `k`.
 static mla_status checkKernel(const mla_spec_desc &s,
                               const mla_kernel_desc &k) {
@@ -121,6 +138,19 @@ static mla_status checkKernel(const mla_spec_desc &s,
       return fail(MLA_ERROR_INVALID_SPEC,
                   "kernel '%s' argument '%s' has an unexpected shape", k.name,
                   a.name);
+    if (a.kind == MLA_ARG_TENSOR_MAP) {
+      // A box of the kv rows in the 128-byte swizzle, the last parameter.
+      int elt = kvElementBytes(s);
+      if (std::strcmp(a.name, "kv") || a.rank != 2 || i != k.num_args - 1 ||
+          a.shape[0] < 1 || a.shape[0] > 256 || elt == 0 ||
+          a.shape[1] * elt != 128 || s.qk_dim % a.shape[1] != 0)
+        return fail(MLA_ERROR_INVALID_SPEC,
+                    "kernel '%s' argument %d: a tensor map must be the last "
+                    "argument, over kv, with a box of 1 to 256 rows of 128 "
+                    "bytes that divide the row",
+                    k.name, i);
+      continue;
+    }
     if (a.kind != MLA_ARG_MEMREF &&
         (a.kind != MLA_ARG_I64 || std::strcmp(a.name, "num_splits")))
       return fail(MLA_ERROR_INVALID_SPEC,
@@ -217,6 +247,12 @@ extern "C" mla_status mla_context_create(const mla_spec_desc *spec,
     const mla_kernel_desc &k = target->kernels[i];
     if (mla_status s = checkKernel(*spec, k))
       return s;
+    for (int a = 0; a < k.num_args; ++a)
+      if (k.args[a].kind == MLA_ARG_TENSOR_MAP && !backend->hasTensorMaps())
+        return fail(MLA_ERROR_INVALID_SPEC,
+                    "kernel '%s' takes a tensor map, which the %s backend "
+                    "does not build",
+                    k.name, backend->name());
     Kernel entry{&k, nullptr};
     if (k.stage == 2) {
       ctx->stage2.push_back(entry);
@@ -262,8 +298,9 @@ extern "C" mla_status mla_context_create(const mla_spec_desc *spec,
     return failWith(s, msg);
   for (auto *list : {&ctx->stage1Masked, &ctx->stage1MaskFree, &ctx->stage2})
     for (Kernel &k : *list) {
-      if (mla_status s = backend->function(ctx->module, k.desc->name,
-                                           k.desc->shared_bytes, &k.fn, msg)) {
+      if (mla_status s =
+              backend->function(ctx->module, k.desc->name, k.desc->shared_bytes,
+                                paramCount(*k.desc), &k.fn, msg)) {
         backend->unload(ctx->module);
         return failWith(s, msg);
       }
@@ -441,6 +478,13 @@ namespace {
 struct ArgPacker {
   std::vector<unsigned char> bytes;
   ArgPacker() { bytes.reserve(512); }
+  /// A 128-byte, 64-byte aligned parameter (a tensor map); its bytes.
+  unsigned char *put128() {
+    size_t at = alignUp(bytes.size(), 64);
+    bytes.resize(at + 128);
+    std::memset(bytes.data() + at, 0, 128);
+    return bytes.data() + at;
+  }
   void put64(uint64_t v) {
     size_t at = alignUp(bytes.size(), 8);
     bytes.resize(at + 8);
@@ -479,6 +523,20 @@ static mla_status launchKernel(mla_context &ctx, const Kernel &k,
     std::string n = d.name;
     if (d.kind == MLA_ARG_I64) { // num_splits (checked at create)
       pack.put64(uint64_t(splits));
+      continue;
+    }
+    if (d.kind == MLA_ARG_TENSOR_MAP) { // over kv (checked at create)
+      unsigned char *map = pack.put128();
+      // No rows: no program copies a tile (stage 1 clamps its ranges to
+      // the cache's rows), and a map of none cannot be built.
+      if (a.kv_rows == 0)
+        continue;
+      std::string msg;
+      if (mla_status st = ctx.backend->tensorMap(
+              a.kv, a.kv_rows, s.qk_dim, kvElementBytes(s), int(d.shape[0]),
+              int(d.shape[1]), map, msg))
+        return failWith(st, "kv's tensor map for " + std::string(k.desc->name) +
+                                ": " + msg);
       continue;
     }
     // The launch-time sizes, in order of the dynamic dims.

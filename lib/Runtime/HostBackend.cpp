@@ -30,7 +30,7 @@ struct HostBackend final : mla_backend {
     *module = const_cast<HostBackend *>(this);
     return MLA_SUCCESS;
   }
-  mla_status function(void *, const char *kernel, int, void **fn,
+  mla_status function(void *, const char *kernel, int, int, void **fn,
                       std::string &msg) const override {
     for (int i = 0; i < target.num_kernels; ++i)
       if (!std::strcmp(target.kernels[i].name, kernel)) {

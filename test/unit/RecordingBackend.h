@@ -59,7 +59,7 @@ struct RecordingBackend : mla_backend {
     *module = const_cast<RecordingBackend *>(this);
     return MLA_SUCCESS;
   }
-  mla_status function(void *, const char *kernel, int, void **fn,
+  mla_status function(void *, const char *kernel, int, int, void **fn,
                       std::string &) const override {
     functions.push_back(kernel);
     *fn = reinterpret_cast<void *>(functions.size()); // 1-based index

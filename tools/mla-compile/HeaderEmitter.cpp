@@ -99,8 +99,10 @@ void mla_compile::emitLauncherHeader(raw_ostream &os, StringRef spec,
          << "_args[] = {\n";
       for (const mla_arg_desc &a : ArrayRef(k.args, k.num_args)) {
         os << "  {" << cString(a.name) << ", ";
-        if (a.kind == MLA_ARG_MEMREF) {
-          os << "MLA_ARG_MEMREF, " << a.rank << ", {";
+        if (a.kind == MLA_ARG_MEMREF || a.kind == MLA_ARG_TENSOR_MAP) {
+          os << (a.kind == MLA_ARG_MEMREF ? "MLA_ARG_MEMREF, "
+                                          : "MLA_ARG_TENSOR_MAP, ")
+             << a.rank << ", {";
           for (int d = 0; d < MLA_MAX_RANK; ++d)
             os << (d ? ", " : "") << a.shape[d];
           os << "}},\n";

@@ -42,7 +42,7 @@ extern "C" {
 
 /* Bumped whenever the descriptor structs below change layout; generated
  * headers record the version they were written for. */
-#define MLA_LAUNCHER_ABI_VERSION 9
+#define MLA_LAUNCHER_ABI_VERSION 10
 
 /* C++ sees a fixed underlying type, so that any int a C caller passes
  * (mla_status_name(42)) is a value of the type, not undefined behaviour. */
@@ -74,7 +74,12 @@ typedef enum mla_arg_kind {
   MLA_ARG_MEMREF =
       0, /* memref descriptor: 2 pointers, offset, sizes, strides */
   MLA_ARG_I64 = 1,
-  MLA_ARG_F32 = 2
+  MLA_ARG_F32 = 2,
+  /* ABI 10: a TMA tensor map over the named buffer (kv), 128 bytes by value
+     (64-byte aligned), built by the launcher per call; shape = the box
+     {rows, columns}, in the 128-byte swizzle (columns x element bytes =
+     128). The kernel's last parameter; CUDA backends only. */
+  MLA_ARG_TENSOR_MAP = 3
 } mla_arg_kind;
 
 /* Grid dimensions of a kernel, in the manifest's words. */
