@@ -47,7 +47,11 @@ def MLA_Dialect : Dialect {
     "::mlir::IntegerAttr":$block_n,
     "::mlir::IntegerAttr":$dispatch_kv_multiple,
     "::mlir::DenseI64ArrayAttr":$split_candidates,
-    "::mlir::IntegerAttr":$kv_len_multiple_of
+    "::mlir::IntegerAttr":$kv_len_multiple_of,
+    // gpu.func / llvm.func (sm_90a): its last argument is a tensor map over
+    // the KV cache (128 bytes by value, the launcher's), whose box is
+    // [rows, columns] of this many; mla-nvvm-grid-constants passes it so.
+    "::mlir::DenseI64ArrayAttr":$kv_tensor_map
   );
   let hasOperationAttrVerify = 1;
 }

@@ -151,4 +151,33 @@ def MLALdsDmaScopes : Pass<"mla-lds-dma-scopes", "::mlir::gpu::GPUModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def MLANvvmGridConstants
+    : Pass<"mla-nvvm-grid-constants", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Pass a kernel's tensor map by value, as a grid constant";
+  let description = [{
+    Runs on the LLVM dialect of an NVVM `gpu.module`. A kernel whose KV
+    tile is copied by the tensor memory accelerator (sm_90a,
+    `Lowering::emitTensorMapTileCopy`) takes the tensor map as its last
+    argument, an `!llvm.ptr` that the copies read. The map must be a
+    kernel parameter in its own right: 128 bytes, 64-byte aligned,
+    `__grid_constant__`, so that the copy addresses it in parameter space
+    (`cvta.param`) instead of a copy in local memory. The GPU-to-NVVM
+    conversion drops argument attributes, so this pass gives the last
+    argument of every `llvm.func` carrying `mla.kv_tensor_map`
+    `llvm.byval = !llvm.array<128 x i8>`, `llvm.align = 64` and
+    `nvvm.grid_constant`; the PTX parameter becomes
+    `.param .align 64 .b8 name[128]`, which the launcher fills with the
+    map it builds per call (MLA_ARG_TENSOR_MAP). A function whose last
+    argument is not a pointer is an error.
+
+    ```mlir
+    llvm.func @k(..., %map: !llvm.ptr {llvm.align = 64 : i64,
+                 llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant})
+        attributes {mla.kv_tensor_map = array<i64: 64, 64>, nvvm.kernel}
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
 #endif // MLA_PASSES_TD

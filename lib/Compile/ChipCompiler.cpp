@@ -193,6 +193,7 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx,
     return failure();
   std::map<std::string, int64_t> shared;
   std::set<std::string> dependent;
+  std::map<std::string, ArrayRef<int64_t>> tensorMaps;
   module->walk([&](Operation *op) {
     auto *mla = op->getContext()->getLoadedDialect<MLADialect>();
     auto a = mla->getSharedBytesAttrHelper().getAttr(op);
@@ -205,6 +206,8 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx,
     shared[kname] = a.getInt();
     if (mla->getDependentLaunchAttrHelper().isAttrPresent(op))
       dependent.insert(kname);
+    if (auto box = mla->getKvTensorMapAttrHelper().getAttr(op))
+      tensorMaps[kname] = box.asArrayRef();
   });
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
     return failed("cannot create " + outDir + ": " + ec.message());
@@ -312,6 +315,15 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx,
     k["shared_bytes"] = shared[kname];
     if (dependent.count(kname))
       k["dependent_launch"] = true;
+    // The lowering appended a tensor map over kv (mla.kv_tensor_map): the
+    // last parameter, 128 bytes that the launcher builds per call.
+    if (auto it = tensorMaps.find(kname); it != tensorMaps.end())
+      k.getArray("args")->push_back(
+          llvm::json::Object{{"name", "kv"},
+                             {"kind", "tensor_map"},
+                             {"rank", 2},
+                             {"dtype", manifest.getString("kv_type")->str()},
+                             {"shape", llvm::json::Array(it->second)}});
     llvm::json::Object r;
     // Only the figures the backend reported (-1: absent).
     auto put = [&](StringRef key, int64_t v) {

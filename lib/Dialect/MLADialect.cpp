@@ -56,6 +56,15 @@ LogicalResult MLADialect::verifyOperationAttribute(Operation *op,
   }
   if (name == getSplitCandidatesAttrHelper().getName())
     return isa<DenseI64ArrayAttr>(a) ? success() : fail("an array<i64>");
+  if (name == getKvTensorMapAttrHelper().getName()) {
+    auto box = dyn_cast<DenseI64ArrayAttr>(a);
+    return box && box.size() == 2 &&
+                   llvm::all_of(box.asArrayRef(),
+                                [](int64_t d) { return d >= 1 && d <= 256; })
+               ? success()
+               : fail("an array<i64> of a box's rows and columns, each 1 to "
+                      "256");
+  }
   return op->emitError() << "'" << name
                          << "' is not an attribute of the mla dialect";
 }

@@ -147,6 +147,9 @@ void mla::buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip) {
     // NVVM ops that LLVM has no intrinsic for (sm_90a's wgmma.mma_async)
     // -> the inline PTX their op interface spells; the rest stay.
     gpuPm.addPass(createConvertNVVMToLLVMPass());
+    // A tensor map (sm_90a's KV tile copies) is a 128-byte grid-constant
+    // parameter; the conversion above dropped the argument's attributes.
+    gpuPm.addPass(mla::createMLANvvmGridConstants());
   } else {
     // amdgpu.mfma -> rocdl first: the GPU conversion does not know it.
     ConvertAMDGPUToROCDLPassOptions amdgpu;

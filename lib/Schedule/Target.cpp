@@ -83,6 +83,7 @@ static const ChipInfo kChips[] = {
                .fp8Decode = Fp8Decode::PackedToF16,
                .matrixInstrNames = kSm90aInstrs,
                .asyncTileCopy = true,
+               .bulkTensorCopies = true,
                .dependentLaunch = true,
                .clusterPrograms = 16,
                .mxfp4Decode = Mxfp4Decode::ByteTables},

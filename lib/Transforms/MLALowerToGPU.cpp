@@ -122,6 +122,7 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
       b.setInsertionPointToStart(&func.getBody().front());
 
       Lowering low(b, target, warps);
+      low.func = func;
       low.diagOp = kernel;
       low.reportPlacements = reportPlacements;
       low.init(kernel.getLoc());
@@ -165,6 +166,9 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
         mla->getSplitCandidatesAttrHelper().setAttr(func, c);
       if (auto m = kernel.getKvLenMultipleOfAttr())
         mla->getKvLenMultipleOfAttrHelper().setAttr(func, m);
+      if (low.kvMap)
+        mla->getKvTensorMapAttrHelper().setAttr(
+            func, b.getDenseI64ArrayAttr({low.kvMapRows, 64}));
       kernel.erase();
     }
   }

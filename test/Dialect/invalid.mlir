@@ -654,6 +654,13 @@ func.func @f() attributes {mla.split_candidates = [1, 2]} {
 
 // -----
 
+// expected-error @+1 {{'mla.kv_tensor_map' must be an array<i64> of a box's rows and columns, each 1 to 256}}
+func.func @f() attributes {mla.kv_tensor_map = array<i64: 64, 512>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'mla.shared_byte' is not an attribute of the mla dialect}}
 func.func @f() attributes {mla.shared_byte = 0 : i64} {
   return

@@ -237,3 +237,86 @@ mla.kernel @twoWarpgroups(%kv: memref<?x128xbf16>, %q: memref<?x128xbf16>, %n: i
   mla.store %e, %lse[%b] : tensor<32xf32> -> memref<?xf32>
   mla.return
 }
+
+// -----
+
+// A KV tile copied and waited for at once (two buffers would not leave two
+// programs per SM) of the argument the launcher names kv: the tensor memory
+// accelerator. The map is a new last argument (mla.kv_tensor_map: its box,
+// 64 rows x 64 columns); the mbarrier is initialised by thread 0 at entry;
+// per tile thread 0 expects 64 KiB and sends one box per 64-column atom
+// (8), every thread waits on the iteration's parity, rows from the bound
+// on are then zeroed (under a branch: only a partial tile has them); no
+// per-thread asynchronous copies.
+// CHECK-LABEL: gpu.func @tensorMap
+// CHECK-SAME: %[[MAP:[a-z0-9]+]]: !llvm.ptr)
+// CHECK-SAME: mla.kv_tensor_map = array<i64: 64, 64>
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32, predicate = %{{.*}} : !llvm.ptr<3>, i32, i1
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c65536_i32, predicate = %[[FIRST:.*]] : !llvm.ptr<3>, i32, i1
+// CHECK-COUNT-8: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]], %{{.*}}, box[%{{.*}}, %{{.*}}] predicate = %[[FIRST]]
+// CHECK-NOT: nvvm.cp.async.bulk.tensor
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK: vector.store %{{.*}} : memref<4096x4xi32, #gpu.address_space<workgroup>>, vector<4xi32>
+// CHECK: nvvm.wgmma.mma_async
+// CHECK-NOT: nvvm.cp.async.shared.global
+mla.kernel @tensorMap(%kv: memref<?x512xbf16>, %q: memref<?x512xbf16>, %n: index,
+                      %out: memref<?x512xf32>, %lse: memref<?xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64,
+                mla.arg_names = ["kv", "q", "n", "out", "lse"]} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %qt = mla.load %q[%b, %c0] : memref<?x512xbf16> -> tensor<16x512xbf16>
+  %m0 = mla.fill 0xFF800000 : tensor<16xf32>
+  %l0 = mla.fill 0.0 : tensor<16xf32>
+  %a0 = mla.fill 0.0 : tensor<16x512xf32>
+  %r:3 = mla.kv_loop %i = %c0 to %n step 64 iter_args(%m = %m0, %l = %l0, %a = %a0) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x512xf32>) {
+    // PLACE: :[[@LINE+1]]:10: remark: placement: smem; tensor-map copies on an mbarrier, waited for at once
+    %k = mla.load %kv[%i, %c0] bound %n : memref<?x512xbf16> -> tensor<64x512xbf16>
+    %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x512xbf16>, tensor<64x512xbf16> -> tensor<16x64xf32>
+    %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %l, %a : tensor<16x64xf32>, tensor<16xf32>, tensor<16x512xf32>
+    %pb = mla.cast %p : tensor<16x64xf32> -> tensor<16x64xbf16>
+    %o = mla.dot %pb, %k acc(%a1 : tensor<16x512xf32>) : tensor<16x64xbf16>, tensor<64x512xbf16> -> tensor<16x512xf32>
+    mla.yield %m1, %l1, %o : tensor<16xf32>, tensor<16xf32>, tensor<16x512xf32>
+  }
+  %o, %e = mla.softmax_finalize %r#2, %r#0, %r#1 : tensor<16x512xf32>, tensor<16xf32>
+  mla.store %o, %out[%b, %c0] : tensor<16x512xf32> -> memref<?x512xf32>
+  mla.store %e, %lse[%b] : tensor<16xf32> -> memref<?xf32>
+  mla.return
+}
+
+// -----
+
+// The same kernel without argument names (or a tile of another argument):
+// no map, the per-thread asynchronous copies.
+// CHECK-LABEL: gpu.func @noMap
+// CHECK-NOT: !llvm.ptr)
+// CHECK: nvvm.cp.async.shared.global
+// CHECK-NOT: nvvm.cp.async.bulk.tensor
+// CHECK: nvvm.cp.async.wait.group 0
+mla.kernel @noMap(%kv: memref<?x512xbf16>, %q: memref<?x512xbf16>, %n: index,
+                  %out: memref<?x512xf32>, %lse: memref<?xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %qt = mla.load %q[%b, %c0] : memref<?x512xbf16> -> tensor<16x512xbf16>
+  %m0 = mla.fill 0xFF800000 : tensor<16xf32>
+  %l0 = mla.fill 0.0 : tensor<16xf32>
+  %a0 = mla.fill 0.0 : tensor<16x512xf32>
+  %r:3 = mla.kv_loop %i = %c0 to %n step 64 iter_args(%m = %m0, %l = %l0, %a = %a0) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x512xf32>) {
+    // PLACE: :[[@LINE+1]]:10: remark: placement: smem; zero-filling asynchronous copies, waited for at once
+    %k = mla.load %kv[%i, %c0] bound %n : memref<?x512xbf16> -> tensor<64x512xbf16>
+    %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x512xbf16>, tensor<64x512xbf16> -> tensor<16x64xf32>
+    %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %l, %a : tensor<16x64xf32>, tensor<16xf32>, tensor<16x512xf32>
+    %pb = mla.cast %p : tensor<16x64xf32> -> tensor<16x64xbf16>
+    %o = mla.dot %pb, %k acc(%a1 : tensor<16x512xf32>) : tensor<16x64xbf16>, tensor<64x512xbf16> -> tensor<16x512xf32>
+    mla.yield %m1, %l1, %o : tensor<16xf32>, tensor<16xf32>, tensor<16x512xf32>
+  }
+  %o, %e = mla.softmax_finalize %r#2, %r#0, %r#1 : tensor<16x512xf32>, tensor<16xf32>
+  mla.store %o, %out[%b, %c0] : tensor<16x512xf32> -> memref<?x512xf32>
+  mla.store %e, %lse[%b] : tensor<16xf32> -> memref<?xf32>
+  mla.return
+}

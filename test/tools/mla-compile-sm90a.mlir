@@ -22,9 +22,26 @@
 // REPORT-NEXT: deepseek_r1_decode_bf16_sm90a_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
 // REPORT-NEXT: deepseek_r1_decode_bf16_sm90a_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
 
+// The KV tile by the tensor memory accelerator: the map is the last
+// parameter (128 bytes, a grid constant addressed in parameter space), one
+// thread arrives on the mbarrier expecting the tile's 73 728 bytes and
+// sends one 64 x 64 box per atom (9; coordinates innermost first), every
+// thread waits on the phase; no cp.async.
 // PTX: .target sm_90a
+// PTX-LABEL: .entry deepseek_r1_decode_bf16_sm90a_stage1_masked(
+// PTX: .param .align 64 .b8 deepseek_r1_decode_bf16_sm90a_stage1_masked_param_56[128]
+// PTX-NEXT: )
+// PTX: cvta.param.u64 [[MAP:%rd[0-9]+]], %rd{{[0-9]+}};
+// PTX: @%p{{[0-9]+}} mbarrier.init.shared.b64 [[[BAR:%r[0-9]+]]], 1;
+// PTX: @[[FIRST:%p[0-9]+]] mbarrier.arrive.expect_tx.shared.b64 _, [[[BAR]]], 73728;
+// PTX: @[[FIRST]] cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%rd{{[0-9]+}}], [[[MAP]], {0,[[ROW:%r[0-9]+]]} ], [[[BAR]]];
+// PTX: @[[FIRST]] cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%rd{{[0-9]+}}], [[[MAP]], {64,[[ROW]]} ], [[[BAR]]];
+// PTX: @[[FIRST]] cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%rd{{[0-9]+}}], [[[MAP]], {512,[[ROW]]} ], [[[BAR]]];
+// PTX: mbarrier.try_wait.parity.shared.b64 P1, [[[BAR]]], %r{{[0-9]+}}, 10000000;
 // PTX-LABEL: .entry deepseek_r1_decode_bf16_sm90a_stage1_mask_free
-// PTX: cp.async.cg.shared.global
+// PTX-NOT: cp.async.cg
+// PTX: cp.async.bulk.tensor.2d
+// PTX: mbarrier.try_wait.parity.shared.b64
 // PTX: fence.proxy.async.shared::cta;
 // PTX-NEXT: bar.sync 0;
 // PTX: wgmma.fence.sync.aligned;
@@ -39,6 +56,13 @@
 // PTX-NOT: mma.sync
 
 // JSON: "chip": "sm_90a"
+// The manifest's last stage-1 argument: the tensor map over kv.
+// JSON: "kind": "tensor_map",
+// JSON-NEXT: "name": "kv",
+// JSON-NEXT: "rank": 2,
+// JSON-NEXT: "shape": [
+// JSON-NEXT: 64,
+// JSON-NEXT: 64
 
 // Both query tokens in one program: N = 32, the KV tile double-buffered
 // (one program per SM either way).

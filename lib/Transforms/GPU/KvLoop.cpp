@@ -79,11 +79,16 @@ LogicalResult Lowering::lowerKvLoop(KvLoopOp op) {
   scalars.map(body.getArgument(0), loop.getInductionVar());
   Block *outerBody = kvBody;
   bool outerBarrier = kvBodyBarrier;
+  Value outerLower = kvLower, outerStep = kvStep;
   kvBody = loop.getBody();
   kvBodyBarrier = false;
+  kvLower = lowerV;
+  kvStep = loop.getStep();
   llvm::scope_exit restoreBody([&] {
     kvBody = outerBody;
     kvBodyBarrier = outerBarrier;
+    kvLower = outerLower;
+    kvStep = outerStep;
   });
   if (pf) {
     pf->iv = loop.getInductionVar();

@@ -251,6 +251,7 @@ SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
   return SmallVector<Value>(ifOp.getResults());
 }
 
+/// Chunk `chunk`'s (an index) 16-byte pieces into swizzled tile `dst`.
 void Lowering::storeChunkPieces(const Tile &dst, const RegPrefetch &p,
                                 Value chunk, ArrayRef<Value> pieces) {
   RegisterTileMap map = p.map();

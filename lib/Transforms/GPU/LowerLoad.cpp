@@ -97,6 +97,13 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
                 rowBytes % 16 == 0 && (rows * rowBytes / 16) % threads == 0 &&
                 !kOrderFor(op) && foldableChain(op).empty())) {
       barrier(); // the region may still be read from the previous iteration
+      if (tensorMapCopies(op)) {
+        emitTensorMapTileCopy(op, base[0], base[1], bound, idx(lastSmemOffset));
+        barrier();
+        note(op, "tensor-map copies on an mbarrier, waited for at once");
+        tiles[op] = tile;
+        return success();
+      }
       emitAsyncTileCopy(op, base[0], base[1], bound, idx(lastSmemOffset),
                         paged ? scalars.lookup(op.getTable()) : Value(),
                         paged ? scalars.lookup(op.getTableOffset()) : Value(),

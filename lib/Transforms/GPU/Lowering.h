@@ -11,6 +11,7 @@
 //   LowerLoad.cpp     tile loads
 //   KvTileCopy.cpp    the KV tile straight to shared memory (cp.async, LDS
 //                     DMA) and its double buffer
+//   KvTileTensorMap.cpp  the same by tensor-map copies and an mbarrier
 //   LowerDequant.cpp  block-scaled (mxfp4) tiles decoded to bf16
 //   Operands.cpp      matrix operands read from shared memory
 //   LowerDot.cpp      mla.dot on the chip's matrix instruction
@@ -53,6 +54,10 @@ struct Lowering {
   /// in it before the current point (see barrierBeforeRewrite).
   Block *kvBody = nullptr;
   bool kvBodyBarrier = false;
+  Value kvLower, kvStep; ///< that loop's lowered bounds
+  gpu::GPUFuncOp func;   ///< the kernel function being built
+  Value kvMap;           ///< its tensor-map argument (KvTileTensorMap.cpp)
+  int64_t kvMapRows = 0; ///< the map's box rows
   IRMapping scalars;
   DenseMap<Value, std::shared_ptr<Tile>> tiles;
   /// Elementwise ops a tile load already applied (lowerLoad, foldableChain).
@@ -181,18 +186,16 @@ struct Lowering {
         RankedTensorType::get({rows, warps * target.mma->n}, b.getF32Type()));
   }
 
-  /// Row and column of register r of an Acc tile in this lane.
-  ///
-  /// Columns are interleaved across a warp's instruction tiles: column n of
-  /// the instruction in tile j is the tile's column warpCol + n * tiles + j
-  /// (not warpCol + j * N + n). A lane then holds the same instruction
-  /// column of every tile in adjacent tile columns, so the B operand of a
-  /// dot that produces this tile, read along its columns (V in O += P V),
-  /// comes in one wide load per row for all tiles instead of one element
-  /// per tile (see lowerDot). Rows and row reductions are unaffected.
-  /// Where the chip's transposing LDS read supplies that B operand instead
-  /// (chooseColumnOrder), columns stay in natural order: the read needs a
-  /// tile's 16 columns adjacent.
+  /// Row and column of register r of an Acc tile in this lane. Columns are
+  /// interleaved across a warp's instruction tiles: column n of the instruction
+  /// in tile j is the tile's column warpCol + n * tiles + j (not warpCol + j *
+  /// N + n). A lane then holds the same instruction column of every tile in
+  /// adjacent tile columns, so the B operand of a dot that produces this tile,
+  /// read along its columns (V in O += P V), comes in one wide load per row for
+  /// all tiles instead of one element per tile (see lowerDot). Rows and row
+  /// reductions are unaffected. Where the chip's transposing LDS read supplies
+  /// that B operand instead (chooseColumnOrder), columns stay in natural order:
+  /// the read needs a tile's 16 columns adjacent.
   std::pair<Value, Value> accCoord(const AccLayout &l, int64_t r) {
     int64_t mb = r / l.perBlock(), j = (r / l.elems) % l.tiles, i = r % l.elems;
     return {addc(cRow, l.elemRow(i) + mb * l.mi->m),
@@ -402,7 +405,6 @@ struct Lowering {
   /// -> f16 for qp_type = f16). lowerLoad applies them to the loaded
   /// registers.
   SmallVector<Operation *> foldableChain(LoadOp op);
-
   LogicalResult lowerLoad(LoadOp op);
 
   /// A tile-IR index value re-evaluated with the KV loop's induction
@@ -415,8 +417,8 @@ struct Lowering {
   /// 16-byte chunks, indices computed from the induction variable by arith
   /// ops only, chunks a multiple of the threads.
   bool canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve);
-  /// Whether `op`'s indices and bound are arith on the induction variable
-  /// and values from outside the loop (computable for another iteration).
+  /// Whether `op`'s indices and bound are arith on the induction variable and
+  /// values from outside the loop (computable for another iteration).
   bool computableAhead(LoadOp op, KvLoopOp loop);
 
   // KvTileRegisters.cpp (sm_90a): the KV loop's fp8 tile, or mxfp4 data
@@ -427,7 +429,6 @@ struct Lowering {
   /// (scale 127) where `present` is false or at rows from the bound.
   SmallVector<Value> loadTileToRegisters(const RegPrefetch &p, Value iv,
                                          Value present);
-  /// Chunk `chunk`'s (an index) 16-byte pieces into swizzled tile `dst`.
   void storeChunkPieces(const Tile &dst, const RegPrefetch &p, Value chunk,
                         ArrayRef<Value> pieces);
   void decodeMxfp4Chunks(const Tile &dst, const RegPrefetch &p);
@@ -447,17 +448,16 @@ struct Lowering {
   /// a per-copy bound where the page lies wholly in the source (a branch
   /// per tile); for tiles copied and waited for at once (the prefetched
   /// ones measured slower with the branch).
-  /// A rank-2 tile of a rank-2 source with identity layout and a static
-  /// row length: its rows are contiguous runs of the source.
-  static bool contiguousRows(LoadOp op) {
-    auto src = cast<MemRefType>(op.getSource().getType());
-    return src.getRank() == 2 && src.getLayout().isIdentity() &&
-           !src.isDynamicDim(1) && op.getResult().getType().getRank() == 2;
-  }
-
   void emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
                          Value dstOffset, Value table = Value(),
                          Value tableOffset = Value(), bool wholeTiles = false);
+
+  /// Whether KV tile `op` is sent by the tensor memory accelerator
+  /// (ChipFacts::bulkTensorCopies), and that copy into shared byte
+  /// `dstOffset`, waited for at once (KvTileTensorMap.cpp).
+  bool tensorMapCopies(LoadOp op);
+  void emitTensorMapTileCopy(LoadOp op, Value row0, Value col0, Value bound,
+                             Value dstOffset);
 
   /// Whether tile load `op` in a KV loop is copied by LDS DMA loads
   /// (ChipFacts::ldsDmaLoads16): a contiguous rank-2 source with identity

@@ -49,6 +49,14 @@ struct Tile {
   std::shared_ptr<const GroupedOperands> kPerm;
 };
 
+/// A rank-2 tile of a rank-2 source with identity layout and a static row
+/// length: its rows are contiguous runs of the source.
+inline bool contiguousRows(LoadOp op) {
+  auto src = cast<MemRefType>(op.getSource().getType());
+  return src.getRank() == 2 && src.getLayout().isIdentity() &&
+         !src.isDynamicDim(1) && op.getResult().getType().getRank() == 2;
+}
+
 //===----------------------------------------------------------------------===//
 // KV tiles loaded ahead (Lowering::prefetch, Lowering::regPrefetch)
 //===----------------------------------------------------------------------===//

@@ -146,6 +146,20 @@ void TargetInfo::asyncCommitGroup(OpBuilder &, Location) const {
 void TargetInfo::asyncWaitGroups(OpBuilder &, Location, int64_t) const {
   missing("an asynchronous copy wait");
 }
+void TargetInfo::mbarrierInit(OpBuilder &, Location, Value, Value) const {
+  missing("an mbarrier");
+}
+void TargetInfo::tensorTileCopy(OpBuilder &, Location, Value, Value, ValueRange,
+                                Value, Value) const {
+  missing("a tensor-map copy");
+}
+void TargetInfo::mbarrierExpectBytes(OpBuilder &, Location, Value, int64_t,
+                                     Value) const {
+  missing("an mbarrier");
+}
+void TargetInfo::mbarrierWait(OpBuilder &, Location, Value, Value) const {
+  missing("an mbarrier");
+}
 Value TargetInfo::transposedRead(OpBuilder &, Location, Value, Value, Value,
                                  unsigned) const {
   missing("a transposing LDS read");

@@ -251,6 +251,23 @@ public:
   /// are in flight (CDNA: 0 only, s_waitcnt vmcnt(0)).
   virtual void asyncWaitGroups(OpBuilder &b, Location loc,
                                int64_t pending) const;
+  /// bulkTensorCopies: with `pred` true (one thread), initialises the
+  /// mbarrier at shared address `mbar` (i64) for one arrival.
+  virtual void mbarrierInit(OpBuilder &b, Location loc, Value mbar,
+                            Value pred) const;
+  /// bulkTensorCopies: with `pred` true, arrives on `mbar` expecting `bytes`
+  /// of bulk copies in its current phase.
+  virtual void mbarrierExpectBytes(OpBuilder &b, Location loc, Value mbar,
+                                   int64_t bytes, Value pred) const;
+  /// bulkTensorCopies: with `pred` true, sends the box of tensor map `map`
+  /// (a generic pointer) at `coords` (i32, innermost first) to shared
+  /// address `dst` (i64); the copy completes its bytes on `mbar`.
+  virtual void tensorTileCopy(OpBuilder &b, Location loc, Value dst, Value map,
+                              ValueRange coords, Value mbar, Value pred) const;
+  /// bulkTensorCopies: waits until the phase of `mbar` with parity `parity`
+  /// (i32 0 / 1) has completed.
+  virtual void mbarrierWait(OpBuilder &b, Location loc, Value mbar,
+                            Value parity) const;
   /// MatrixInstr::aByLdmatrix: the A fragment of rows row..row+15, columns
   /// col..col+15 of shared-memory view `view` (lane l addresses row
   /// l % 16 and column half l / 16) in one ldmatrix.x4, as 8 stored

@@ -272,6 +272,44 @@ public:
     NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
   }
 
+  // The tensor memory accelerator (bulkTensorCopies; chip facts give it
+  // to sm_90a only, whose swizzled tiles are the layout it writes).
+  static Value sharedPtr(OpBuilder &b, Location loc, Value addr) {
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), addr);
+  }
+  void mbarrierInit(OpBuilder &b, Location loc, Value mbar,
+                    Value pred) const override {
+    NVVM::MBarrierInitOp::create(b, loc, sharedPtr(b, loc, mbar),
+                                 cstI32(b, loc, 1), pred);
+  }
+  void mbarrierExpectBytes(OpBuilder &b, Location loc, Value mbar,
+                           int64_t bytes, Value pred) const override {
+    NVVM::MBarrierArriveExpectTxOp::create(
+        b, loc, Type(), sharedPtr(b, loc, mbar), cstI32(b, loc, bytes),
+        NVVM::MemScopeKind::CTA, /*relaxed=*/false, pred);
+  }
+  /// cp.async.bulk.tensor.Nd.shared::cluster.global.tile: the program's own
+  /// shared memory as a cluster address (also right inside a cluster).
+  void tensorTileCopy(OpBuilder &b, Location loc, Value dst, Value map,
+                      ValueRange coords, Value mbar,
+                      Value pred) const override {
+    Value cta = sharedPtr(b, loc, dst);
+    Value cluster = LLVM::AddrSpaceCastOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 7), cta);
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, loc, cluster, map, coords, sharedPtr(b, loc, mbar), ValueRange{},
+        /*multicastMask=*/Value(), /*l2CacheHint=*/Value(),
+        NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+        /*group=*/NVVM::CTAGroupKindAttr(), pred);
+  }
+  /// mbarrier.try_wait.parity in a loop (the op's own lowering).
+  void mbarrierWait(OpBuilder &b, Location loc, Value mbar,
+                    Value parity) const override {
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, sharedPtr(b, loc, mbar),
+                                          parity, cstI32(b, loc, 10000000));
+  }
+
   SmallVector<Value> ldmatrixX4(OpBuilder &b, Location loc, Value view,
                                 Value row, Value col,
                                 Type storage) const override {

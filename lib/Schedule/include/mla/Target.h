@@ -75,6 +75,12 @@ struct ChipFacts {
   /// waited for by group (sm_90: cp.async): the KV loop's tile copy is then
   /// double-buffered, the next tile in flight while this one is computed.
   bool asyncTileCopy = false;
+  /// Tile copies by the tensor memory accelerator (sm_90's
+  /// cp.async.bulk.tensor): one thread sends a whole box of the KV cache,
+  /// described by a tensor map the launcher builds, into the 128-byte
+  /// swizzled layout, and the copy completes on an mbarrier. Only where the
+  /// tile is stored in that layout (sm_90a's wgmma operands).
+  bool bulkTensorCopies = false;
   /// A kernel may be started while the kernel before it in the stream
   /// finishes (sm_90: programmatic dependent launch, `griddepcontrol`): the
   /// split-K combine then waits for stage 1 in-kernel instead of behind a

@@ -1,0 +1,145 @@
+//===- KvTileTensorMap.cpp - the KV tile by tensor-map copies -------------===//
+//
+// Part of mla-lower-to-gpu: methods of Lowering (Lowering.h). On a chip
+// with the tensor memory accelerator (ChipFacts::bulkTensorCopies: sm_90a)
+// the KV tile that is copied and waited for at once (lowerLoad) is sent by
+// one thread as one box per 64-column atom of a tensor map over the KV
+// cache, straight into the 128-byte swizzled layout the warpgroup MMAs
+// read; the copies complete on an mbarrier that every thread waits on.
+// Against the per-thread cp.async copies (36 per thread and tile for bf16,
+// each with its address and bound) this leaves the threads nothing to issue
+// but one wait.
+//
+// The map (128 bytes) is the kernel's last parameter, passed by value as a
+// grid constant (mla-nvvm-grid-constants); the launcher builds it per call
+// from the kv pointer and its rows (mla_arg_desc MLA_ARG_TENSOR_MAP), so its
+// row extent is the cache's: rows past the cache are zeros, never read. The
+// rows of another sequence that a masked tile's box covers are zeroed in
+// shared memory after the wait (their probabilities are exactly 0, but a
+// NaN or Inf there would still reach O through 0 x V).
+//
+//===----------------------------------------------------------------------===//
+#include "Lowering.h"
+
+namespace mlir::mla::gpulower {
+
+bool Lowering::tensorMapCopies(LoadOp op) {
+  if (!target.chip.facts.bulkTensorCopies || !func || !kvBody || op.isPaged() ||
+      !contiguousRows(op))
+    return false;
+  auto t = op.getResult().getType();
+  int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+  if (!swizzled(rows, cols, t.getElementType()) || rows > 256 ||
+      (kvMapRows && kvMapRows != rows))
+    return false;
+  // The kernel's `kv` argument itself (the launcher builds its map).
+  auto kernel = op->getParentOfType<KernelOp>();
+  auto arg = dyn_cast<BlockArgument>(op.getSource());
+  auto names = b.getContext()
+                   ->getLoadedDialect<MLADialect>()
+                   ->getArgNamesAttrHelper()
+                   .getAttr(kernel);
+  if (!arg || arg.getOwner() != &kernel.getBody().front() || !names ||
+      arg.getArgNumber() >= names.size() ||
+      cast<StringAttr>(names[arg.getArgNumber()]).getValue() != "kv")
+    return false;
+  // The mbarrier's phase is the loop's iteration count: a loop straight in
+  // the kernel runs once per program, and loads the tile every iteration.
+  auto loop = dyn_cast<KvLoopOp>(op->getParentOp());
+  return loop && loop->getParentOp() == kernel.getOperation();
+}
+
+void Lowering::emitTensorMapTileCopy(LoadOp op, Value row0, Value col0,
+                                     Value bound, Value dstOffset) {
+  auto t = op.getResult().getType();
+  int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+  int64_t eltBytes = storedBytes(t.getElementType());
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto toI64 = [&](Value x) {
+    return arith::IndexCastOp::create(b, loc(), i64, x).getResult();
+  };
+  auto toI32 = [&](Value x) {
+    return arith::IndexCastOp::create(b, loc(), i32, x).getResult();
+  };
+  Value base =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase);
+  // One map per kernel (the last argument), one mbarrier per tile load,
+  // initialised at the kernel's entry.
+  if (!kvMap) {
+    unsigned n = func.getNumArguments();
+    (void)func.insertArgument(n, LLVM::LLVMPointerType::get(b.getContext()),
+                              DictionaryAttr(), loc());
+    kvMap = func.getArgument(n);
+    kvMapRows = rows;
+  }
+  int64_t mbarOffset = (smemBytes + 7) / 8 * 8;
+  smemBytes = mbarOffset + 8;
+  Value first =
+      arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, tid, idx(0));
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointAfter(smemBase.getDefiningOp());
+    Value entryBase =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase);
+    Value entryFirst =
+        arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, tid, idx(0));
+    target.mbarrierInit(b, loc(), toI64(addc(entryBase, mbarOffset)),
+                        entryFirst);
+    gpu::BarrierOp::create(b, loc());
+  }
+  Value mbar = toI64(addc(base, mbarOffset));
+  Value dst = add(base, dstOffset);
+  // One box of rows x 64 columns (128 bytes a row) per atom; atom a's
+  // region is rows x 128 bytes at a * rows * 128 (allocSmem's layout).
+  int64_t atoms = cols / 64, atomBytes = rows * 64 * eltBytes;
+  target.mbarrierExpectBytes(b, loc(), mbar, atoms * atomBytes, first);
+  for (int64_t a = 0; a < atoms; ++a)
+    target.tensorTileCopy(b, loc(), toI64(addc(dst, a * atomBytes)), kvMap,
+                          {toI32(addc(col0, a * 64)), toI32(row0)}, mbar,
+                          first);
+  // Iteration i of the loop waits for phase i of the mbarrier.
+  Value iv = scalars.lookup(
+      cast<KvLoopOp>(op->getParentOp()).getBody().getArgument(0));
+  Value iter = arith::DivUIOp::create(
+      b, loc(), arith::SubIOp::create(b, loc(), iv, kvLower), kvStep);
+  target.mbarrierWait(
+      b, loc(), mbar,
+      toI32(arith::AndIOp::create(b, loc(), iter, idx(1)).getResult()));
+  if (!bound)
+    return;
+  // Rows from the bound on: zeros, as the other copies leave them. A row is
+  // 128 bytes in every atom (the swizzle permutes chunks within a row), so
+  // its 16-byte chunks are zeroed wherever they are.
+  Value valid = arith::SubIOp::create(b, loc(), bound, row0);
+  Value partial = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
+                                        valid, idx(rows));
+  auto ifOp = scf::IfOp::create(b, loc(), partial, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  int64_t chunks = rows * cols * eltBytes / 16;
+  auto wg =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value view = memref::ViewOp::create(
+      b, loc(), MemRefType::get({chunks, 4}, i32, nullptr, wg), smemBase,
+      dstOffset, ValueRange{});
+  Value zero = arith::ConstantOp::create(
+      b, loc(),
+      DenseElementsAttr::get(VectorType::get({4}, i32),
+                             b.getI32IntegerAttr(0).getValue()));
+  auto rounds = scf::ForOp::create(
+      b, loc(), idx(0), idx((chunks + threads - 1) / threads), idx(1));
+  b.setInsertionPointToStart(rounds.getBody());
+  Value c = add(tid, mul(rounds.getInductionVar(), threads));
+  Value r = arith::RemUIOp::create(
+      b, loc(), arith::DivUIOp::create(b, loc(), c, idx(8)), idx(rows));
+  Value out = arith::AndIOp::create(
+      b, loc(),
+      arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sge, r, valid),
+      arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, c,
+                            idx(chunks)));
+  auto store = scf::IfOp::create(b, loc(), out, /*withElseRegion=*/false);
+  b.setInsertionPoint(store.thenBlock()->getTerminator());
+  vector::StoreOp::create(b, loc(), zero, view, ValueRange{c, idx(0)});
+}
+
+} // namespace mlir::mla::gpulower
