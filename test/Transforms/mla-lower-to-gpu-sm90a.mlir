@@ -240,27 +240,27 @@ mla.kernel @twoWarpgroups(%kv: memref<?x128xbf16>, %q: memref<?x128xbf16>, %n: i
 
 // -----
 
-// A KV tile copied and waited for at once (two buffers would not leave two
-// programs per SM) of the argument the launcher names kv: the tensor memory
+// A KV tile copied and waited for at once (two buffers of 128 KiB do not
+// fit) of the argument the launcher names kv: the tensor memory
 // accelerator. The map is a new last argument (mla.kv_tensor_map: its box,
-// 64 rows x 64 columns); the mbarrier is initialised by thread 0 at entry;
-// per tile thread 0 expects 64 KiB and sends one box per 64-column atom
+// 128 rows x 64 columns); the mbarrier is initialised by thread 0 at entry;
+// per tile thread 0 expects 128 KiB and sends one box per 64-column atom
 // (8), every thread waits on the iteration's parity, rows from the bound
 // on are then zeroed (under a branch: only a partial tile has them); no
 // per-thread asynchronous copies.
 // CHECK-LABEL: gpu.func @tensorMap
 // CHECK-SAME: %[[MAP:[a-z0-9]+]]: !llvm.ptr)
-// CHECK-SAME: mla.kv_tensor_map = array<i64: 64, 64>
+// CHECK-SAME: mla.kv_tensor_map = array<i64: 128, 64>
 // CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32, predicate = %{{.*}} : !llvm.ptr<3>, i32, i1
 // CHECK-NEXT: gpu.barrier
 // CHECK: scf.for
-// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c65536_i32, predicate = %[[FIRST:.*]] : !llvm.ptr<3>, i32, i1
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c131072_i32, predicate = %[[FIRST:.*]] : !llvm.ptr<3>, i32, i1
 // CHECK-COUNT-8: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]], %{{.*}}, box[%{{.*}}, %{{.*}}] predicate = %[[FIRST]]
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: scf.if
 // CHECK: scf.for
-// CHECK: vector.store %{{.*}} : memref<4096x4xi32, #gpu.address_space<workgroup>>, vector<4xi32>
+// CHECK: vector.store %{{.*}} : memref<8192x4xi32, #gpu.address_space<workgroup>>, vector<4xi32>
 // CHECK: nvvm.wgmma.mma_async
 // CHECK-NOT: nvvm.cp.async.shared.global
 mla.kernel @tensorMap(%kv: memref<?x512xbf16>, %q: memref<?x512xbf16>, %n: index,
@@ -273,13 +273,13 @@ mla.kernel @tensorMap(%kv: memref<?x512xbf16>, %q: memref<?x512xbf16>, %n: index
   %m0 = mla.fill 0xFF800000 : tensor<16xf32>
   %l0 = mla.fill 0.0 : tensor<16xf32>
   %a0 = mla.fill 0.0 : tensor<16x512xf32>
-  %r:3 = mla.kv_loop %i = %c0 to %n step 64 iter_args(%m = %m0, %l = %l0, %a = %a0) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x512xf32>) {
+  %r:3 = mla.kv_loop %i = %c0 to %n step 128 iter_args(%m = %m0, %l = %l0, %a = %a0) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x512xf32>) {
     // PLACE: :[[@LINE+1]]:10: remark: placement: smem; tensor-map copies on an mbarrier, waited for at once
-    %k = mla.load %kv[%i, %c0] bound %n : memref<?x512xbf16> -> tensor<64x512xbf16>
-    %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x512xbf16>, tensor<64x512xbf16> -> tensor<16x64xf32>
-    %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %l, %a : tensor<16x64xf32>, tensor<16xf32>, tensor<16x512xf32>
-    %pb = mla.cast %p : tensor<16x64xf32> -> tensor<16x64xbf16>
-    %o = mla.dot %pb, %k acc(%a1 : tensor<16x512xf32>) : tensor<16x64xbf16>, tensor<64x512xbf16> -> tensor<16x512xf32>
+    %k = mla.load %kv[%i, %c0] bound %n : memref<?x512xbf16> -> tensor<128x512xbf16>
+    %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x512xbf16>, tensor<128x512xbf16> -> tensor<16x128xf32>
+    %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %l, %a : tensor<16x128xf32>, tensor<16xf32>, tensor<16x512xf32>
+    %pb = mla.cast %p : tensor<16x128xf32> -> tensor<16x128xbf16>
+    %o = mla.dot %pb, %k acc(%a1 : tensor<16x512xf32>) : tensor<16x128xbf16>, tensor<128x512xbf16> -> tensor<16x512xf32>
     mla.yield %m1, %l1, %o : tensor<16xf32>, tensor<16xf32>, tensor<16x512xf32>
   }
   %o, %e = mla.softmax_finalize %r#2, %r#0, %r#1 : tensor<16x512xf32>, tensor<16xf32>
@@ -317,6 +317,56 @@ mla.kernel @noMap(%kv: memref<?x512xbf16>, %q: memref<?x512xbf16>, %n: index,
   }
   %o, %e = mla.softmax_finalize %r#2, %r#0, %r#1 : tensor<16x512xf32>, tensor<16xf32>
   mla.store %o, %out[%b, %c0] : tensor<16x512xf32> -> memref<?x512xf32>
+  mla.store %e, %lse[%b] : tensor<16xf32> -> memref<?xf32>
+  mla.return
+}
+
+// -----
+
+// A double-buffered KV tile (two buffers fit beside two programs) of the
+// argument named kv: tensor-map copies on one mbarrier per buffer. The
+// first tile's box before the loop (on mbarrier 0); in the loop the wait on
+// tile t's mbarrier (t mod 2) in phase t / 2 mod 2, the barrier, then tile
+// t + 1's box into the other buffer on its mbarrier; no cp.async.
+// PLACE: remark: placement: smem; asynchronous copies, 2 buffers over the KV loop
+// CHECK-LABEL: gpu.func @tensorMapTwoBuffers
+// CHECK-SAME: mla.kv_tensor_map = array<i64: 64, 64>
+// CHECK-COUNT-2: nvvm.mbarrier.init
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c8192_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: scf.for %[[IV:.*]] = %[[LO:[a-z0-9_]+]] to
+// CHECK: %[[SUB:.*]] = arith.subi %[[IV]], %[[LO]]
+// CHECK: %[[ITER:.*]] = arith.divui %[[SUB]], %c64
+// CHECK: arith.remui %[[ITER]], %c2
+// CHECK: %[[PH:.*]] = arith.divui %[[ITER]], %c2
+// CHECK: arith.andi %[[PH]], %c1
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c8192_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK-NOT: nvvm.cp.async.shared.global
+mla.kernel @tensorMapTwoBuffers(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>,
+                                %n: index, %out: memref<?x64xf32>,
+                                %lse: memref<?xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64,
+                mla.arg_names = ["kv", "q", "n", "out", "lse"]} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %qt = mla.load %q[%b, %c0] : memref<?x64xbf16> -> tensor<16x64xbf16>
+  %m0 = mla.fill 0xFF800000 : tensor<16xf32>
+  %l0 = mla.fill 0.0 : tensor<16xf32>
+  %a0 = mla.fill 0.0 : tensor<16x64xf32>
+  %r:3 = mla.kv_loop %i = %c0 to %n step 64 iter_args(%m = %m0, %l = %l0, %a = %a0) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>) {
+    %k = mla.load %kv[%i, %c0] bound %n : memref<?x64xbf16> -> tensor<64x64xbf16>
+    %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
+    %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %l, %a : tensor<16x64xf32>, tensor<16xf32>, tensor<16x64xf32>
+    %pb = mla.cast %p : tensor<16x64xf32> -> tensor<16x64xbf16>
+    %o = mla.dot %pb, %k acc(%a1 : tensor<16x64xf32>) : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
+    mla.yield %m1, %l1, %o : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+  }
+  %o, %e = mla.softmax_finalize %r#2, %r#0, %r#1 : tensor<16x64xf32>, tensor<16xf32>
+  mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
   mla.store %e, %lse[%b] : tensor<16xf32> -> memref<?xf32>
   mla.return
 }

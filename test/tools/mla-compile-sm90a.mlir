@@ -19,25 +19,30 @@
 // RUN: FileCheck %s --check-prefix=MXFP4-PTX < %t/mxfp4/deepseek_r1_decode_mxfp4_sm90a.ptx
 
 // REPORT: kernel resources (sm_90a, ptxas -v):
-// REPORT-NEXT: deepseek_r1_decode_bf16_sm90a_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
-// REPORT-NEXT: deepseek_r1_decode_bf16_sm90a_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
+// REPORT-NEXT: deepseek_r1_decode_bf16_sm90a_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 1 programs/SM
+// REPORT-NEXT: deepseek_r1_decode_bf16_sm90a_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 1 programs/SM
 
-// The KV tile by the tensor memory accelerator: the map is the last
-// parameter (128 bytes, a grid constant addressed in parameter space), one
-// thread arrives on the mbarrier expecting the tile's 73 728 bytes and
-// sends one 64 x 64 box per atom (9; coordinates innermost first), every
-// thread waits on the phase; no cp.async.
+// The KV tile by the tensor memory accelerator, double-buffered (one
+// program per SM): the map is the last parameter (128 bytes, a grid
+// constant addressed in parameter space); two mbarriers, one per buffer;
+// before the loop one thread arrives on the first expecting the tile's
+// 73 728 bytes and sends one 64 x 64 box per atom (9; coordinates innermost
+// first); in the loop every thread waits on this tile's phase, then the
+// next tile's boxes go out on the other mbarrier; no cp.async.
 // PTX: .target sm_90a
 // PTX-LABEL: .entry deepseek_r1_decode_bf16_sm90a_stage1_masked(
 // PTX: .param .align 64 .b8 deepseek_r1_decode_bf16_sm90a_stage1_masked_param_56[128]
 // PTX-NEXT: )
 // PTX: cvta.param.u64 [[MAP:%rd[0-9]+]], %rd{{[0-9]+}};
 // PTX: @%p{{[0-9]+}} mbarrier.init.shared.b64 [[[BAR:%r[0-9]+]]], 1;
+// PTX: @%p{{[0-9]+}} mbarrier.init.shared.b64 [%r{{[0-9]+}}], 1;
 // PTX: @[[FIRST:%p[0-9]+]] mbarrier.arrive.expect_tx.shared.b64 _, [[[BAR]]], 73728;
 // PTX: @[[FIRST]] cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%rd{{[0-9]+}}], [[[MAP]], {0,[[ROW:%r[0-9]+]]} ], [[[BAR]]];
 // PTX: @[[FIRST]] cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%rd{{[0-9]+}}], [[[MAP]], {64,[[ROW]]} ], [[[BAR]]];
 // PTX: @[[FIRST]] cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%rd{{[0-9]+}}], [[[MAP]], {512,[[ROW]]} ], [[[BAR]]];
-// PTX: mbarrier.try_wait.parity.shared.b64 P1, [[[BAR]]], %r{{[0-9]+}}, 10000000;
+// PTX: mbarrier.try_wait.parity.shared.b64 P1, [%r{{[0-9]+}}], %r{{[0-9]+}}, 10000000;
+// PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 73728;
+// PTX-COUNT-9: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%rd{{[0-9]+}}], [[[MAP]], {{.*}}
 // PTX-LABEL: .entry deepseek_r1_decode_bf16_sm90a_stage1_mask_free
 // PTX-NOT: cp.async.cg
 // PTX: cp.async.bulk.tensor.2d
@@ -65,12 +70,20 @@
 // JSON-NEXT: 64
 
 // Both query tokens in one program: N = 32, the KV tile double-buffered
-// (one program per SM either way).
+// (one program per SM either way) by tensor-map copies: two mbarriers, one
+// per buffer; the first tile's 9 boxes before the loop; in the loop the
+// wait for this tile's phase, then the next tile's boxes on the other
+// buffer's mbarrier, then the dots.
 // MTP2: deepseek_r1_decode_bf16_sm90a_mtp2_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 1 programs/SM
-// MTP2-PTX: cp.async.commit_group;
-// MTP2-PTX: cp.async.wait_group 0;
-// MTP2-PTX: cp.async.commit_group;
+// MTP2-PTX: mbarrier.init.shared.b64 [%r{{[0-9]+}}], 1;
+// MTP2-PTX: mbarrier.init.shared.b64 [%r{{[0-9]+}}], 1;
+// MTP2-PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 73728;
+// MTP2-PTX-COUNT-9: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+// MTP2-PTX: mbarrier.try_wait.parity.shared.b64
+// MTP2-PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 73728;
+// MTP2-PTX-COUNT-9: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
 // MTP2-PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// MTP2-PTX-NOT: cp.async.cg
 
 // Paged by 64-row pages: the same two programs per SM.
 // PAGED: deepseek_r1_decode_bf16_sm90a_paged64_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM

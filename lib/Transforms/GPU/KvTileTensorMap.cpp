@@ -24,7 +24,7 @@
 namespace mlir::mla::gpulower {
 
 bool Lowering::tensorMapCopies(LoadOp op) {
-  if (!target.chip.facts.bulkTensorCopies || !func || !kvBody || op.isPaged() ||
+  if (!target.chip.facts.bulkTensorCopies || !func || op.isPaged() ||
       !contiguousRows(op))
     return false;
   auto t = op.getResult().getType();
@@ -43,89 +43,87 @@ bool Lowering::tensorMapCopies(LoadOp op) {
       arg.getArgNumber() >= names.size() ||
       cast<StringAttr>(names[arg.getArgNumber()]).getValue() != "kv")
     return false;
-  // The mbarrier's phase is the loop's iteration count: a loop straight in
-  // the kernel runs once per program, and loads the tile every iteration.
+  // An mbarrier's phase follows the loop's iteration count: a loop straight
+  // in the kernel runs once per program, and loads the tile every iteration.
   auto loop = dyn_cast<KvLoopOp>(op->getParentOp());
   return loop && loop->getParentOp() == kernel.getOperation();
 }
 
-void Lowering::emitTensorMapTileCopy(LoadOp op, Value row0, Value col0,
-                                     Value bound, Value dstOffset) {
-  auto t = op.getResult().getType();
-  int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
-  int64_t eltBytes = storedBytes(t.getElementType());
-  Type i32 = b.getI32Type(), i64 = b.getI64Type();
-  auto toI64 = [&](Value x) {
-    return arith::IndexCastOp::create(b, loc(), i64, x).getResult();
-  };
-  auto toI32 = [&](Value x) {
-    return arith::IndexCastOp::create(b, loc(), i32, x).getResult();
-  };
-  Value base =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase);
-  // One map per kernel (the last argument), one mbarrier per tile load,
-  // initialised at the kernel's entry.
+int64_t Lowering::tensorMapBarriers(LoadOp op, int64_t count) {
+  // One map per kernel: its last argument.
   if (!kvMap) {
     unsigned n = func.getNumArguments();
     (void)func.insertArgument(n, LLVM::LLVMPointerType::get(b.getContext()),
                               DictionaryAttr(), loc());
     kvMap = func.getArgument(n);
-    kvMapRows = rows;
+    kvMapRows = op.getResult().getType().getDimSize(0);
   }
-  int64_t mbarOffset = (smemBytes + 7) / 8 * 8;
-  smemBytes = mbarOffset + 8;
+  int64_t offset = (smemBytes + 7) / 8 * 8;
+  smemBytes = offset + 8 * count;
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointAfter(smemBase.getDefiningOp());
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase);
   Value first =
       arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, tid, idx(0));
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointAfter(smemBase.getDefiningOp());
-    Value entryBase =
-        memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase);
-    Value entryFirst =
-        arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, tid, idx(0));
-    target.mbarrierInit(b, loc(), toI64(addc(entryBase, mbarOffset)),
-                        entryFirst);
-    gpu::BarrierOp::create(b, loc());
-  }
-  Value mbar = toI64(addc(base, mbarOffset));
-  Value dst = add(base, dstOffset);
+  for (int64_t i = 0; i < count; ++i)
+    target.mbarrierInit(
+        b, loc(),
+        arith::IndexCastOp::create(b, loc(), b.getI64Type(),
+                                   addc(base, offset + 8 * i)),
+        first);
+  gpu::BarrierOp::create(b, loc());
+  return offset;
+}
+
+void Lowering::sendTensorMapTile(LoadOp op, Value row0, Value col0, Value dst,
+                                 Value mbar) {
+  auto t = op.getResult().getType();
+  int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+  int64_t eltBytes = storedBytes(t.getElementType());
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto toI32 = [&](Value x) {
+    return arith::IndexCastOp::create(b, loc(), i32, x).getResult();
+  };
+  Value first =
+      arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, tid, idx(0));
   // One box of rows x 64 columns (128 bytes a row) per atom; atom a's
   // region is rows x 128 bytes at a * rows * 128 (allocSmem's layout).
   int64_t atoms = cols / 64, atomBytes = rows * 64 * eltBytes;
   target.mbarrierExpectBytes(b, loc(), mbar, atoms * atomBytes, first);
   for (int64_t a = 0; a < atoms; ++a)
-    target.tensorTileCopy(b, loc(), toI64(addc(dst, a * atomBytes)), kvMap,
-                          {toI32(addc(col0, a * 64)), toI32(row0)}, mbar,
-                          first);
-  // Iteration i of the loop waits for phase i of the mbarrier.
-  Value iv = scalars.lookup(
-      cast<KvLoopOp>(op->getParentOp()).getBody().getArgument(0));
-  Value iter = arith::DivUIOp::create(
-      b, loc(), arith::SubIOp::create(b, loc(), iv, kvLower), kvStep);
-  target.mbarrierWait(
-      b, loc(), mbar,
-      toI32(arith::AndIOp::create(b, loc(), iter, idx(1)).getResult()));
+    target.tensorTileCopy(
+        b, loc(),
+        arith::IndexCastOp::create(b, loc(), i64, addc(dst, a * atomBytes)),
+        kvMap, {toI32(addc(col0, a * 64)), toI32(row0)}, mbar, first);
+}
+
+void Lowering::awaitTensorMapTile(LoadOp op, Value mbar, Value parity,
+                                  Value row0, Value bound, Value dst) {
+  target.mbarrierWait(b, loc(), mbar, parity);
   if (!bound)
     return;
   // Rows from the bound on: zeros, as the other copies leave them. A row is
   // 128 bytes in every atom (the swizzle permutes chunks within a row), so
   // its 16-byte chunks are zeroed wherever they are.
+  auto t = op.getResult().getType();
+  int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+  int64_t chunks = rows * cols * storedBytes(t.getElementType()) / 16;
+  Type i32 = b.getI32Type();
   Value valid = arith::SubIOp::create(b, loc(), bound, row0);
   Value partial = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
                                         valid, idx(rows));
   auto ifOp = scf::IfOp::create(b, loc(), partial, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  int64_t chunks = rows * cols * eltBytes / 16;
   auto wg =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase);
   Value view = memref::ViewOp::create(
       b, loc(), MemRefType::get({chunks, 4}, i32, nullptr, wg), smemBase,
-      dstOffset, ValueRange{});
+      arith::SubIOp::create(b, loc(), dst, base), ValueRange{});
   Value zero = arith::ConstantOp::create(
-      b, loc(),
-      DenseElementsAttr::get(VectorType::get({4}, i32),
-                             b.getI32IntegerAttr(0).getValue()));
+      b, loc(), DenseElementsAttr::get(VectorType::get({4}, i32),
+                                       b.getI32IntegerAttr(0).getValue()));
   auto rounds = scf::ForOp::create(
       b, loc(), idx(0), idx((chunks + threads - 1) / threads), idx(1));
   b.setInsertionPointToStart(rounds.getBody());

@@ -98,7 +98,20 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
                 !kOrderFor(op) && foldableChain(op).empty())) {
       barrier(); // the region may still be read from the previous iteration
       if (tensorMapCopies(op)) {
-        emitTensorMapTileCopy(op, base[0], base[1], bound, idx(lastSmemOffset));
+        // Iteration i of the loop waits for phase i of its mbarrier.
+        Value smem =
+            memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase);
+        Value tileAt = addc(smem, lastSmemOffset);
+        Value mbar = arith::IndexCastOp::create(
+            b, loc(), b.getI64Type(), addc(smem, tensorMapBarriers(op, 1)));
+        Value iv = scalars.lookup(cast<KvLoopOp>(op->getParentOp()).getBody().getArgument(0));
+        Value iter = arith::DivUIOp::create(
+            b, loc(), arith::SubIOp::create(b, loc(), iv, kvLower), kvStep);
+        Value parity = arith::IndexCastOp::create(
+            b, loc(), b.getI32Type(),
+            arith::AndIOp::create(b, loc(), iter, idx(1)));
+        sendTensorMapTile(op, base[0], base[1], tileAt, mbar);
+        awaitTensorMapTile(op, mbar, parity, base[0], bound, tileAt);
         barrier();
         note(op, "tensor-map copies on an mbarrier, waited for at once");
         tiles[op] = tile;

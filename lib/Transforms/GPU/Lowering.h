@@ -56,8 +56,8 @@ struct Lowering {
   bool kvBodyBarrier = false;
   Value kvLower, kvStep; ///< that loop's lowered bounds
   gpu::GPUFuncOp func;   ///< the kernel function being built
-  Value kvMap;           ///< its tensor-map argument (KvTileTensorMap.cpp)
-  int64_t kvMapRows = 0; ///< the map's box rows
+  Value kvMap;           ///< its tensor-map argument, whose box has
+  int64_t kvMapRows = 0; ///< this many rows (KvTileTensorMap.cpp)
   IRMapping scalars;
   DenseMap<Value, std::shared_ptr<Tile>> tiles;
   /// Elementwise ops a tile load already applied (lowerLoad, foldableChain).
@@ -437,27 +437,28 @@ struct Lowering {
   std::optional<RegPrefetch> startRegisterPrefetch(KvLoopOp loop);
   LogicalResult lowerRegisterPrefetched(Operation *op);
 
-  /// Async copies (cp.async, 16 bytes each, bypassing L1) of the tile of
-  /// `op` at the lowered indices `at` into the shared region at byte
-  /// `dstOffset` (padded rows as allocSmem lays them out); rows at or past
-  /// the bound are zero-filled (copy size 0, source clamped to the tile's
-  /// first chunk, which exists whenever the loop runs).
-  /// A paged load's `table` and `tableOffset` are lowered values at the
-  /// insertion point (null for a contiguous load).
-  /// `wholeTiles`: a paged mask-free tile within one page copies without
-  /// a per-copy bound where the page lies wholly in the source (a branch
-  /// per tile); for tiles copied and waited for at once (the prefetched
-  /// ones measured slower with the branch).
+  /// Async copies (cp.async, 16 bytes each, bypassing L1) of `op`'s tile
+  /// from (row0, col0) into the shared region at byte `dstOffset` (as
+  /// allocSmem lays it out); rows from the bound on are zero-filled (size
+  /// 0, source clamped to the tile's first chunk). A paged load's `table`
+  /// and `tableOffset` are lowered values (null: contiguous). `wholeTiles`:
+  /// a paged mask-free tile within one page copies without a per-copy
+  /// bound where the page lies wholly in the source (a branch per tile; the
+  /// prefetched tiles measured slower with it).
   void emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
                          Value dstOffset, Value table = Value(),
                          Value tableOffset = Value(), bool wholeTiles = false);
 
-  /// Whether KV tile `op` is sent by the tensor memory accelerator
-  /// (ChipFacts::bulkTensorCopies), and that copy into shared byte
-  /// `dstOffset`, waited for at once (KvTileTensorMap.cpp).
+  /// KvTileTensorMap.cpp: whether KV tile `op` is sent by the tensor memory
+  /// accelerator (ChipFacts::bulkTensorCopies); `count` mbarriers (set up
+  /// at entry; their byte offset); one tile's copy to shared address `dst`
+  /// on mbarrier `mbar`; the wait for its phase, then rows from `bound`
+  /// (if any) zeroed.
   bool tensorMapCopies(LoadOp op);
-  void emitTensorMapTileCopy(LoadOp op, Value row0, Value col0, Value bound,
-                             Value dstOffset);
+  int64_t tensorMapBarriers(LoadOp op, int64_t count);
+  void sendTensorMapTile(LoadOp, Value row0, Value col0, Value dst, Value mbar);
+  void awaitTensorMapTile(LoadOp, Value mbar, Value parity, Value row0,
+                          Value bound, Value dst);
 
   /// Whether tile load `op` in a KV loop is copied by LDS DMA loads
   /// (ChipFacts::ldsDmaLoads16): a contiguous rank-2 source with identity
@@ -688,7 +689,6 @@ struct Lowering {
   LogicalResult lowerSplitClusterSync(SplitClusterSyncOp op);
   LogicalResult lowerStore(StoreOp op);
   LogicalResult lowerKvLoop(KvLoopOp op);
-
   LogicalResult lowerIf(scf::IfOp op);
   LogicalResult lowerFor(scf::ForOp op); ///< without iter_args
   LogicalResult lowerOp(Operation *op);

@@ -72,6 +72,9 @@ struct Prefetch {
   int64_t bufferBytes = 0;
   MemRefType viewType;
   Value lower, step, upper, iv;
+  /// Tensor-map copies (Lowering::tensorMapCopies): the shared byte offset
+  /// of one mbarrier per buffer; -1: cp.async.
+  int64_t mbarOffset = -1;
 };
 
 /// The KV loop's fp8 tile, or mxfp4 data tile and its scales' (read by
