@@ -328,7 +328,6 @@ mla.kernel @noMap(%kv: memref<?x512xbf16>, %q: memref<?x512xbf16>, %n: index,
 // first tile's box before the loop (on mbarrier 0); in the loop the wait on
 // tile t's mbarrier (t mod 2) in phase t / 2 mod 2, the barrier, then tile
 // t + 1's box into the other buffer on its mbarrier; no cp.async.
-// PLACE: remark: placement: smem; asynchronous copies, 2 buffers over the KV loop
 // CHECK-LABEL: gpu.func @tensorMapTwoBuffers
 // CHECK-SAME: mla.kv_tensor_map = array<i64: 64, 64>
 // CHECK-COUNT-2: nvvm.mbarrier.init
@@ -358,6 +357,7 @@ mla.kernel @tensorMapTwoBuffers(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>,
   %l0 = mla.fill 0.0 : tensor<16xf32>
   %a0 = mla.fill 0.0 : tensor<16x64xf32>
   %r:3 = mla.kv_loop %i = %c0 to %n step 64 iter_args(%m = %m0, %l = %l0, %a = %a0) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>) {
+    // PLACE: :[[@LINE+1]]:10: remark: placement: smem; tensor-map copies on mbarriers, 2 buffers over the KV loop
     %k = mla.load %kv[%i, %c0] bound %n : memref<?x64xbf16> -> tensor<64x64xbf16>
     %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
     %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %l, %a : tensor<16x64xf32>, tensor<16xf32>, tensor<16x64xf32>

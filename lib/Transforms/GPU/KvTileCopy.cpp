@@ -15,8 +15,8 @@ namespace mlir::mla::gpulower {
 static Value mbarAt(Lowering &l, const Prefetch &p, Value t) {
   Value smem =
       memref::ExtractAlignedPointerAsIndexOp::create(l.b, l.loc(), l.smemBase);
-  Value slot = arith::RemUIOp::create(l.b, l.loc(), t,
-                                      l.idx(Lowering::kvStages));
+  Value slot =
+      arith::RemUIOp::create(l.b, l.loc(), t, l.idx(Lowering::kvStages));
   return arith::IndexCastOp::create(
       l.b, l.loc(), l.b.getI64Type(),
       l.add(l.addc(smem, p.mbarOffset), l.mul(slot, 8)));
@@ -409,7 +409,8 @@ std::optional<Prefetch> Lowering::startPrefetch(KvLoopOp loop,
   // (tile t on mbarrier t % kvStages, in its phase t / kvStages).
   if (tensorMapCopies(pf->load))
     pf->mbarOffset = tensorMapBarriers(pf->load, kvStages);
-  Value smem = memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase);
+  Value smem =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase);
   // The first kvStages - 1 tiles, one commit group each (empty past the
   // loop's end, so that every iteration finds the same count in flight).
   for (int64_t i = 0; i + 1 < kvStages; ++i) {
@@ -458,15 +459,15 @@ LogicalResult Lowering::lowerPrefetchedLoad(LoadOp op) {
   // warp is done with the previous iteration, whose buffer the new copies
   // overwrite. (Tensor-map copies: the wait on tile t's mbarrier phase.)
   bool tma = p.mbarOffset >= 0;
-  Value smem = memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase);
+  Value smem =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase);
   if (tma)
     awaitTensorMapTile(
         op, mbarAt(*this, p, iter),
         arith::IndexCastOp::create(
             b, loc(), b.getI32Type(),
             arith::AndIOp::create(
-                b, loc(),
-                arith::DivUIOp::create(b, loc(), iter, idx(kvStages)),
+                b, loc(), arith::DivUIOp::create(b, loc(), iter, idx(kvStages)),
                 idx(1))),
         scalars.lookup(op.getIndices()[0]), bound, add(smem, bufferAt(iter)));
   else
@@ -487,11 +488,10 @@ LogicalResult Lowering::lowerPrefetchedLoad(LoadOp op) {
                         add(smem, bufferAt(addc(iter, kvStages - 1))),
                         mbarAt(*this, p, addc(iter, kvStages - 1)));
     else
-      emitAsyncTileCopy(op, row0, col0, bound,
-                        bufferAt(addc(iter, kvStages - 1)),
-                        op.isPaged() ? scalars.lookup(op.getTable()) : Value(),
-                        op.isPaged() ? scalars.lookup(op.getTableOffset())
-                                     : Value());
+      emitAsyncTileCopy(
+          op, row0, col0, bound, bufferAt(addc(iter, kvStages - 1)),
+          op.isPaged() ? scalars.lookup(op.getTable()) : Value(),
+          op.isPaged() ? scalars.lookup(op.getTableOffset()) : Value());
   }
   if (!tma)
     target.asyncCommitGroup(b, loc());

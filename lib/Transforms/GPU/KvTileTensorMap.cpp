@@ -2,13 +2,15 @@
 //
 // Part of mla-lower-to-gpu: methods of Lowering (Lowering.h). On a chip
 // with the tensor memory accelerator (ChipFacts::bulkTensorCopies: sm_90a)
-// the KV tile that is copied and waited for at once (lowerLoad) is sent by
-// one thread as one box per 64-column atom of a tensor map over the KV
-// cache, straight into the 128-byte swizzled layout the warpgroup MMAs
-// read; the copies complete on an mbarrier that every thread waits on.
-// Against the per-thread cp.async copies (36 per thread and tile for bf16,
-// each with its address and bound) this leaves the threads nothing to issue
-// but one wait.
+// the KV tile, double-buffered (KvTileCopy.cpp: one mbarrier per buffer) or
+// copied and waited for at once (lowerLoad), is sent by one thread as one
+// box per 64-column atom of a tensor map over the KV cache, straight into
+// the 128-byte swizzled layout the warpgroup MMAs read; the copies complete
+// on an mbarrier that every thread waits on. Against the per-thread
+// cp.async copies (36 per thread and tile for bf16, each with its address
+// and bound) this leaves the threads nothing to issue but one wait, which
+// is why such a tile is double-buffered wherever one program holds two
+// (canPrefetch).
 //
 // The map (128 bytes) is the kernel's last parameter, passed by value as a
 // grid constant (mla-nvvm-grid-constants); the launcher builds it per call
@@ -62,15 +64,15 @@ int64_t Lowering::tensorMapBarriers(LoadOp op, int64_t count) {
   smemBytes = offset + 8 * count;
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointAfter(smemBase.getDefiningOp());
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase);
+  Value base =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase);
   Value first =
       arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, tid, idx(0));
   for (int64_t i = 0; i < count; ++i)
-    target.mbarrierInit(
-        b, loc(),
-        arith::IndexCastOp::create(b, loc(), b.getI64Type(),
-                                   addc(base, offset + 8 * i)),
-        first);
+    target.mbarrierInit(b, loc(),
+                        arith::IndexCastOp::create(b, loc(), b.getI64Type(),
+                                                   addc(base, offset + 8 * i)),
+                        first);
   gpu::BarrierOp::create(b, loc());
   return offset;
 }
@@ -117,13 +119,15 @@ void Lowering::awaitTensorMapTile(LoadOp op, Value mbar, Value parity,
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
   auto wg =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase);
+  Value base =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase);
   Value view = memref::ViewOp::create(
       b, loc(), MemRefType::get({chunks, 4}, i32, nullptr, wg), smemBase,
       arith::SubIOp::create(b, loc(), dst, base), ValueRange{});
   Value zero = arith::ConstantOp::create(
-      b, loc(), DenseElementsAttr::get(VectorType::get({4}, i32),
-                                       b.getI32IntegerAttr(0).getValue()));
+      b, loc(),
+      DenseElementsAttr::get(VectorType::get({4}, i32),
+                             b.getI32IntegerAttr(0).getValue()));
   auto rounds = scf::ForOp::create(
       b, loc(), idx(0), idx((chunks + threads - 1) / threads), idx(1));
   b.setInsertionPointToStart(rounds.getBody());

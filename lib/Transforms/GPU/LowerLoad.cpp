@@ -27,8 +27,9 @@ SmallVector<Operation *> Lowering::foldableChain(LoadOp op) {
 
 LogicalResult Lowering::lowerLoad(LoadOp op) {
   if (prefetch && prefetch->load == op) {
-    note(op, "asynchronous copies, " + Twine(kvStages) +
-                 " buffers over the KV loop");
+    note(op, (prefetch->mbarOffset >= 0 ? "tensor-map copies on mbarriers, "
+                                        : "asynchronous copies, ") +
+                 Twine(kvStages) + " buffers over the KV loop");
     return lowerPrefetchedLoad(op);
   }
   if (regPrefetch && (regPrefetch->load == op || regPrefetch->scales == op))
@@ -104,7 +105,8 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
         Value tileAt = addc(smem, lastSmemOffset);
         Value mbar = arith::IndexCastOp::create(
             b, loc(), b.getI64Type(), addc(smem, tensorMapBarriers(op, 1)));
-        Value iv = scalars.lookup(cast<KvLoopOp>(op->getParentOp()).getBody().getArgument(0));
+        Value iv = scalars.lookup(
+            cast<KvLoopOp>(op->getParentOp()).getBody().getArgument(0));
         Value iter = arith::DivUIOp::create(
             b, loc(), arith::SubIOp::create(b, loc(), iv, kvLower), kvStep);
         Value parity = arith::IndexCastOp::create(
