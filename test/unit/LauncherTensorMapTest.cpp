@@ -59,8 +59,6 @@ struct MapSpec {
 
 constexpr mla_arg_desc kMap = {"kv", MLA_ARG_TENSOR_MAP, 2, {64, 64, 0, 0}};
 
-template <int N> struct alignas(256) Arena { unsigned char bytes[N]; };
-
 TEST(LauncherTensorMap, PackedLastAt64BytesAndBuiltPerCall) {
   MapBackend backend;
   const mla_backend *backends[] = {&backend, nullptr};
@@ -69,21 +67,12 @@ TEST(LauncherTensorMap, PackedLastAt64BytesAndBuiltPerCall) {
   ASSERT_EQ(MLA_SUCCESS,
             mla_context_create(&m.spec, "gfx950", 0, backends, &ctx))
       << mla_last_error();
-  Arena<4096> buf;
   int32_t qo[3] = {0, 1, 2}, kvp[3] = {0, 1000, 2000};
-  std::vector<unsigned char> ws(64 << 20);
-  mla_decode_args a{};
-  a.q = a.kv = a.out = buf.bytes;
-  a.kv_scale = reinterpret_cast<const float *>(buf.bytes);
+  mlatest::ScratchArgs scratch;
+  mla_decode_args a = scratch.args(/*batch=*/2, /*maxKvLen=*/1000,
+                                   /*kvRows=*/2005, /*splits=*/4);
   a.qo_indptr = qo;
   a.kv_indptr = kvp;
-  a.batch = 2;
-  a.max_kv_len = 1000;
-  a.kv_rows = 2005;
-  a.num_splits = 4;
-  a.workspace = reinterpret_cast<void *>(
-      (reinterpret_cast<uintptr_t>(ws.data()) + 255) / 256 * 256);
-  a.workspace_bytes = ws.size() - 256;
   mla_decode_plan plan;
   ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan)) << mla_last_error();
   ASSERT_EQ(MLA_SUCCESS, mla_decode_run(ctx, &plan, &a, nullptr))
@@ -95,14 +84,14 @@ TEST(LauncherTensorMap, PackedLastAt64BytesAndBuiltPerCall) {
   ASSERT_EQ(0u, w.size() % 8);
   ASSERT_GE(w.size(), 16u);
   const uint64_t *map = w.data() + w.size() - 16;
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(buf.bytes), map[0]);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(scratch.buf), map[0]);
   EXPECT_EQ(2005u, map[1]);
   EXPECT_EQ(576u, map[2]);
   EXPECT_EQ(2u, map[3]);
   EXPECT_EQ(64u, map[4]);
   EXPECT_EQ(64u, map[5]);
   // Stage 2 has none: its arguments are memref fields only.
-  EXPECT_NE(reinterpret_cast<uintptr_t>(buf.bytes),
+  EXPECT_NE(reinterpret_cast<uintptr_t>(scratch.buf),
             backend.launches[1].words.back());
   // A cache of no rows: no tile is copied and no map can be built; the
   // parameter is zeros.

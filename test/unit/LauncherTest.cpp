@@ -652,21 +652,12 @@ TEST(LauncherRowGroups, GridsAndWorkspaceCountQueryRows) {
   mla_context *ctx = nullptr;
   ASSERT_EQ(MLA_SUCCESS, mla_context_create(&spec, "gfx950", 0, backends, &ctx))
       << mla_last_error();
-  Arena<4096> buf;
   int32_t qo[4] = {0, 2, 4, 6}, kvp[4] = {0, 100, 200, 300};
-  std::vector<unsigned char> ws(64 << 20);
-  mla_decode_args a{};
-  a.q = a.kv = a.out = buf.bytes;
-  a.kv_scale = reinterpret_cast<const float *>(buf.bytes);
+  mlatest::ScratchArgs scratch;
+  mla_decode_args a = scratch.args(/*batch=*/3, /*maxKvLen=*/100,
+                                   /*kvRows=*/300, /*splits=*/4);
   a.qo_indptr = qo;
   a.kv_indptr = kvp;
-  a.batch = 3;
-  a.max_kv_len = 100;
-  a.kv_rows = 300;
-  a.num_splits = 4;
-  a.workspace = reinterpret_cast<void *>(
-      (reinterpret_cast<uintptr_t>(ws.data()) + 255) / 256 * 256);
-  a.workspace_bytes = ws.size() - 256;
   mla_decode_plan plan;
   ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan)) << mla_last_error();
   EXPECT_EQ(4, plan.splits);
@@ -746,25 +737,16 @@ TEST(LauncherPaging, BlockTableArgumentsAreCheckedAndBound) {
   ASSERT_EQ(MLA_SUCCESS,
             mla_context_create(&paged.spec, "gfx950", 0, backends, &ctx))
       << mla_last_error();
-  Arena<4096> buf;
   int32_t qo[3] = {0, 1, 2}, seqlens[2] = {128, 256};
   int32_t table[2 * 4] = {3, 0, 9, 9, 1, 2, 4, 5};
-  std::vector<unsigned char> ws(64 << 20);
-  mla_decode_args a{};
-  a.q = a.kv = a.out = buf.bytes;
-  a.kv_scale = reinterpret_cast<const float *>(buf.bytes);
+  mlatest::ScratchArgs scratch;
+  mla_decode_args a = scratch.args(/*batch=*/2, /*maxKvLen=*/256,
+                                   /*kvRows=*/6 * 64, /*splits=*/2);
   a.qo_indptr = qo;
-  a.batch = 2;
-  a.max_kv_len = 256;
-  a.kv_rows = 6 * 64;
   a.block_table = table;
   a.block_table_cols = 4;
   a.cache_seqlens = seqlens;
   a.cache_seqlens_host = seqlens;
-  a.num_splits = 2;
-  a.workspace = reinterpret_cast<void *>(
-      (reinterpret_cast<uintptr_t>(ws.data()) + 255) / 256 * 256);
-  a.workspace_bytes = ws.size() - 256;
   auto refused = [&](mla_decode_args bad, mla_status want, const char *phrase) {
     mla_decode_plan plan;
     EXPECT_EQ(want, mla_plan_decode(ctx, &bad, &plan));
@@ -780,7 +762,7 @@ TEST(LauncherPaging, BlockTableArgumentsAreCheckedAndBound) {
   refused(bad, MLA_ERROR_INVALID_ARGUMENT, "cache_seqlens is NULL");
   bad = a;
   bad.block_table = table + 0; // fine
-  bad.cache_seqlens = reinterpret_cast<const int32_t *>(buf.bytes + 2);
+  bad.cache_seqlens = reinterpret_cast<const int32_t *>(scratch.buf + 2);
   refused(bad, MLA_ERROR_MISALIGNED, "cache_seqlens");
   bad = a;
   bad.block_table_cols = -1;

@@ -101,6 +101,28 @@ struct RecordingBackend : mla_backend {
   void unload(void *) const override { ++unloads; }
 };
 
+/// Launch arguments over one scratch buffer (q, kv, out and the KV scale
+/// all in it: the recording backend reads none of them) and a 256-byte
+/// aligned workspace of 64 MiB; the caller adds its indptrs or tables.
+struct ScratchArgs {
+  alignas(256) unsigned char buf[4096];
+  std::vector<unsigned char> ws = std::vector<unsigned char>(64 << 20);
+  mla_decode_args args(int64_t batch, int64_t maxKvLen, int64_t kvRows,
+                       int64_t splits) {
+    mla_decode_args a{};
+    a.q = a.kv = a.out = buf;
+    a.kv_scale = reinterpret_cast<const float *>(buf);
+    a.batch = batch;
+    a.max_kv_len = maxKvLen;
+    a.kv_rows = kvRows;
+    a.num_splits = splits;
+    a.workspace = reinterpret_cast<void *>(
+        (reinterpret_cast<uintptr_t>(ws.data()) + 255) / 256 * 256);
+    a.workspace_bytes = ws.size() - 256;
+    return a;
+  }
+};
+
 } // namespace mlatest
 
 #endif // MLA_TEST_RECORDINGBACKEND_H
