@@ -26,14 +26,14 @@ mla_status failWith(mla_status s, const std::string &msg);
 /// Clears mla_last_error() (a call that succeeded).
 void clearError();
 
-/// Stage-1 programs per (sequence, split): the q_seq_len x heads query rows
-/// in groups of block_m (the descriptor was checked at create: block_m
-/// divides the heads, or is whole tokens dividing the rows).
 /// mxfp4 KV: e8m0 block scales beside the packed e2m1 rows (ABI 8).
 inline bool hasBlockScales(const mla_spec_desc &s) {
   return s.kv_type && std::strcmp(s.kv_type, "f4E2M1FN") == 0;
 }
 
+/// Stage-1 programs per (sequence, split): the q_seq_len x heads query rows
+/// in groups of block_m (the descriptor was checked at create: block_m
+/// divides the heads, or is whole tokens dividing the rows).
 inline int64_t rowGroups(const mla_spec_desc &s) {
   return int64_t(s.q_seq_len) * s.num_heads / s.block_m;
 }

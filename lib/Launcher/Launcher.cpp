@@ -101,6 +101,14 @@ static int kvElementBytes(const mla_spec_desc &s) {
   return std::strncmp(t, "f8", 2) ? 0 : 1;
 }
 
+/// Bytes of one KV row as stage 1 reads it: qk_dim elements, and for mxfp4
+/// (two values a byte) one e8m0 scale per 32 values.
+static int64_t kvRowBytes(const mla_spec_desc &s) {
+  if (hasBlockScales(s))
+    return s.qk_dim / 2 + s.qk_dim / 32;
+  return int64_t(s.qk_dim) * std::max(1, kvElementBytes(s));
+}
+
 /// The kernel parameters of `k`'s arguments: a memref descriptor's 2
 /// pointers, offset, sizes and strides, one each for the rest.
 static int paramCount(const mla_kernel_desc &k) {
@@ -333,6 +341,8 @@ static int64_t chooseSplits(const mla_context &ctx, int64_t batch,
   p.groups = rowGroups(s);
   p.kvLen = maxKvLen;
   p.blockN = s.block_n;
+  p.kvRowBytes = kvRowBytes(s);
+  p.blockM = s.block_m;
   p.computeUnits = ctx.concurrent;
   p.candidates =
       llvm::ArrayRef<int64_t>(s.split_candidates, s.num_split_candidates);

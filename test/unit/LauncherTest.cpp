@@ -80,7 +80,7 @@ protected:
               std::string::npos);
     EXPECT_TRUE(backend.launches.empty());
   }
-  int64_t modelSplits(int64_t batch, int64_t kv) {
+  int64_t modelSplits(int64_t batch, int64_t kv, int64_t kvRowBytes = 576) {
     const mla_target_desc &t = deepseek_r1_decode_fp8_spec.targets[0];
     int perCu = 1 << 30;
     for (int i = 0; i < t.num_kernels; ++i)
@@ -90,6 +90,8 @@ protected:
     p.batch = batch;
     p.kvLen = kv;
     p.blockN = deepseek_r1_decode_fp8_spec.block_n;
+    p.blockM = deepseek_r1_decode_fp8_spec.block_m;
+    p.kvRowBytes = kvRowBytes;
     p.computeUnits = int64_t(t.compute_units) * perCu;
     return mlir::mla::chooseSplits(p);
   }
@@ -142,6 +144,37 @@ TEST_F(LauncherTest, PlansSplitsByTheCostModelAndMasksByTheRule) {
   a.kv_indptr_host = ragged;
   ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan));
   EXPECT_STREQ("deepseek_r1_decode_fp8_stage1_masked", plan.stage1);
+}
+
+// The model prices a tile by its KV bytes: the same kernels reading bf16
+// rows (1152 bytes, twice fp8's) split more where stage 2's fixed costs
+// then weigh less.
+TEST_F(LauncherTest, SplitCountWeighsTheKvRowBytes) {
+  mla_spec_desc spec = deepseek_r1_decode_fp8_spec;
+  spec.kv_type = "bf16";
+  spec.has_kv_scale = 0;
+  const mla_backend *backends[] = {&backend, nullptr};
+  mla_context *bf16 = nullptr;
+  ASSERT_EQ(MLA_SUCCESS,
+            mla_context_create(&spec, "gfx950", 0, backends, &bf16))
+      << mla_last_error();
+  int differ = 0;
+  for (int64_t batch : {4, 32, 64, 256})
+    for (int64_t kv : {1024, 8192}) {
+      mla_decode_args a = args(batch, kv);
+      a.kv_scale = nullptr;
+      mla_decode_plan plan, fp8;
+      ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(bf16, &a, &plan))
+          << mla_last_error();
+      EXPECT_EQ(modelSplits(batch, kv, 1152), plan.splits)
+          << batch << "x" << kv;
+      a = args(batch, kv);
+      ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &fp8));
+      EXPECT_GE(plan.splits, fp8.splits) << batch << "x" << kv;
+      differ += plan.splits != fp8.splits;
+    }
+  EXPECT_GT(differ, 0);
+  mla_context_destroy(bf16);
 }
 
 TEST_F(LauncherTest, LaunchesBothStagesWithPackedMemrefDescriptors) {

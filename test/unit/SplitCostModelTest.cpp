@@ -69,21 +69,25 @@ TEST(SplitCostModel, MeasuredH200Choices) {
           << "bs " << batches[b] << " kv " << (k ? 8192 : 1024);
 }
 
-TEST(SplitCostModel, TilesCountIn64TokenUnits) {
-  // The fp8 MTP 2 spec on sm_90a: 128-token tiles, one program per SM (132
-  // at once). Its H200 sweep of 2026-12-02 (bench/sweep_splits.py
-  // --q-seq-len 2, docs/PerformanceLog.md): the fastest count of every task
-  // shape but bs 64 / kv 1024 (2 splits, 42.1 us; the model keeps 1, 52.1).
-  // Counted in whole tiles the model took 1 split at bs 4 / kv 1024 (47.6
-  // us; 8 run in 16.8) and 16 at bs 4 / kv 8192 (36.4; 32: 30.2).
-  const int64_t want[4][2] = {{8, 32}, {4, 4}, {1, 2}, {1, 1}};
-  const int64_t batches[4] = {4, 32, 64, 256};
-  for (int b = 0; b < 4; ++b)
-    for (int k = 0; k < 2; ++k)
-      EXPECT_EQ(choose(batches[b], k ? 8192 : 1024, 132, 128), want[b][k])
-          << "bs " << batches[b] << " kv " << (k ? 8192 : 1024);
-  // A 64-token tile is one unit: the formula of CostFormula.
+/// The split counts of the 8 task shapes (bs 4, 32, 64, 256 x kv 1024,
+/// 8192) for a spec's tile, with `cus` programs at once.
+std::vector<int64_t> taskChoices(int64_t cus, int64_t blockN,
+                                 int64_t kvRowBytes, int64_t blockM) {
+  std::vector<int64_t> out;
+  for (int64_t batch : {4, 32, 64, 256})
+    for (int64_t kv : {1024, 8192}) {
+      SplitProblem p{batch, kv, blockN, cus, {}};
+      p.kvRowBytes = kvRowBytes;
+      p.blockM = blockM;
+      out.push_back(chooseSplits(p));
+    }
+  return out;
+}
+
+TEST(SplitCostModel, TilesCountByTokens) {
+  // 128-token fp8 tiles against 16 rows (fp8 Q / P spec): two units.
   SplitProblem p{4, 8192, 128, 256, {}};
+  EXPECT_DOUBLE_EQ(tileUnits(p), 2.0);
   EXPECT_DOUBLE_EQ(estimateSplitCost(p, 1), 130.0);
   // A partial tile is walked whole: 4 tokens of a 128-token tile cost 2.
   SplitProblem q{1, 4, 128, 256, {}};
@@ -91,8 +95,44 @@ TEST(SplitCostModel, TilesCountIn64TokenUnits) {
   // A 32-token tile still counts one (the mxfp4_n32 spec's sweep: priced
   // at half, bs 4 / kv 8192 took 32 splits, 52.0 us, where 64 run in 42.4).
   SplitProblem r{4, 8192, 32, 396, {}};
+  r.kvRowBytes = 288 + 18;
+  EXPECT_DOUBLE_EQ(tileUnits(r), 1.0);
   EXPECT_DOUBLE_EQ(estimateSplitCost(r, 1), 256.0 + 2.0);
   EXPECT_EQ(chooseSplits(r), 64);
+}
+
+TEST(SplitCostModel, TilesCountByBytes) {
+  // sm_90a's bf16 spec: 64-token tiles of 1152-byte rows, one program per
+  // SM (132 at once). Its H200 sweep of 2026-12-02 (bench/sweep_splits.py,
+  // docs/PerformanceLog.md): the fastest count of every task shape but
+  // 256 x 8192 (2 splits, 612.6 us; the model keeps 1, 629.9). Priced as one
+  // unit the model took 8 splits at bs 4 / kv 1024 (14.5 us; 16 run in
+  // 14.1) and 1 at bs 64 / kv 1024 (42.2; 2: 39.2).
+  SplitProblem p{4, 8192, 64, 132, {}};
+  p.kvRowBytes = 1152;
+  EXPECT_DOUBLE_EQ(tileUnits(p), 2.0);
+  EXPECT_DOUBLE_EQ(estimateSplitCost(p, 1), 256.0 + 2.0);
+  EXPECT_EQ(taskChoices(132, 64, 1152, 16),
+            (std::vector<int64_t>{16, 32, 4, 4, 2, 2, 1, 1}));
+  // The same tile with 32 rows (bf16 MTP 2 on sm_90a): bytes weigh as much
+  // as the doubled dots; its sweep's fastest count on all 8 shapes.
+  EXPECT_EQ(taskChoices(132, 64, 1152, 32),
+            (std::vector<int64_t>{16, 32, 4, 4, 2, 2, 1, 1}));
+}
+
+TEST(SplitCostModel, TilesCountByMatrixWork) {
+  // sm_90a's fp8 MTP 2 spec: 128-token fp8 tiles against 32 query rows (two
+  // tokens of 16 heads), one program per SM. Its H200 sweeps of 2026-12-02
+  // (bench/sweep_splits.py --q-seq-len 2): the fastest count of every task
+  // shape. By its tokens alone (2 units) the model took 1 split at bs 64 /
+  // kv 1024 (52.1 us) where 2 run in 42.0; by whole tiles (1 unit), 1 at
+  // bs 4 / kv 1024 (47.6 us) where 8 run in 16.8.
+  SplitProblem p{64, 1024, 128, 132, {}};
+  p.blockM = 32;
+  EXPECT_DOUBLE_EQ(tileUnits(p), 4.0);
+  EXPECT_EQ(taskChoices(132, 128, 576, 32),
+            (std::vector<int64_t>{8, 32, 4, 4, 2, 2, 1, 1}));
+  EXPECT_EQ(taskChoices(132, 128, 576, 16)[4], 1);
 }
 
 TEST(SplitCostModel, RespectsCandidates) {

@@ -3,9 +3,10 @@
 // Stage 1 gives every (sequence, split) pair one program. More splits fill
 // more compute units but shorten each program's KV walk (fixed costs weigh
 // more) and make stage 2 read more partial outputs. The model below prices
-// those three effects in units of "one 64-token KV tile walked by one
-// program" (a spec's tile of block_n tokens counts block_n / 64, at least
-// 1); see docs/Design.md, "Choosing the split count".
+// those three effects in units of "one 64-token fp8 KV tile walked by one
+// program of 16 query rows" (a tile of other bytes or rows counts as the
+// larger of its byte and matrix-work ratios to that, at least 1); see
+// docs/Design.md, "Choosing the split count".
 //
 //===----------------------------------------------------------------------===//
 #ifndef MLA_SPLITCOSTMODEL_H
@@ -48,7 +49,17 @@ struct SplitProblem {
   /// Stage-1 programs per (sequence, split): q_seq_len x heads / block_m
   /// row groups, each walking the split's tiles.
   int64_t groups = 1;
+  /// Bytes of one KV row (all qk_dim values, with their block scales):
+  /// 576 for fp8, the unit the parameters were fitted in; 1152 for bf16.
+  int64_t kvRowBytes = 576;
+  /// Query rows one program multiplies with each tile (block_m).
+  int64_t blockM = 16;
 };
+
+/// What one tile of `p` costs in the model's unit (a 64-token fp8 tile
+/// against 16 query rows): the larger of its bytes and its matrix work
+/// (block_n x block_m) against the unit's, at least 1.
+double tileUnits(const SplitProblem &p);
 
 /// The most splits stage 1 combines itself, in one thread-block cluster
 /// (docs/Design.md, "One launch for small batches"): 16, the largest
