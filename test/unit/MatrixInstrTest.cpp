@@ -622,8 +622,9 @@ TEST(Wgmma, SwizzledTilesAreBothOperandLayouts) {
       int64_t at = smemSwizzledOffset(r, c, rows);
       EXPECT_TRUE(seen.insert(at).second);
       EXPECT_EQ(at / (rows * 128), c / 64);
-      if (c % 8)
+      if (c % 8) {
         EXPECT_EQ(at, smemSwizzledOffset(r, c - 1, rows) + 2);
+      }
     }
   EXPECT_EQ(*seen.rbegin(), rows * cols * 2 - 2);
   // S^T = K Q^T: A = K, M = tokens, K = dims; step s at columns 16 s:
