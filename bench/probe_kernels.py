@@ -15,7 +15,6 @@ event-timed call is what launches, the gap between the stages and the
 events cost.
 """
 import argparse
-import statistics
 import sys
 
 ap = argparse.ArgumentParser()
@@ -52,21 +51,8 @@ import mla_torch as M  # noqa: E402
 
 
 def graph_median(fn, flush, reps=30):
-    fn()
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    t = []
-    for _ in range(reps):
-        flush.zero_()
-        st.record()
-        g.replay()
-        en.record()
-        en.synchronize()
-        t.append(st.elapsed_time(en) * 1000)
-    return statistics.median(t)
+    """bench_h200's kernel-only time of fn (CUDA-graph replay, L2 flushed)."""
+    return B.graph_time(lambda _: fn(), None, reps, flush)
 
 
 if args.floor:
