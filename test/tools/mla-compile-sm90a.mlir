@@ -5,12 +5,16 @@
 // before every barrier; no spills.
 // RUN: rm -rf %t && mla-compile %kernels/deepseek_r1_decode_bf16_sm90a.mlir --chip=sm_90a -o %t | FileCheck %s --check-prefix=REPORT
 // RUN: FileCheck %s --check-prefix=PTX < %t/deepseek_r1_decode_bf16_sm90a.ptx
+// RUN: FileCheck %s --check-prefix=MF < %t/deepseek_r1_decode_bf16_sm90a.ptx
+// RUN: FileCheck %s --check-prefix=ROLLED < %t/deepseek_r1_decode_bf16_sm90a.ptx
 // RUN: FileCheck %s --check-prefix=JSON < %t/deepseek_r1_decode_bf16_sm90a.json
 // RUN: mla-compile %kernels/deepseek_r1_decode_bf16_sm90a_mtp2.mlir --chip=sm_90a -o %t/mtp2 | FileCheck %s --check-prefix=MTP2
 // RUN: FileCheck %s --check-prefix=MTP2-PTX < %t/mtp2/deepseek_r1_decode_bf16_sm90a_mtp2.ptx
+// RUN: FileCheck %s --check-prefix=MTP2-LOOP < %t/mtp2/deepseek_r1_decode_bf16_sm90a_mtp2.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_bf16_sm90a_paged64.mlir --chip=sm_90a -o %t/paged | FileCheck %s --check-prefix=PAGED
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a.mlir --chip=sm_90a -o %t/fp8 | FileCheck %s --check-prefix=FP8
 // RUN: FileCheck %s --check-prefix=FP8-PTX < %t/fp8/deepseek_r1_decode_fp8_qp16_sm90a.ptx
+// RUN: FileCheck %s --check-prefix=FP8-TILE < %t/fp8/deepseek_r1_decode_fp8_qp16_sm90a.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2.mlir --chip=sm_90a -o %t/fp8mtp2 | FileCheck %s --check-prefix=FP8-MTP2
 // RUN: FileCheck %s --check-prefix=FP8-MTP2-PTX < %t/fp8mtp2/deepseek_r1_decode_fp8_qp16_sm90a_mtp2.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2_paged64.mlir --chip=sm_90a -o %t/fp8mtp2paged | FileCheck %s --check-prefix=FP8-MTP2-PAGED
@@ -44,9 +48,7 @@
 // PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 73728;
 // PTX-COUNT-9: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%rd{{[0-9]+}}], [[[MAP]], {{.*}}
 // PTX-LABEL: .entry deepseek_r1_decode_bf16_sm90a_stage1_mask_free
-// PTX-NOT: cp.async.cg
 // PTX: cp.async.bulk.tensor.2d
-// PTX: mbarrier.try_wait.parity.shared.b64
 // PTX: fence.proxy.async.shared::cta;
 // PTX-NEXT: bar.sync 0;
 // PTX: wgmma.fence.sync.aligned;
@@ -59,6 +61,23 @@
 // PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 1, 0;
 // PTX: wgmma.wait_group.sync.aligned 0;
 // PTX-NOT: mma.sync
+// The mask-free stage 1 waits on the tiles' mbarrier, wherever LLVM places
+// the loop's blocks, and has no per-thread copies.
+// MF-LABEL: .entry deepseek_r1_decode_bf16_sm90a_stage1_mask_free
+// MF-NOT: cp.async.cg
+// MF: mbarrier.try_wait.parity.shared.b64
+// MF-NOT: cp.async.cg
+// Each dot's K loop reaches ptxas rolled (LLVM told not to unroll it), its
+// descriptors a base plus an add.
+// ROLLED-LABEL: .entry deepseek_r1_decode_bf16_sm90a_stage1_masked
+// ROLLED: .pragma "nounroll";
+// ROLLED-NEXT: add.s64
+// ROLLED: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16
+// ROLLED: .pragma "nounroll";
+// ROLLED: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16
+// ROLLED-LABEL: .entry deepseek_r1_decode_bf16_sm90a_stage1_mask_free
+// ROLLED: .pragma "nounroll";
+// ROLLED: .pragma "nounroll";
 
 // JSON: "chip": "sm_90a"
 // The manifest's last stage-1 argument: the tensor map over kv.
@@ -79,11 +98,12 @@
 // MTP2-PTX: mbarrier.init.shared.b64 [%r{{[0-9]+}}], 1;
 // MTP2-PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 73728;
 // MTP2-PTX-COUNT-9: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
-// MTP2-PTX: mbarrier.try_wait.parity.shared.b64
-// MTP2-PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 73728;
-// MTP2-PTX-COUNT-9: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
 // MTP2-PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // MTP2-PTX-NOT: cp.async.cg
+// (The loop's wait and next boxes, wherever LLVM places its blocks.)
+// MTP2-LOOP: mbarrier.try_wait.parity.shared.b64
+// MTP2-LOOP: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 73728;
+// MTP2-LOOP-COUNT-9: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
 
 // Paged by 64-row pages: the same two programs per SM.
 // PAGED: deepseek_r1_decode_bf16_sm90a_paged64_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
@@ -96,14 +116,16 @@
 // FP8: deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
 // FP8-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free
 // FP8-PTX-NOT: cp.async
-// FP8-PTX: ld.global.v4.b32 {{.*}}, [[[A:%rd[0-9]+]]];
-// FP8-PTX-NEXT: ld.global.v4.b32 {{.*}}, [[[A]]+64];
-// FP8-PTX: cvt.rn.f16x2.e4m3x2
-// FP8-PTX: st.shared.v4.b32 [{{%rd[0-9]+}}+{{[0-9]+}}]
 // FP8-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{.*}}, p, 1, 1, 0, 0;
 // FP8-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{.*}}, p, 1, 1, 1, 0;
 // FP8-PTX-NOT: cp.async
 // FP8-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage2
+// (The loads, conversion and stores, wherever LLVM places the loop's blocks.)
+// FP8-TILE-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free
+// FP8-TILE: ld.global.v4.b32 {{.*}}, [[[A:%rd[0-9]+]]];
+// FP8-TILE-NEXT: ld.global.v4.b32 {{.*}}, [[[A]]+64];
+// FP8-TILE: cvt.rn.f16x2.e4m3x2
+// FP8-TILE: st.shared.v4.b32 [{{%rd[0-9]+}}+{{[0-9]+}}]
 
 // fp8 MTP 2: two warpgroups on 128-token tiles, N = 32 (both tokens); the
 // fp8 bytes a tile ahead shared by 256 threads: no spills.

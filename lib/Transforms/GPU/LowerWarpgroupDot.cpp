@@ -92,20 +92,27 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   auto storedRows = [](const Tile &t) {
     return cast<MemRefType>(t.view.getType()).getDimSize(1);
   };
-  // The descriptor of the operand of `t` at static byte offset `off` plus
-  // runtime byte offset `dyn` (both unswizzled addresses, as the tensor
-  // cores take them: they apply the swizzle).
-  auto descriptor = [&](Value base, Value dyn, int64_t off,
-                        int64_t leading) -> Value {
-    Value addr = arith::AddIOp::create(
-        b, loc(), arith::AddIOp::create(b, loc(), base, dyn),
-        cstI64(b, loc(), off));
-    Value field = arith::AndIOp::create(
-        b, loc(), arith::ShRUIOp::create(b, loc(), addr, cstI64(b, loc(), 4)),
-        cstI64(b, loc(), 0x3FFF));
-    return arith::OrIOp::create(
-        b, loc(), field,
+  // The descriptor of an operand at `base` plus runtime byte offset `dyn`
+  // plus static byte offset `off` (unswizzled addresses, as the tensor
+  // cores take them: they apply the swizzle), in two parts: the base's
+  // (its address field and the constant fields, once per dot) and the
+  // offsets' (address >> 4). A shared address is below 2^18 (228 KiB), so
+  // its field never carries into the next one and the descriptor of every
+  // step is the base's plus an add: what was a shift, a mask and an or of
+  // 64-bit values per instruction (about 10 uniform-datapath instructions
+  // beside each wgmma in the SASS of the bf16 sm_90a spec) is one add.
+  auto baseDescriptor = [&](Value base, int64_t leading) -> Value {
+    return arith::AddIOp::create(
+        b, loc(), arith::ShRUIOp::create(b, loc(), base, cstI64(b, loc(), 4)),
         cstI64(b, loc(), int64_t(wgmmaDescriptor(0, leading, 1024))));
+  };
+  auto descriptor = [&](Value baseDesc, Value dyn, int64_t off) -> Value {
+    assert(off % 16 == 0 && "operands are 16-byte aligned");
+    Value steps =
+        arith::ShRUIOp::create(b, loc(), dyn, cstI64(b, loc(), 4));
+    return arith::AddIOp::create(
+        b, loc(), baseDesc,
+        arith::AddIOp::create(b, loc(), steps, cstI64(b, loc(), off / 16)));
   };
   auto toI64 = [&](Value x) -> Value {
     return arith::IndexCastOp::create(b, loc(), i64, x);
@@ -124,6 +131,8 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
                     : mul(arith::DivUIOp::create(b, loc(), wgCol, idx(64)),
                           aRows * 128);
   aBase = arith::AddIOp::create(b, loc(), aBase, toI64(wgA));
+  Value aDesc = baseDescriptor(aBase, trans ? 16 : aRows * 128),
+        bDesc = baseDescriptor(bBase, 16);
   SmallVector<Value> acc;
   if (op.getAcc())
     acc = get(op.getAcc())->regs;
@@ -151,6 +160,22 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   target.warpgroupFence(b, loc());
   auto loop = scf::ForOp::create(b, loc(), idx(0), idx(steps / unroll), idx(1),
                                  ValueRange(init));
+  // Rolled for LLVM (ptxas unrolls it with its own register budget): an
+  // LLVM-unrolled loop's descriptors are KV-loop invariants that LICM
+  // hoists (the fp8 MTP 2 program: 255 registers and spills).
+  MLIRContext *ctx = b.getContext();
+  auto noUnroll = LLVM::LoopUnrollAttr::get(
+      ctx, /*disable=*/b.getBoolAttr(true), /*count=*/{}, /*runtimeDisable=*/{},
+      /*full=*/{}, /*followupUnrolled=*/{}, /*followupRemainder=*/{},
+      /*followupAll=*/{});
+  loop->setAttr("loop_annotation",
+                LLVM::LoopAnnotationAttr::get(
+                    ctx, /*disableNonforced=*/{}, /*vectorize=*/{},
+                    /*interleave=*/{}, noUnroll, /*unrollAndJam=*/{},
+                    /*licm=*/{}, /*distribute=*/{}, /*pipeline=*/{},
+                    /*peeled=*/{}, /*unswitch=*/{}, /*mustProgress=*/{},
+                    /*isVectorized=*/{}, /*startLoc=*/{}, /*endLoc=*/{},
+                    /*parallelAccesses=*/{}));
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -170,19 +195,17 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
       // columns j * 64 .. of rhs over its rows kk .. (O^T = V^T P^T).
       Value dynA = trans ? kMajor(kk, aRows) : toI64(mul(kk, 128));
       Value descB =
-          descriptor(bBase, kMajor(kk, bRows),
-                     smemSwizzledOffset(lhs->rowOff, lhs->colOff, bRows), 16);
+          descriptor(bDesc, kMajor(kk, bRows),
+                     smemSwizzledOffset(lhs->rowOff, lhs->colOff, bRows));
       for (int64_t j = 0; j < l.tiles; ++j) {
         Value descA =
-            trans
-                ? descriptor(aBase, dynA,
-                             smemSwizzledOffset(j * mInstr + rhs->rowOff,
-                                                rhs->colOff, aRows),
-                             16)
-                : descriptor(aBase, dynA,
-                             smemSwizzledOffset(
-                                 rhs->rowOff, j * mInstr + rhs->colOff, aRows),
-                             aRows * 128);
+            trans ? descriptor(aDesc, dynA,
+                               smemSwizzledOffset(j * mInstr + rhs->rowOff,
+                                                  rhs->colOff, aRows))
+                  : descriptor(aDesc, dynA,
+                               smemSwizzledOffset(rhs->rowOff,
+                                                  j * mInstr + rhs->colOff,
+                                                  aRows));
         // Instruction tile j: its registers mb * 8 + i are element i of M
         // block mb.
         SmallVector<Value> d;
