@@ -255,7 +255,9 @@ mla.kernel @twoWarpgroups(%kv: memref<?x128xbf16>, %q: memref<?x128xbf16>, %n: i
 // CHECK-NEXT: gpu.barrier
 // CHECK: scf.for
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c131072_i32, predicate = %[[FIRST:.*]] : !llvm.ptr<3>, i32, i1
-// CHECK-COUNT-8: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]], %{{.*}}, box[%{{.*}}, %{{.*}}] predicate = %[[FIRST]]
+// The KV lines as the L2's first victims (evict-first policy).
+// CHECK: llvm.mlir.constant(1364590687093260288 : i64) : i64
+// CHECK-COUNT-8: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]], %{{.*}}, box[%{{.*}}, %{{.*}}] l2_cache_hint = %{{[0-9]+}} predicate = %[[FIRST]]
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: scf.if

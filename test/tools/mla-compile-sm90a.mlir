@@ -41,12 +41,12 @@
 // PTX: @%p{{[0-9]+}} mbarrier.init.shared.b64 [[[BAR:%r[0-9]+]]], 1;
 // PTX: @%p{{[0-9]+}} mbarrier.init.shared.b64 [%r{{[0-9]+}}], 1;
 // PTX: @[[FIRST:%p[0-9]+]] mbarrier.arrive.expect_tx.shared.b64 _, [[[BAR]]], 73728;
-// PTX: @[[FIRST]] cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%rd{{[0-9]+}}], [[[MAP]], {0,[[ROW:%r[0-9]+]]} ], [[[BAR]]];
-// PTX: @[[FIRST]] cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%rd{{[0-9]+}}], [[[MAP]], {64,[[ROW]]} ], [[[BAR]]];
-// PTX: @[[FIRST]] cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%rd{{[0-9]+}}], [[[MAP]], {512,[[ROW]]} ], [[[BAR]]];
+// PTX: @[[FIRST]] cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%rd{{[0-9]+}}], [[[MAP]], {0,[[ROW:%r[0-9]+]]} ], [[[BAR]]], 1364590687093260288;
+// PTX: @[[FIRST]] cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%rd{{[0-9]+}}], [[[MAP]], {64,[[ROW]]} ], [[[BAR]]], 1364590687093260288;
+// PTX: @[[FIRST]] cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%rd{{[0-9]+}}], [[[MAP]], {512,[[ROW]]} ], [[[BAR]]], 1364590687093260288;
 // PTX: mbarrier.try_wait.parity.shared.b64 P1, [%r{{[0-9]+}}], %r{{[0-9]+}}, 10000000;
 // PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 73728;
-// PTX-COUNT-9: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%rd{{[0-9]+}}], [[[MAP]], {{.*}}
+// PTX-COUNT-9: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%rd{{[0-9]+}}], [[[MAP]], {{.*}}
 // PTX-LABEL: .entry deepseek_r1_decode_bf16_sm90a_stage1_mask_free
 // PTX: cp.async.bulk.tensor.2d
 // PTX: fence.proxy.async.shared::cta;

@@ -96,7 +96,8 @@ void Lowering::sendTensorMapTile(LoadOp op, Value row0, Value col0, Value dst,
     target.tensorTileCopy(
         b, loc(),
         arith::IndexCastOp::create(b, loc(), i64, addc(dst, a * atomBytes)),
-        kvMap, {toI32(addc(col0, a * 64)), toI32(row0)}, mbar, first);
+        kvMap, {toI32(addc(col0, a * 64)), toI32(row0)}, mbar, first,
+        /*readOnce=*/true);
 }
 
 void Lowering::awaitTensorMapTile(LoadOp op, Value mbar, Value parity,

@@ -291,15 +291,28 @@ public:
   }
   /// cp.async.bulk.tensor.Nd.shared::cluster.global.tile: the program's own
   /// shared memory as a cluster address (also right inside a cluster).
+  /// `readOnce`: with .L2::cache_hint and the evict-first policy (the
+  /// 64-bit value `createpolicy.fractional.L2::evict_first.b64` makes for
+  /// fraction 1, CUTLASS's CacheHintSm90::EVICT_FIRST): the streamed KV
+  /// lines are the L2's first victims, not the lines already there. After
+  /// the benches' zeroing flush those are dirty, and a call that evicts
+  /// them pays their write-back (H200: up to about 10 us,
+  /// bench/probe_flush.py; docs/Performance.md, 2026-12-03).
   void tensorTileCopy(OpBuilder &b, Location loc, Value dst, Value map,
-                      ValueRange coords, Value mbar,
-                      Value pred) const override {
+                      ValueRange coords, Value mbar, Value pred,
+                      bool readOnce) const override {
+    constexpr int64_t kL2EvictFirst = 0x12F0000000000000LL;
     Value cta = sharedPtr(b, loc, dst);
     Value cluster = LLVM::AddrSpaceCastOp::create(
         b, loc, LLVM::LLVMPointerType::get(b.getContext(), 7), cta);
+    Value hint =
+        readOnce ? LLVM::ConstantOp::create(b, loc, b.getI64Type(),
+                                            b.getI64IntegerAttr(kL2EvictFirst))
+                       .getResult()
+                 : Value();
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
         b, loc, cluster, map, coords, sharedPtr(b, loc, mbar), ValueRange{},
-        /*multicastMask=*/Value(), /*l2CacheHint=*/Value(),
+        /*multicastMask=*/Value(), /*l2CacheHint=*/hint,
         NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
         /*group=*/NVVM::CTAGroupKindAttr(), pred);
   }
