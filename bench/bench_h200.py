@@ -405,11 +405,19 @@ def main():
 
 
 def flashmla_module(folder):
-    """FlashMLA's flash_mla module built in `folder` (None without one)."""
+    """FlashMLA's flash_mla module built in `folder` (None without one).
+    Exits naming the folder where the sources are there but the extension
+    was not built (artifacts/ carries the sources; the built module does
+    not outlive the device machine it was built on)."""
     if not folder:
         return None
     sys.path.insert(0, folder)
-    import flash_mla
+    try:
+        import flash_mla
+    except ImportError as e:
+        sys.exit(f"--flashmla {folder}: FlashMLA is not built there ({e}); build it with "
+                 f"`cd {folder} && python3 setup_dense.py build_ext --inplace` (about 100 s) "
+                 "or run bench/run_h200.sh, which does")
     return flash_mla
 
 
