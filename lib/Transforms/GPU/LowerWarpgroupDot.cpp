@@ -160,8 +160,8 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   target.warpgroupFence(b, loc());
   auto loop = scf::ForOp::create(b, loc(), idx(0), idx(steps / unroll), idx(1),
                                  ValueRange(init));
-  // Rolled for LLVM (ptxas unrolls it with its own register budget): an
-  // LLVM-unrolled loop's descriptors are KV-loop invariants that LICM
+  // Rolled through to the PTX (`.pragma "nounroll"`, which ptxas keeps):
+  // an LLVM-unrolled loop's descriptors are KV-loop invariants that LICM
   // hoists (the fp8 MTP 2 program: 255 registers and spills).
   MLIRContext *ctx = b.getContext();
   auto noUnroll = LLVM::LoopUnrollAttr::get(

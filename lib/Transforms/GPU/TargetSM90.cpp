@@ -294,10 +294,10 @@ public:
   /// `readOnce`: with .L2::cache_hint and the evict-first policy (the
   /// 64-bit value `createpolicy.fractional.L2::evict_first.b64` makes for
   /// fraction 1, CUTLASS's CacheHintSm90::EVICT_FIRST): the streamed KV
-  /// lines are the L2's first victims, not the lines already there. After
-  /// the benches' zeroing flush those are dirty, and a call that evicts
-  /// them pays their write-back (H200: up to about 10 us,
-  /// bench/probe_flush.py; docs/Performance.md, 2026-12-03).
+  /// lines are the L2's first victims, not the lines already there (after
+  /// the benches' zeroing flush: dirty ones, whose write-back a call paid).
+  /// Measured on the H200 with a clean L2 too, with two shapes slower:
+  /// docs/Performance.md, 2026-12-03.
   void tensorTileCopy(OpBuilder &b, Location loc, Value dst, Value map,
                       ValueRange coords, Value mbar, Value pred,
                       bool readOnce) const override {
