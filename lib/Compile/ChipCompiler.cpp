@@ -261,6 +261,10 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx,
     std::optional<StringRef> redirects[] = {std::nullopt, StringRef(report),
                                             StringRef(report)};
     std::string errMsg;
+    // The redirect opens the report without truncating it: a longer one
+    // from an earlier compile into this folder would leave its tail, and
+    // its figures, behind this run's.
+    llvm::sys::fs::remove(report);
     int rc = llvm::sys::ExecuteAndWait(
         opts.ptxas,
         {opts.ptxas, "-arch=" + arch, "-O3", "-v", path(".ptx"), "-o", cubin},

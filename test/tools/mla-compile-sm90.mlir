@@ -7,6 +7,9 @@
 // RUN: FileCheck %s --check-prefix=PDL < %t/small.ptx
 // RUN: FileCheck %s --check-prefix=JSON-PDL < %t/small.json
 // RUN: FileCheck %s --check-prefix=JSON-CL < %t/small.json
+// RUN: cat %S/Inputs/stale-ptxas-report.txt >> %t/small.ptxas.txt
+// RUN: mla-compile %s --chip=sm_90 -o %t | FileCheck %s --check-prefix=AGAIN
+// RUN: FileCheck %s --check-prefix=AGAIN-FILE < %t/small.ptxas.txt
 // RUN: not mla-compile %s --chip=host -o %t 2>&1 | FileCheck %s --check-prefix=HOST
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16.mlir --chip=sm_90 -o %t/qp16 | FileCheck %s --check-prefix=QP16-REPORT
 // RUN: FileCheck %s --check-prefix=QP16 < %t/qp16/deepseek_r1_decode_fp8_qp16.ptx
@@ -30,6 +33,12 @@ mla.decode @small {
 // CHECK-NEXT: small_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack
 // CHECK-NEXT: small_stage2: {{[0-9]+}} registers, 0 B spilled
 // CHECK: wrote {{.*}}small.cubin
+
+// Compiled again into the same folder, over a longer report left there:
+// the figures (and the report) are this ptxas run's alone.
+// AGAIN: small_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack
+// AGAIN-NOT: 255 registers
+// AGAIN-FILE-NOT: 255 registers
 
 // JSON: "binary": "small.cubin"
 // JSON: "compute_units": 132
