@@ -132,9 +132,9 @@ def check(kv_format, lengths, seed):
     # values written into them and the graph replayed.
     # Through the custom op, as a model would capture it.
     fmt = config["kv_format"]
-    inputs = mla_torch._as_kernel_inputs(mla_torch.spec_for(fmt), q, *kvd[fmt], qo, kvp) \
-        if fmt == "fp8" else mla_torch._as_kernel_inputs(mla_torch.spec_for(fmt), q, kvd[fmt],
-                                                         None, qo, kvp)
+    s = mla_torch.spec_for(fmt, kv_tokens=config["batch_size"] * config["kv_seq_len"])
+    inputs = mla_torch._as_kernel_inputs(s, q, *kvd[fmt], qo, kvp) if fmt == "fp8" else \
+        mla_torch._as_kernel_inputs(s, q, kvd[fmt], None, qo, kvp)
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
         captured = mla_torch.decode(*inputs, config["batch_size"], config["kv_seq_len"], fmt)
@@ -317,7 +317,8 @@ def main():
                "correctness": [], "timing": []}
     failed = 0
     results["specs"] = {f: mla_torch.spec_for(f).name for f in args.formats.split(",")}
-    print("specs", results["specs"])
+    results["small_call_specs"] = mla_torch._SMALL_CALL_SPECS
+    print("specs", results["specs"], "small calls", results["small_call_specs"])
     for fmt in args.formats.split(","):
         for i, (name, lengths) in enumerate(cases):
             err, nan = check(fmt, lengths, seed + i)
@@ -338,7 +339,7 @@ def main():
         print(f"\nmemory bandwidth: copy {copy:.2f} TB/s (read + write), read-only {read:.2f} TB/s")
         print(f"\n{'bs/kv':>10} {'fresh':>7} {'inplace':>7} {'queued':>7} {'synced':>7} {'host':>6}"
               f" {'graph':>7} {'kernels':>7} {'TB/s':>5} {'splits':>6}"
-              f" {'b.fresh':>8} {'b.inpl':>7} {'b.queued':>8} {'b.graph':>8} {'ratio f':>7}")
+              f" {'b.fresh':>8} {'b.inpl':>7} {'b.queued':>8} {'b.graph':>8} {'ratio f':>7} spec")
         ours_all, base_all, oq_all, bq_all = [], [], [], []
         of_all, oi_all, bf_all, bi_all = [], [], [], []
         for bs, kv in TASK_SHAPES:
@@ -351,9 +352,11 @@ def main():
             of_all.append(tf)
             oi_all.append(ti)
             # The launcher's choice, from the plan the calls above cached.
-            splits = mla_torch.spec_for("fp8").plan(bs, kv).splits
+            spec = mla_torch.spec_for("fp8", kv_tokens=bs * kv)
+            splits = spec.plan(bs, kv).splits
             row = dict(bs=bs, kv=kv, ours_us=t, ours_queued_us=tq, ours_fresh_us=tf,
                        ours_inplace_us=ti, ours_host_cold_us=host, splits=splits,
+                       spec=spec.name,
                        fp8_tb_s=bs * kv * QK / (t * 1e-6) / 1e12)
             row["ours_graph_us"] = graph_time(mla_torch.custom_kernel, data, args.reps, flush)
             kt = kernel_time(mla_torch.custom_kernel, data)
@@ -384,7 +387,7 @@ def main():
                   f"{row['ours_kernel_total_us']:7.1f} {row['fp8_tb_s']:5.2f} {splits:6d} "
                   f"{fmt(bf, 8)} {fmt(row.get('baseline_inplace_us'), 7)} {fmt(bq, 8)} "
                   f"{fmt(row.get('baseline_graph_us'), 8)} "
-                  f"{(f'{tf / bf:7.2f}' if bf else '      -')}")
+                  f"{(f'{tf / bf:7.2f}' if bf else '      -')} {spec.name}")
         geo = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))
         results["geomean_us"] = geo(ours_all)
         results["geomean_queued_us"] = geo(oq_all)

@@ -58,6 +58,15 @@ _SPECS = {k: [os.environ[f"MLA_SPEC_{k.upper()}"]] if f"MLA_SPEC_{k.upper()}" in
 # token's time against 1.8x for sm_90's MTP 2 spec.
 _SHAPE_SPECS = {("fp8", "_mtp2"): "deepseek_r1_decode_fp8_qp16_sm90a",
                 ("fp8", "_mtp2_paged64"): "deepseek_r1_decode_fp8_qp16_sm90a"}
+# Small calls whose fastest spec is not the format's first one: format ->
+# (base tried first, most KV tokens a call may hold: batch x its longest
+# length). fp8 KV, one token, contiguous: sm_90a's wgmma spec takes fewer
+# instructions per tile and runs the latency-bound small calls 3-6 %
+# faster than sm_90's mma.sync spec (11.7 / 21.1 / 21.0 against 12.4 /
+# 21.7 / 22.2 us at 4 x 1024, 4 x 8192, 32 x 1024; level at 64 x 1024);
+# from 262144 tokens on it reads more shared memory a token and is 6-10 %
+# slower (docs/Performance.md, 2026-12-03).
+_SMALL_CALL_SPECS = {"fp8": ("deepseek_r1_decode_fp8_qp16_sm90a", 32768)}
 
 # mxfp4 KV: the packed bytes as uint8 / int8 or torch's fp4x2 type, the
 # scales as uint8 or torch's e8m0 type (those that this torch has).
@@ -438,13 +447,17 @@ def shape_suffix(q_seq_len=1, heads=16, paging=None):
             (f"_h{heads}" if heads != 16 else "") + page)
 
 
-def spec_for(kv_format, device=None, q_seq_len=1, heads=16, paging=None):
+def spec_for(kv_format, device=None, q_seq_len=1, heads=16, paging=None, kv_tokens=None):
     """The first spec of _SPECS[kv_format] (+ shape_suffix; after
-    _SHAPE_SPECS' base for the shape, if any) found in
+    _SHAPE_SPECS' base for the shape, or _SMALL_CALL_SPECS' for a call of
+    at most its `kv_tokens` (batch x longest length), if any) found in
     $MLA_ARTIFACTS whose manifest has q_seq_len query tokens, `heads` heads
     and the KV layout `paging` asks for; ValueError naming the specs looked
     for when none is there."""
-    key = (kv_format, device, q_seq_len, heads, paging)
+    small = _SMALL_CALL_SPECS.get(kv_format)
+    small = (small is not None and kv_tokens is not None and kv_tokens <= small[1] and
+             (q_seq_len, heads, paging) == (1, 16, None))
+    key = (kv_format, device, q_seq_len, heads, paging, small)
     name = _chosen.get(key)
     if name is None:
         folder = os.environ.get("MLA_ARTIFACTS", "artifacts")
@@ -452,6 +465,8 @@ def spec_for(kv_format, device=None, q_seq_len=1, heads=16, paging=None):
         bases = list(_SPECS[kv_format])
         if bases == _DEFAULT_SPECS[kv_format] and (kv_format, suffix) in _SHAPE_SPECS:
             bases.insert(0, _SHAPE_SPECS[(kv_format, suffix)])
+        if bases == _DEFAULT_SPECS[kv_format] and small:
+            bases.insert(0, _SMALL_CALL_SPECS[kv_format][0])
         names = [n + suffix for n in bases]
         found = [n for n in names if os.path.exists(os.path.join(folder, n + ".json"))]
         if not found:
@@ -548,7 +563,8 @@ def decode(q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len, kv_format="
     kv_scales holds the e8m0 block scales)."""
     return torch.ops.mla.decode(q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len,
                                 spec_for(kv_format, q.get_device(),
-                                         *_serving_shape(q, batch)).name,
+                                         *_serving_shape(q, batch),
+                                         kv_tokens=batch * max_kv_len).name,
                                 None if kv_indptr_host is None else list(kv_indptr_host),
                                 0, validate, kv_scales)
 
@@ -613,8 +629,11 @@ def custom_kernel(data):
     # config["kv_indices"] (SGLang / AITER's token list, which kv_indptr
     # then indexes) picks the spec compiled for it.
     kv_indices = config.get("kv_indices")
-    s = spec_for(fmt, device, *_serving_shape(q, config.get("batch_size")),
-                 paging=None if kv_indices is None else "indices")
+    batch, longest = config.get("batch_size"), config.get("kv_seq_len")
+    s = spec_for(fmt, device, *_serving_shape(q, batch),
+                 paging=None if kv_indices is None else "indices",
+                 kv_tokens=batch * longest if isinstance(batch, int) and
+                 isinstance(longest, int) else None)
     _config_check(s, config)
     # Spec.decode is what torch.ops.mla.decode runs; called directly here it
     # saves the dispatcher's ~5 us of host time per call (probe_host.py).
