@@ -198,14 +198,12 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
           descriptor(bDesc, kMajor(kk, bRows),
                      smemSwizzledOffset(lhs->rowOff, lhs->colOff, bRows));
       for (int64_t j = 0; j < l.tiles; ++j) {
-        Value descA =
-            trans ? descriptor(aDesc, dynA,
-                               smemSwizzledOffset(j * mInstr + rhs->rowOff,
-                                                  rhs->colOff, aRows))
-                  : descriptor(aDesc, dynA,
-                               smemSwizzledOffset(rhs->rowOff,
-                                                  j * mInstr + rhs->colOff,
-                                                  aRows));
+        Value descA = descriptor(
+            aDesc, dynA,
+            trans ? smemSwizzledOffset(j * mInstr + rhs->rowOff, rhs->colOff,
+                                       aRows)
+                  : smemSwizzledOffset(rhs->rowOff, j * mInstr + rhs->colOff,
+                                       aRows));
         // Instruction tile j: its registers mb * 8 + i are element i of M
         // block mb.
         SmallVector<Value> d;
