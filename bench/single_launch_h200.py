@@ -1,5 +1,6 @@
-"""The single launch for small batches (issue 19 item 2, opt-in:
-MLA_DECODE_ONE_LAUNCH): stage 1 combining its splits in one thread-block
+"""The single launch for small batches (issue 19 item 2,
+MLA_DECODE_ONE_LAUNCH; the Python entry's default only for the specs of
+_ONE_LAUNCH_SPECS): stage 1 combining its splits in one thread-block
 cluster against stage 1 + stage 2, checked and timed in one process on an
 NVIDIA H200.
 
@@ -18,7 +19,7 @@ with two.
 
 Timing: bench_h200's (L2 flushed, CUDA events around the whole call,
 queued, median of --reps) for each task shape with MLA_DECODE_ONE_LAUNCH
-and without (the default), interleaved per shape; where the cost
+and without, interleaved per shape; where the cost
 model takes more than 16 splits (two launches), also 16 splits in one
 launch. The plan of each shape is printed: splits, and cluster_splits where
 stage 1 combines.
@@ -64,7 +65,7 @@ def forced_check(fmt, lengths, splits, seed, two):
         torch.cuda.synchronize()
         plan = spec.plan(len(lengths), max(lengths), splits, None)
     finally:
-        mla_torch.set_one_launch(False)
+        mla_torch.set_one_launch(None)
     got = out.float()
     den = ref.norm().item()
     e = (got - ref).norm().item()
@@ -120,7 +121,7 @@ def main():
                         mla_torch.set_one_launch(not two)
                         t.setdefault(two, []).append(B.time_call(
                             forced_fn(fmt, data, splits), data, args.reps, flush, False))
-                    mla_torch.set_one_launch(False)
+                    mla_torch.set_one_launch(None)
                     print(f"sweep {name} bs {bs:3} kv {kv:5} splits {splits:2}: one launch "
                           f"{min(t[False]):6.1f} us, two {min(t[True]):6.1f} us")
         sys.exit(0)
@@ -153,7 +154,7 @@ def main():
             print(f"check {name} {case:24} splits {plan.splits:2} cluster "
                   f"{plan.cluster_splits:2} rel err {err:.3e} {'NaN ' if nan else ''}"
                   f"{'ok' if ok else 'FAIL'}")
-        mla_torch.set_one_launch(False)
+        mla_torch.set_one_launch(None)
         for j, splits in enumerate(FORCED):
             for two in (False, True):
                 err, nan, plan = forced_check(fmt, RAGGED, splits, seed + 100 + j, two)
@@ -180,7 +181,7 @@ def main():
             mla_torch.set_one_launch(True)
             mla_torch.custom_kernel(data)  # the one-launch plan, for the print
             plan = plan_of(fmt, [kv] * bs)
-            mla_torch.set_one_launch(False)
+            mla_torch.set_one_launch(None)
             one, two = min(times[False]), min(times[True])
             if plan.splits > 16:  # what 16 splits in one launch would give
                 f16 = forced_fn(fmt, data, 16)

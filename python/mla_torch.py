@@ -349,9 +349,11 @@ class Spec:
         return qo
 
     def _make_plan(self, args):
-        """mla_plan_decode (with MLA_DECODE_ONE_LAUNCH after
-        set_one_launch(True)); the flag is planning's only."""
-        args.flags = L.DECODE_ONE_LAUNCH if _one_launch else 0
+        """mla_plan_decode (with MLA_DECODE_ONE_LAUNCH for the specs of
+        _ONE_LAUNCH_SPECS, or as set_one_launch forces); the flag is
+        planning's only."""
+        one = self.name in _ONE_LAUNCH_SPECS if _one_launch is None else _one_launch
+        args.flags = L.DECODE_ONE_LAUNCH if one else 0
         try:
             return self.context.plan(args)
         finally:
@@ -407,16 +409,22 @@ def _current_stream(device_index):
 
 
 _specs = {}
-_one_launch = False
+# The specs that plan the single launch for small batches by default
+# (MLA_DECODE_ONE_LAUNCH: stage 1 combines its splits in one cluster, where
+# the launcher finds that it applies). bf16 sm_90a on the H200: 2-3 %
+# faster at 4 x 1024 and 64 x 1024, 0.3-0.6 % at 64 x 8192, the other task
+# shapes unchanged (their plans take two launches either way); sm_90's fp8
+# specs are up to 13 % slower with it (docs/Performance.md, 2026-12-03).
+_ONE_LAUNCH_SPECS = {"deepseek_r1_decode_bf16_sm90a"}
+_one_launch = None  # None: each spec's default; True / False: every spec
 
 
 def set_one_launch(on):
-    """Plan the single launch for small batches where it applies
-    (MLA_DECODE_ONE_LAUNCH: stage 1 combines its splits in one cluster; on
-    the H200 no faster than two launches, so off by default). Drops the
-    plans made so far."""
+    """Plan the single launch for small batches where it applies: True for
+    every spec, False for none, None for the specs of _ONE_LAUNCH_SPECS
+    (the default). Drops the plans made so far."""
     global _one_launch
-    _one_launch = bool(on)
+    _one_launch = None if on is None else bool(on)
     for s in _specs.values():
         s.entries = {k: v for k, v in s.entries.items() if k[0] == "qo"}
 
