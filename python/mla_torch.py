@@ -413,8 +413,9 @@ _specs = {}
 # (MLA_DECODE_ONE_LAUNCH: stage 1 combines its splits in one cluster, where
 # the launcher finds that it applies). bf16 sm_90a on the H200: 2-3 %
 # faster at 4 x 1024 and 64 x 1024, 0.3-0.6 % at 64 x 8192, the other task
-# shapes unchanged (their plans take two launches either way); sm_90's fp8
-# specs are up to 13 % slower with it (docs/Performance.md, 2026-12-03).
+# shapes unchanged (their plans take two launches either way); the fp8
+# specs are slower with it (32 x 1024: 0.87x on sm_90's, 0.81x on sm_90a's;
+# docs/Performance.md, 2026-12-03).
 _ONE_LAUNCH_SPECS = {"deepseek_r1_decode_bf16_sm90a"}
 _one_launch = None  # None: each spec's default; True / False: every spec
 
