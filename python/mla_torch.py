@@ -463,8 +463,8 @@ def spec_for(kv_format, device=None, q_seq_len=1, heads=16, paging=None, kv_toke
     $MLA_ARTIFACTS whose manifest has q_seq_len query tokens, `heads` heads
     and the KV layout `paging` asks for; ValueError naming the specs looked
     for when none is there."""
-    small = _SMALL_CALL_SPECS.get(kv_format)
-    small = (small is not None and kv_tokens is not None and kv_tokens <= small[1] and
+    rule = _SMALL_CALL_SPECS.get(kv_format)
+    small = (rule is not None and kv_tokens is not None and kv_tokens <= rule[1] and
              (q_seq_len, heads, paging) == (1, 16, None))
     key = (kv_format, device, q_seq_len, heads, paging, small)
     name = _chosen.get(key)
@@ -475,12 +475,14 @@ def spec_for(kv_format, device=None, q_seq_len=1, heads=16, paging=None, kv_toke
         if bases == _DEFAULT_SPECS[kv_format] and (kv_format, suffix) in _SHAPE_SPECS:
             bases.insert(0, _SHAPE_SPECS[(kv_format, suffix)])
         if bases == _DEFAULT_SPECS[kv_format] and small:
-            bases.insert(0, _SMALL_CALL_SPECS[kv_format][0])
+            bases.insert(0, rule[0])
         names = [n + suffix for n in bases]
         found = [n for n in names if os.path.exists(os.path.join(folder, n + ".json"))]
         if not found:
             if (q_seq_len, heads, paging) == (1, 16, None):
-                found = names  # Spec() names the missing file
+                # Spec() names the format's missing file (not a small
+                # call's preference).
+                found = [n + suffix for n in _SPECS[kv_format]]
             else:
                 layout = ("contiguous KV" if paging is None else "a token list (kv_indices)"
                           if paging == "indices" else f"a block table of {paging}-row pages")
