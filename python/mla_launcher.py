@@ -12,9 +12,10 @@ import json
 import os
 
 MANIFEST_VERSION = 3
-ABI_VERSION = 10
+ABI_VERSION = 11
 DECODE_VALIDATE = 1  # mla_decode_args.flags: MLA_DECODE_VALIDATE
 DECODE_ONE_LAUNCH = 2  # MLA_DECODE_ONE_LAUNCH: stage 1 combines in one cluster where it can
+DECODE_TWO_LAUNCHES = 4  # MLA_DECODE_TWO_LAUNCHES: never, whatever the spec's one_launch
 
 _c64, _vp, _cs, _ci = ctypes.c_int64, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
 
@@ -46,7 +47,8 @@ class SpecDesc(ctypes.Structure):  # mla_spec_desc
                 ("num_split_candidates", _ci), ("split_candidates", ctypes.POINTER(_c64)),
                 ("program_overhead", ctypes.c_double), ("combine_launch", ctypes.c_double),
                 ("combine_per_partial", ctypes.c_double), ("combine_per_split", ctypes.c_double),
-                ("num_targets", _ci), ("targets", ctypes.POINTER(TargetDesc))]
+                ("num_targets", _ci), ("targets", ctypes.POINTER(TargetDesc)),
+                ("one_launch", _ci)]
 
 
 class DecodeArgs(ctypes.Structure):  # mla_decode_args
@@ -177,7 +179,7 @@ class SpecDescriptor:
                              int(m["kv_scale"] == "per_tensor"), len(cands), cands,
                              model["program_overhead"], model["combine_launch"],
                              model["combine_per_partial"], model.get("combine_per_split", 0.0),
-                             1, ctypes.pointer(self.target))
+                             1, ctypes.pointer(self.target), int(m.get("one_launch", False)))
         keep += [kernels, cands, code_buf]
 
     @classmethod

@@ -97,7 +97,14 @@ def MLA_DecodeOp : MLA_Op<"decode", [Symbol]> {
     walk the same KV tiles, which the launch order keeps adjacent so that
     they share them through L2), `num_warps` (warps
     / waves per workgroup), `splits` (KV splits per sequence; absent means
-    *auto*: chosen at launch time by the split cost model).
+    *auto*: chosen at launch time by the split cost model), `one_launch`
+    (default false: where the target's stage 1 combines a sequence's splits
+    itself in one thread-block cluster (sm_90, sm_90a), plans launch stage 1
+    alone that way whenever the splits fit one cluster and the grid's
+    clusters fit the device at once, instead of stage 1 + stage 2; written
+    into the manifest, applied by the launcher, overridden per call by
+    `MLA_DECODE_ONE_LAUNCH` / `MLA_DECODE_TWO_LAUNCHES`; no effect on chips
+    without clusters).
 
     Facts the compiler may rely on: `kv_len` (every sequence has exactly this
     length) and `kv_len_multiple_of` (every sequence length is a multiple of
@@ -138,7 +145,8 @@ def MLA_DecodeOp : MLA_Op<"decode", [Symbol]> {
     OptionalAttr<I64Attr>:$kv_len,
     OptionalAttr<I64Attr>:$kv_len_multiple_of,
     OptionalAttr<TypeAttr>:$qp_type,
-    OptionalAttr<StrAttr>:$kv_layout
+    OptionalAttr<StrAttr>:$kv_layout,
+    OptionalAttr<BoolAttr>:$one_launch
   );
   let assemblyFormat = "$sym_name attr-dict";
   let hasVerifier = 1;

@@ -142,6 +142,7 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx,
   manifest["kv_layout"] = spec.getKVLayout().str();
   manifest["page_size"] = static_cast<int64_t>(spec.getPageSize());
   manifest["split_cost_model"] = splitCostModelManifest();
+  manifest["one_launch"] = spec.getOneLaunch().value_or(false);
   manifest["rules"] = llvm::json::Object{
       {"splits", "fixed by the spec when split_candidates has one entry; else "
                  "the candidate minimising split_cost_model (docs/Design.md) "
@@ -162,8 +163,9 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx,
       {"cluster_programs",
        "stage 1 combines up to this many splits itself when launched with "
        "cluster dims (1, num_splits, 1); stage 2 is then not launched. The "
-       "launcher does so when asked (MLA_DECODE_ONE_LAUNCH), num_splits is "
-       "at most this and the grid's clusters fit on the device at once"}};
+       "launcher does so when the spec's one_launch or the call's flags ask "
+       "(MLA_DECODE_ONE_LAUNCH; MLA_DECODE_TWO_LAUNCHES refuses), num_splits "
+       "is at most this and the grid's clusters fit on the device at once"}};
 
   PassManager pm(&ctx);
   mla::buildTileKernelPipeline(pm);

@@ -124,5 +124,6 @@ ManifestSpec::read(const json::Object &m, std::string code) {
   }
   d.num_targets = 1;
   d.targets = &s->target_;
+  d.one_launch = m.getBoolean("one_launch").value_or(false);
   return s;
 }

@@ -181,6 +181,12 @@ LogicalResult DecodeOp::verify() {
     int64_t splits = static_cast<int64_t>(*s);
     if (splits < 1 || splits > 256)
       return emitOpError("splits must be between 1 and 256, got ") << splits;
+    // One launch means stage 1 combining a sequence's splits itself: with
+    // one split there is nothing to combine, so the request can only be a
+    // mistake in the spec.
+    if (splits == 1 && getOneLaunch().value_or(false))
+      return emitOpError("one_launch = true needs more than one split, but "
+                         "splits = 1 (stage 1 then writes the output itself)");
   }
   std::optional<int64_t> len;
   if (auto l = getKvLen())

@@ -221,6 +221,10 @@ extern "C" mla_status mla_context_create(const mla_spec_desc *spec,
     if (spec->split_candidates[i] < 1 || spec->split_candidates[i] > 65535)
       return fail(MLA_ERROR_INVALID_SPEC, "spec '%s' has split candidate %lld",
                   spec->name, (long long)spec->split_candidates[i]);
+  if (spec->one_launch != 0 && spec->one_launch != 1)
+    return fail(MLA_ERROR_INVALID_SPEC,
+                "spec '%s' has one_launch %d (0 or 1 expected)", spec->name,
+                spec->one_launch);
 
   const mla_target_desc *target = nullptr;
   std::string have;
@@ -457,11 +461,14 @@ static mla_status planDecode(const mla_context *ctx, const mla_decode_args *a,
   if (!stage1)
     stage1 = &ctx->stage1Masked.front();
   plan->splits = splits;
-  // The single launch for small batches, asked for: each sequence's (row
-  // group's) splits one cluster that combines them, where they fit one
-  // cluster and all the grid's clusters fit on the device at once.
+  // The single launch for small batches, by the spec's one_launch or asked
+  // for by the flags: each sequence's (row group's) splits one cluster that
+  // combines them, where they fit one cluster and all the grid's clusters
+  // fit on the device at once.
   plan->cluster_splits = 0;
-  if (splits > 1 && (a->flags & MLA_DECODE_ONE_LAUNCH) &&
+  bool oneLaunch = (a->flags & MLA_DECODE_ONE_LAUNCH) ||
+                   (s.one_launch && !(a->flags & MLA_DECODE_TWO_LAUNCHES));
+  if (splits > 1 && oneLaunch &&
       splits < int64_t(stage1->clustersAtOnce.size()) &&
       gridDim(s, stage1->desc->grid[0], a->batch, splits) <=
           stage1->clustersAtOnce[splits])

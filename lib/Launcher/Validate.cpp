@@ -271,10 +271,18 @@ mla_status mla_launcher::validateArgs(const mla_spec_desc &s,
                 "%d / 32), so it must be in [%d, INT32_MAX]",
                 (long long)a->kv_scales_stride, s.qk_dim / 32, s.qk_dim,
                 s.qk_dim / 32);
-  if (a->flags & ~(MLA_DECODE_VALIDATE | MLA_DECODE_ONE_LAUNCH))
+  if (a->flags &
+      ~(MLA_DECODE_VALIDATE | MLA_DECODE_ONE_LAUNCH | MLA_DECODE_TWO_LAUNCHES))
     return fail(MLA_ERROR_INVALID_ARGUMENT,
-                "flags is 0x%x; only MLA_DECODE_VALIDATE (0x1) and "
-                "MLA_DECODE_ONE_LAUNCH (0x2) are defined",
+                "flags is 0x%x; only MLA_DECODE_VALIDATE (0x1), "
+                "MLA_DECODE_ONE_LAUNCH (0x2) and MLA_DECODE_TWO_LAUNCHES "
+                "(0x4) are defined",
+                a->flags);
+  if ((a->flags & MLA_DECODE_ONE_LAUNCH) &&
+      (a->flags & MLA_DECODE_TWO_LAUNCHES))
+    return fail(MLA_ERROR_INVALID_ARGUMENT,
+                "flags is 0x%x; MLA_DECODE_ONE_LAUNCH and "
+                "MLA_DECODE_TWO_LAUNCHES contradict each other",
                 a->flags);
   if (a->flags & MLA_DECODE_VALIDATE) {
     if (mxfp4 && a->kv_scales_rows < a->kv_rows)

@@ -141,6 +141,11 @@ mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, ro
 
 // -----
 
+// expected-error @+1 {{one_launch = true needs more than one split, but splits = 1 (stage 1 then writes the output itself)}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = bf16, out_type = bf16, kv_scale = "none", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, splits = 1, one_launch = true}
+
+// -----
+
 // expected-error @+1 {{kv_len must be non-negative, got -5}}
 mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, kv_len = -5}
 

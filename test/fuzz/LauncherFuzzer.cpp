@@ -17,7 +17,8 @@
 // against an independent oracle; a broken one traps:
 //   - a refusal launches nothing and says why, under its status's name;
 //   - a NULL or misaligned pointer, batch <= 0, negative max_kv_len or
-//     kv_rows, unknown flags (other than VALIDATE, ONE_LAUNCH), or a too
+//     kv_rows, unknown flags (other than VALIDATE, ONE_LAUNCH,
+//     TWO_LAUNCHES), ONE_LAUNCH with TWO_LAUNCHES, or a too
 //     small workspace is refused;
 //   - with MLA_DECODE_VALIDATE, bad host contents (indptrs, lengths, page
 //     tables) are refused and accepted ones are valid;
@@ -360,7 +361,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
   bool badSizes =
       a.batch <= 0 || a.max_kv_len < 0 || a.kv_rows < 0 ||
       a.kv_rows > INT32_MAX ||
-      (a.flags & ~(MLA_DECODE_VALIDATE | MLA_DECODE_ONE_LAUNCH)) ||
+      (a.flags & ~(MLA_DECODE_VALIDATE | MLA_DECODE_ONE_LAUNCH |
+                   MLA_DECODE_TWO_LAUNCHES)) ||
+      ((a.flags & MLA_DECODE_ONE_LAUNCH) &&
+       (a.flags & MLA_DECODE_TWO_LAUNCHES)) ||
       (isIndices() && (a.kv_indices_len < 0 || a.kv_indices_len > INT32_MAX)) ||
       (isTable() &&
        (a.block_table_cols < 0 || a.block_table_cols > INT32_MAX ||

@@ -9,6 +9,10 @@
 // RUN: llvm-readelf --notes %t/small.gfx950.hsaco | FileCheck %s --check-prefix=ELF
 // --emit=isa writes the assembly only.
 // RUN: rm -rf %t && mla-compile %s --chip=gfx950 --emit=isa -o %t && ls %t | FileCheck %s --check-prefix=ISA --implicit-check-not=small
+// The spec's one_launch reaches the descriptor (through the manifest).
+// RUN: sed 's/num_warps = 4}/num_warps = 4, one_launch = true}/' %s > %t.one.mlir
+// RUN: mla-compile %t.one.mlir --chip=sm_90 --emit=header -o %t | FileCheck %s --check-prefix=REPORT-ONE
+// RUN: FileCheck %s --check-prefix=ONE < %t/small.h
 // RUN: not mla-compile %s --chip=gfx950,sm_90 -o %t 2>&1 | FileCheck %s --check-prefix=MANY
 // RUN: not mla-compile %s --chip=gfx950,gfx951 --emit=header -o %t 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not mla-compile %s --chip=sm_90,sm_90 --emit=header -o %t 2>&1 | FileCheck %s --check-prefix=TWICE
@@ -70,11 +74,17 @@ mla.decode @small {
 // CHECK-NEXT: 1, /* has_kv_scale (f8E4M3FN KV) */
 // CHECK-NEXT: (int)(sizeof(small_split_candidates) / sizeof(int64_t)), small_split_candidates,
 // CHECK-NEXT: 2, 6, 4, 0.05, /* split cost model */
-// CHECK-NEXT: 2, small_targets};
+// CHECK-NEXT: 2, small_targets,
+// CHECK-NEXT: 0 /* one_launch: stage 1 combines its splits in one launch where it can */};
 // CHECK-LABEL: static inline mla_status small_create(const char *chip, int device, mla_context **ctx) {
 // CHECK: #ifdef MLA_WITH_HIP
 // CHECK: #ifdef MLA_WITH_CUDA
 // CHECK: return mla_context_create(&small_spec, chip, device, backends, ctx);
+
+// REPORT-ONE: wrote {{.*}}small.h (1 chip, code embedded)
+// ONE-LABEL: static const mla_spec_desc small_spec = {
+// ONE: 1, small_targets,
+// ONE-NEXT: 1 /* one_launch: stage 1 combines its splits in one launch where it can */};
 
 // FILES: small.h
 

@@ -386,6 +386,77 @@ TEST_F(LauncherTest, SmallBatchesCombineInOneClusteredLaunch) {
                 MLA_ERROR_INVALID_SPEC, "cluster_programs 16");
 }
 
+// The spec's one_launch (the manifest key; bf16 sm_90a sets it) makes the
+// single launch the plan's default where it applies;
+// MLA_DECODE_TWO_LAUNCHES refuses it per call, MLA_DECODE_ONE_LAUNCH asks
+// for it whatever the spec says, and the two together are refused naming
+// the flags. A descriptor whose one_launch is neither 0 nor 1 is malformed.
+TEST_F(LauncherTest, SpecOneLaunchIsThePlansDefault) {
+  const mla_spec_desc &base = deepseek_r1_decode_fp8_spec;
+  EXPECT_EQ(0, base.one_launch); // the fp8 spec keeps two launches
+  const mla_target_desc &t = base.targets[0];
+  std::vector<mla_kernel_desc> kernels(t.kernels, t.kernels + t.num_kernels);
+  for (mla_kernel_desc &k : kernels)
+    k.cluster_programs = k.stage == 1 ? 16 : 0;
+  mla_target_desc target = t;
+  target.kernels = kernels.data();
+  mla_spec_desc spec = base;
+  spec.targets = &target;
+  spec.one_launch = 1;
+  backend.clusters = 16;
+  const mla_backend *backends[] = {&backend, nullptr};
+  mla_context *cl = nullptr;
+  ASSERT_EQ(MLA_SUCCESS, mla_context_create(&spec, "gfx950", 0, backends, &cl))
+      << mla_last_error();
+  mla_decode_args a = args(4, 1024);
+  a.num_splits = 8;
+  mla_decode_plan plan;
+  // No flag: the spec's default, one launch.
+  ASSERT_EQ(MLA_SUCCESS, mla_decode(cl, &a, nullptr)) << mla_last_error();
+  ASSERT_EQ(1u, backend.launches.size());
+  EXPECT_EQ(8u, backend.launches[0].clusterY);
+  backend.launches.clear();
+  // Where it does not apply (more splits than a cluster holds), two.
+  a.num_splits = 32;
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(cl, &a, &plan)) << mla_last_error();
+  EXPECT_EQ(0, plan.cluster_splits);
+  EXPECT_NE(nullptr, plan.stage2);
+  // Refused per call.
+  a.num_splits = 8;
+  a.flags = MLA_DECODE_TWO_LAUNCHES;
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(cl, &a, &plan)) << mla_last_error();
+  EXPECT_EQ(0, plan.cluster_splits);
+  EXPECT_NE(nullptr, plan.stage2);
+  ASSERT_EQ(MLA_SUCCESS, mla_decode_run(cl, &plan, &a, nullptr))
+      << mla_last_error();
+  ASSERT_EQ(2u, backend.launches.size());
+  EXPECT_EQ(0u, backend.launches[0].clusterY);
+  backend.launches.clear();
+  // Both flags contradict each other.
+  a.flags = MLA_DECODE_ONE_LAUNCH | MLA_DECODE_TWO_LAUNCHES;
+  expectRefused(mla_plan_decode(cl, &a, &plan), MLA_ERROR_INVALID_ARGUMENT,
+                "MLA_DECODE_ONE_LAUNCH and MLA_DECODE_TWO_LAUNCHES contradict");
+  a.flags = 8;
+  expectRefused(mla_decode(cl, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
+                "flags is 0x8");
+  EXPECT_TRUE(backend.launches.empty());
+  mla_context_destroy(cl);
+  // Without the spec's default, the flag still asks for it.
+  spec.one_launch = 0;
+  ASSERT_EQ(MLA_SUCCESS, mla_context_create(&spec, "gfx950", 0, backends, &cl))
+      << mla_last_error();
+  a.flags = 0;
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(cl, &a, &plan)) << mla_last_error();
+  EXPECT_EQ(0, plan.cluster_splits);
+  a.flags = MLA_DECODE_ONE_LAUNCH;
+  ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(cl, &a, &plan)) << mla_last_error();
+  EXPECT_EQ(8, plan.cluster_splits);
+  mla_context_destroy(cl);
+  spec.one_launch = 2;
+  expectRefused(mla_context_create(&spec, "gfx950", 0, backends, &cl),
+                MLA_ERROR_INVALID_SPEC, "one_launch 2");
+}
+
 // num_splits overrides the cost model (bench/sweep_splits.py, the host
 // numerics tests); a count outside 1..65535 is refused naming the argument.
 TEST_F(LauncherTest, ForcedSplitsOverrideTheModel) {
@@ -465,9 +536,9 @@ TEST_F(LauncherTest, ValidateFlagRefusesBadIndptrContents) {
   EXPECT_EQ(MLA_SUCCESS, mla_decode(ctx, &a, nullptr)) << mla_last_error();
   backend.launches.clear();
   a = args(4, 4096);
-  a.flags = 4;
+  a.flags = 8; // 1, 2 and 4 are defined
   expectRefused(mla_decode(ctx, &a, nullptr), MLA_ERROR_INVALID_ARGUMENT,
-                "flags is 0x4");
+                "flags is 0x8");
   int32_t qoHost[5] = {0, 1, 2, 3, 4};
   a = args(4, 4096);
   a.flags = MLA_DECODE_VALIDATE;

@@ -158,7 +158,10 @@ void mla_compile::emitLauncherHeader(raw_ostream &os, StringRef spec,
      << format("%g, %g, %g, %g", first.program_overhead, first.combine_launch,
                first.combine_per_partial, first.combine_per_split)
      << ", /* split cost model */\n"
-     << "  " << targets.size() << ", " << p << "_targets};\n\n";
+     << "  " << targets.size() << ", " << p << "_targets,\n"
+     << "  " << first.one_launch
+     << " /* one_launch: stage 1 combines its splits in one launch where it "
+        "can */};\n\n";
 
   // The backends this translation unit links decide what _create can use:
   // MLACompiler::launcher_hip / launcher_cuda define MLA_WITH_HIP / _CUDA.

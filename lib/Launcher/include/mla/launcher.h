@@ -22,12 +22,12 @@
  * (docs/Design.md), the mask-free stage 1 only when it can see that every
  * length is a multiple of splits x the kernel's dispatch multiple (pass a
  * host copy of kv_indptr for that; it never reads device memory and never
- * synchronises), stage 2 only with several splits (and, with
- * MLA_DECODE_ONE_LAUNCH, only where stage 1 cannot combine them itself in
- * one launch: cluster_splits). A plan depends only on the batch, max_kv_len
- * and (for the mask-free variant) the host copy's lengths, never on device
- * contents: mla_decode_run launches a plan on new
- * buffers or after kv_indptr changed without planning again.
+ * synchronises), stage 2 only with several splits (and, where the spec
+ * says one_launch or the flags say MLA_DECODE_ONE_LAUNCH, only where stage 1
+ * cannot combine them itself in one launch: cluster_splits). A plan
+ * depends only on the batch, max_kv_len and (for the mask-free variant) the
+ * host copy's lengths, never on device contents: mla_decode_run launches a
+ * plan on new buffers or after kv_indptr changed without planning again.
  * docs/Embedding.md walks through it.
  *===----------------------------------------------------------------------===*/
 #ifndef MLA_LAUNCHER_H
@@ -42,7 +42,7 @@ extern "C" {
 
 /* Bumped whenever the descriptor structs below change layout; generated
  * headers record the version they were written for. */
-#define MLA_LAUNCHER_ABI_VERSION 10
+#define MLA_LAUNCHER_ABI_VERSION 11
 
 /* C++ sees a fixed underlying type, so that any int a C caller passes
  * (mla_status_name(42)) is a value of the type, not undefined behaviour. */
@@ -160,6 +160,9 @@ typedef struct mla_spec_desc {
       combine_per_split;
   int num_targets;
   const mla_target_desc *targets;
+  int one_launch; /* ABI 11: the spec's one_launch: plans take the single
+                     launch (cluster_splits) where they can unless the
+                     flags say MLA_DECODE_TWO_LAUNCHES */
 } mla_spec_desc;
 
 /* ---- Running ----------------------------------------------------------- */
@@ -254,9 +257,13 @@ typedef struct mla_decode_args {
  * stage 1 combines its splits itself (cluster_programs) and the grid's
  * clusters fit on the device at once, the plan launches stage 1 alone as
  * one cluster per sequence (cluster_splits) instead of stage 1 + stage 2.
- * Not the default: on the H200 it measured no faster than two launches
- * (docs/Performance.md, "One launch for small batches"). */
+ * Without either flag the spec decides (mla_spec_desc::one_launch, from the
+ * spec's `one_launch` attribute): on the H200 one launch pays for bf16 on
+ * sm_90a and not for fp8 (docs/Performance.md, "one launch for bf16
+ * sm_90a's small batches"). MLA_DECODE_ONE_LAUNCH asks for it whatever the spec
+ * says, MLA_DECODE_TWO_LAUNCHES (ABI 11) refuses it; not both. */
 #define MLA_DECODE_ONE_LAUNCH 2u
+#define MLA_DECODE_TWO_LAUNCHES 4u
 
 /* What mla_decode will launch for these arguments. */
 typedef struct mla_decode_plan {
@@ -272,7 +279,8 @@ typedef struct mla_decode_plan {
   /* ABI 9: the single launch for small batches. > 0: stage 1 runs each
      sequence's (row group's) splits as one thread-block cluster of this
      many programs, which combine them; stage 2 is not launched. Chosen
-     with flags MLA_DECODE_ONE_LAUNCH when the splits fit one cluster
+     by the spec's one_launch or flags MLA_DECODE_ONE_LAUNCH (never with
+     MLA_DECODE_TWO_LAUNCHES) when the splits fit one cluster
      (kernel cluster_programs) and all the grid's clusters fit on the
      device at once. */
   int64_t cluster_splits;
