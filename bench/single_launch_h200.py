@@ -1,6 +1,6 @@
 """The single launch for small batches (issue 19 item 2,
-MLA_DECODE_ONE_LAUNCH; the Python entry's default only for the specs of
-_ONE_LAUNCH_SPECS): stage 1 combining its splits in one thread-block
+MLA_DECODE_ONE_LAUNCH against MLA_DECODE_TWO_LAUNCHES; the default only
+for specs that say one_launch = true): stage 1 combining its splits in one thread-block
 cluster against stage 1 + stage 2, checked and timed in one process on an
 NVIDIA H200.
 

@@ -3,7 +3,12 @@
 // H200 bench loads it beside the sm_90 one. Compiled for sm_90a, both dots
 // run on warpgroup MMAs from shared memory, transposed (S^T = K Q^T,
 // O^T = V^T P^T; docs/Design.md, "sm_90a: wgmma"); one warpgroup of 4
-// warps per program, 64-token tiles.
+// warps per program, 64-token tiles. one_launch: where a sequence's
+// splits fit one thread-block cluster (small batches), stage 1 combines
+// them itself and stage 2 is not launched; on the H200 2-3 % faster at
+// 4 x 1024 and 64 x 1024 (docs/Performance.md, "one launch for bf16
+// sm_90a's small batches"; the fp8 specs measured slower with it and keep
+// two launches).
 //
 //   mla-compile kernels/deepseek_r1_decode_bf16_sm90a.mlir --chip=sm_90a -o out
 mla.decode @deepseek_r1_decode_bf16_sm90a {
@@ -13,5 +18,6 @@ mla.decode @deepseek_r1_decode_bf16_sm90a {
   kv_scale = "none",
   page_size = 1, q_seq_len = 1,
   softmax_scale = 0.0416666679 : f32,   // 1 / sqrt(576)
-  block_n = 64, num_warps = 4           // splits absent: auto
+  block_n = 64, num_warps = 4,          // splits absent: auto
+  one_launch = true
 }

@@ -349,11 +349,11 @@ class Spec:
         return qo
 
     def _make_plan(self, args):
-        """mla_plan_decode (with MLA_DECODE_ONE_LAUNCH for the specs of
-        _ONE_LAUNCH_SPECS, or as set_one_launch forces); the flag is
+        """mla_plan_decode: one launch or two as the spec's one_launch says
+        (the launcher's rule), unless set_one_launch forces it; the flag is
         planning's only."""
-        one = self.name in _ONE_LAUNCH_SPECS if _one_launch is None else _one_launch
-        args.flags = L.DECODE_ONE_LAUNCH if one else 0
+        args.flags = (0 if _one_launch is None else
+                      L.DECODE_ONE_LAUNCH if _one_launch else L.DECODE_TWO_LAUNCHES)
         try:
             return self.context.plan(args)
         finally:
@@ -409,21 +409,16 @@ def _current_stream(device_index):
 
 
 _specs = {}
-# The specs that plan the single launch for small batches by default
-# (MLA_DECODE_ONE_LAUNCH: stage 1 combines its splits in one cluster, where
-# the launcher finds that it applies). bf16 sm_90a on the H200: 2-3 %
-# faster at 4 x 1024 and 64 x 1024, 0.3-0.6 % at 64 x 8192, the other task
-# shapes unchanged (their plans take two launches either way); the fp8
-# specs are slower with it (32 x 1024: 0.87x on sm_90's, 0.81x on sm_90a's;
-# docs/Performance.md, 2026-12-03).
-_ONE_LAUNCH_SPECS = {"deepseek_r1_decode_bf16_sm90a"}
-_one_launch = None  # None: each spec's default; True / False: every spec
+# None: each spec's own choice (its manifest's one_launch, which the
+# launcher applies); True / False: MLA_DECODE_ONE_LAUNCH /
+# MLA_DECODE_TWO_LAUNCHES on every plan.
+_one_launch = None
 
 
 def set_one_launch(on):
     """Plan the single launch for small batches where it applies: True for
-    every spec, False for none, None for the specs of _ONE_LAUNCH_SPECS
-    (the default). Drops the plans made so far."""
+    every spec, False for none, None for what each spec's `one_launch` says
+    (the default, applied by the launcher). Drops the plans made so far."""
     global _one_launch
     _one_launch = None if on is None else bool(on)
     for s in _specs.values():

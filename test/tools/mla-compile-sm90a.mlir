@@ -87,6 +87,9 @@
 // JSON-NEXT: "shape": [
 // JSON-NEXT: 64,
 // JSON-NEXT: 64
+// The spec's one_launch, for the launcher: plans combine a small batch's
+// splits in stage 1's clusters by default.
+// JSON: "one_launch": true,
 
 // Both query tokens in one program: N = 32, the KV tile double-buffered
 // (one program per SM either way) by tensor-map copies: two mbarriers, one
