@@ -15,7 +15,9 @@ asked for (the launcher takes it wherever it applies): the task's 8
 shapes, kv 1 / 17 / 1000 / 8191 and ragged batches with zero lengths; then
 forced split counts 2, 3, 5, 8, 13 and 16 on a ragged batch (cluster sizes
 that do not divide the combine's 8 row pairs), each with one launch and
-with two.
+with two; and with no flag, the task shapes' default plans: the forced
+one-launch plan where the spec's one_launch says so, two launches where
+not (the launcher's rule).
 
 Timing: bench_h200's (L2 flushed, CUDA events around the whole call,
 queued, median of --reps) for each task shape with MLA_DECODE_ONE_LAUNCH
@@ -155,6 +157,29 @@ def main():
                   f"{plan.cluster_splits:2} rel err {err:.3e} {'NaN ' if nan else ''}"
                   f"{'ok' if ok else 'FAIL'}")
         mla_torch.set_one_launch(None)
+        # No flag: the launcher applies the spec's one_launch (its manifest
+        # key): the plans must be the forced one-launch ones where it says
+        # true, two launches where it does not.
+        default_one = bool(mla_torch.spec_for(fmt).context.spec.desc.one_launch)
+        for i, (bs, kv) in enumerate(B.TASK_SHAPES):
+            lengths = [kv] * bs
+            err, nan = B.check(fmt, lengths, seed + 200 + i)
+            got = plan_of(fmt, lengths)
+            mla_torch.set_one_launch(True)
+            B.check(fmt, lengths, seed + 200 + i)
+            forced = plan_of(fmt, lengths).cluster_splits
+            mla_torch.set_one_launch(None)
+            want = forced if default_one else 0
+            ok = err <= args.tol and not nan and got.cluster_splits == want
+            failed += not ok
+            results["correctness"].append(dict(spec=name, case=f"default bs{bs}/kv{kv}",
+                                               spec_one_launch=default_one, rel_err=err,
+                                               nan=nan, ok=ok, splits=got.splits,
+                                               cluster_splits=got.cluster_splits))
+            print(f"check {name} default plan bs{bs}/kv{kv} (spec one_launch "
+                  f"{int(default_one)}): splits {got.splits:2} cluster {got.cluster_splits:2} "
+                  f"(want {want:2}) rel err {err:.3e} {'NaN ' if nan else ''}"
+                  f"{'ok' if ok else 'FAIL'}")
         for j, splits in enumerate(FORCED):
             for two in (False, True):
                 err, nan, plan = forced_check(fmt, RAGGED, splits, seed + 100 + j, two)
