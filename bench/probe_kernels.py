@@ -8,6 +8,12 @@ two-kernel call pays before it moves any byte.
         --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed \\
         python3 bench/probe_kernels.py --format bf16 --shapes 4x1024,64x1024
     MLA_ARTIFACTS=artifacts PYTHONPATH=python python3 bench/probe_kernels.py --floor
+    ... ncu ... python3 bench/probe_kernels.py --format bf16 --shapes 256x8192 \
+        --spec deepseek_r1_decode_bf16_sm90a --flashmla artifacts/flashmla
+
+--spec runs that spec instead of the format's default; --flashmla also runs
+FlashMLA's dense decode (built in that folder) on the same bf16 inputs, so
+that one ncu pass profiles both kernels of a shape side by side.
 
 Under ncu each kernel runs alone with cold caches (ncu's default cache
 control), so its duration excludes launch gaps: the difference to the
@@ -28,6 +34,8 @@ ap.add_argument("--summarize", metavar="CSV",
                 help="print ncu --csv output as one line per kernel, then exit")
 ap.add_argument("--floor", action="store_true",
                 help="time empty one- and two-kernel graphs instead")
+ap.add_argument("--spec", help="this spec (in $MLA_ARTIFACTS) instead of the format's default")
+ap.add_argument("--flashmla", help="also run FlashMLA (built in this folder) on the bf16 KV")
 args = ap.parse_args()
 
 if args.summarize:
@@ -67,8 +75,9 @@ if args.floor:
         print(f"floor: {kernels} one-block kernel(s): {graph_median(fn, flush):.1f} us")
     sys.exit(0)
 
-s = M.spec_for(args.format, None, args.q_seq_len)
+s = M.spec_named(args.spec) if args.spec else M.spec_for(args.format, None, args.q_seq_len)
 print("spec", s.name)
+fm = B.flashmla_module(args.flashmla)
 for sh in args.shapes.split(","):
     bs, kv = (int(x) for x in sh.split("x"))
     data, _ = B.make_inputs([kv] * bs, args.format, 1, args.q_seq_len)
@@ -77,6 +86,11 @@ for sh in args.shapes.split(","):
     inputs = M._as_kernel_inputs(s, q, kv_t, scale, qo, kvp)
     for _ in range(3):
         s.decode(*inputs, bs, kv, num_splits=args.splits)
+    if fm:
+        from serving_h200 import flashmla_fn
+        run = flashmla_fn(fm, data, args.q_seq_len, args.q_seq_len > 1)
+        for _ in range(3):
+            run(None)
     torch.cuda.synchronize()
     line = f"{bs}x{kv}: splits {s.plan(bs, kv, args.splits).splits}"
     if args.time:
