@@ -1,8 +1,8 @@
 //===- Internal.h - what the launcher's files share -------------*- C++ -*-===//
 //
 // Not installed: the error reporting and the argument checks that
-// Launcher.cpp (contexts, planning, packing, launching) calls from
-// Validate.cpp.
+// Context.cpp (creating contexts) and Launcher.cpp (planning, packing,
+// launching) call from Validate.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MLA_LAUNCHER_INTERNAL_H
