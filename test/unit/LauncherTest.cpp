@@ -290,20 +290,32 @@ TEST_F(LauncherTest, OneSplitLaunchesStageOneOnly) {
   ASSERT_EQ(1u, backend.launches.size());
 }
 
+/// deepseek_r1_decode_fp8_spec (gfx950) with its kernel descriptors copied,
+/// for the tests that change them (dependent_launch, cluster_programs).
+struct EditableSpec {
+  std::vector<mla_kernel_desc> kernels;
+  mla_target_desc target;
+  mla_spec_desc spec;
+  EditableSpec()
+      : target(deepseek_r1_decode_fp8_spec.targets[0]),
+        spec(deepseek_r1_decode_fp8_spec) {
+    kernels.assign(target.kernels, target.kernels + target.num_kernels);
+    target.kernels = kernels.data();
+    spec.targets = &target;
+  }
+  EditableSpec(const EditableSpec &) = delete;
+  EditableSpec &operator=(const EditableSpec &) = delete;
+};
+
 // A kernel whose descriptor says dependent_launch (the manifest's key; sm_90
 // stage 2) reaches the backend as a dependent launch, the others do not.
 TEST_F(LauncherTest, DependentLaunchFlagReachesTheBackend) {
-  const mla_spec_desc &base = deepseek_r1_decode_fp8_spec;
-  const mla_target_desc &t = base.targets[0];
-  std::vector<mla_kernel_desc> kernels(t.kernels, t.kernels + t.num_kernels);
-  for (mla_kernel_desc &k : kernels) {
+  EditableSpec e;
+  for (mla_kernel_desc &k : e.kernels) {
     EXPECT_EQ(0, k.dependent_launch) << k.name; // gfx950: none
     k.dependent_launch = k.stage == 2;
   }
-  mla_target_desc target = t;
-  target.kernels = kernels.data();
-  mla_spec_desc spec = base;
-  spec.targets = &target;
+  const mla_spec_desc &spec = e.spec;
   const mla_backend *backends[] = {&backend, nullptr};
   mla_context *dep = nullptr;
   ASSERT_EQ(MLA_SUCCESS, mla_context_create(&spec, "gfx950", 0, backends, &dep))
@@ -323,17 +335,13 @@ TEST_F(LauncherTest, DependentLaunchFlagReachesTheBackend) {
 // without the flag, stage 2 runs as before. A plan whose cluster_splits
 // was altered is refused.
 TEST_F(LauncherTest, SmallBatchesCombineInOneClusteredLaunch) {
-  const mla_spec_desc &base = deepseek_r1_decode_fp8_spec;
-  const mla_target_desc &t = base.targets[0];
-  std::vector<mla_kernel_desc> kernels(t.kernels, t.kernels + t.num_kernels);
+  EditableSpec e;
+  std::vector<mla_kernel_desc> &kernels = e.kernels;
   for (mla_kernel_desc &k : kernels) {
     EXPECT_EQ(0, k.cluster_programs) << k.name; // gfx950: no clusters
     k.cluster_programs = k.stage == 1 ? 16 : 0;
   }
-  mla_target_desc target = t;
-  target.kernels = kernels.data();
-  mla_spec_desc spec = base;
-  spec.targets = &target;
+  const mla_spec_desc &spec = e.spec;
   backend.clusters = 16;
   const mla_backend *backends[] = {&backend, nullptr};
   mla_context *cl = nullptr;
@@ -392,16 +400,11 @@ TEST_F(LauncherTest, SmallBatchesCombineInOneClusteredLaunch) {
 // for it whatever the spec says, and the two together are refused naming
 // the flags. A descriptor whose one_launch is neither 0 nor 1 is malformed.
 TEST_F(LauncherTest, SpecOneLaunchIsThePlansDefault) {
-  const mla_spec_desc &base = deepseek_r1_decode_fp8_spec;
-  EXPECT_EQ(0, base.one_launch); // the fp8 spec keeps two launches
-  const mla_target_desc &t = base.targets[0];
-  std::vector<mla_kernel_desc> kernels(t.kernels, t.kernels + t.num_kernels);
-  for (mla_kernel_desc &k : kernels)
+  EditableSpec e;
+  EXPECT_EQ(0, e.spec.one_launch); // the fp8 spec keeps two launches
+  for (mla_kernel_desc &k : e.kernels)
     k.cluster_programs = k.stage == 1 ? 16 : 0;
-  mla_target_desc target = t;
-  target.kernels = kernels.data();
-  mla_spec_desc spec = base;
-  spec.targets = &target;
+  mla_spec_desc &spec = e.spec;
   spec.one_launch = 1;
   backend.clusters = 16;
   const mla_backend *backends[] = {&backend, nullptr};
