@@ -78,6 +78,8 @@ if args.floor:
 s = M.spec_named(args.spec) if args.spec else M.spec_for(args.format, None, args.q_seq_len)
 print("spec", s.name)
 fm = B.flashmla_module(args.flashmla)
+if fm:
+    from serving_h200 import flashmla_fn
 for sh in args.shapes.split(","):
     bs, kv = (int(x) for x in sh.split("x"))
     data, _ = B.make_inputs([kv] * bs, args.format, 1, args.q_seq_len)
@@ -87,7 +89,6 @@ for sh in args.shapes.split(","):
     for _ in range(3):
         s.decode(*inputs, bs, kv, num_splits=args.splits)
     if fm:
-        from serving_h200 import flashmla_fn
         run = flashmla_fn(fm, data, args.q_seq_len, args.q_seq_len > 1)
         for _ in range(3):
             run(None)
