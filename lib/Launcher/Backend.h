@@ -1,10 +1,10 @@
 //===- Backend.h - what the launcher asks of a GPU driver -------*- C++ -*-===//
 //
-// The launcher core (Launcher.cpp) validates, plans and packs arguments; a
-// backend only opens a device, loads a code object, resolves kernels and
-// launches them. HipBackend.cpp and CudaBackend.cpp implement it over the
-// HIP module API and the CUDA driver API; the unit tests implement it with a
-// recording fake.
+// The launcher core (Context.cpp, Launcher.cpp) validates, plans and packs
+// arguments; a backend only opens a device, loads a code object, resolves
+// kernels and launches them. HipBackend.cpp and CudaBackend.cpp implement it
+// over the HIP module API and the CUDA driver API; the unit tests implement it
+// with a recording fake.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MLA_LAUNCHER_BACKEND_H

@@ -2,7 +2,8 @@
 //
 // load() reads the code object into the emulator, function() checks that
 // the kernel exists, launch() runs the dispatch to completion. The launcher
-// core (Launcher.cpp) validates, plans and packs exactly as for HIP.
+// core (Context.cpp, Launcher.cpp) validates, plans and packs exactly as
+// for HIP.
 //
 //===----------------------------------------------------------------------===//
 #include "Backend.h"
