@@ -1,0 +1,90 @@
+#!/bin/bash
+# Two questions about fp8 sm_90a's stage 1 (deepseek_r1_decode_fp8_qp16_sm90a,
+# bank-bound: docs/Performance.md, "what bounds the sm_90a loops, counted"):
+#
+#   residency  Do its converted-tile stores cost more with two programs per
+#              SM than with one? The spec at 132 x 8192 and 264 x 8192 with
+#              one split (one and two programs per SM), and an 8-warp,
+#              128-token variant (_w8, one program per SM), under Nsight
+#              Compute (bank accesses, wavefronts, instructions) and timed.
+#   loadcache  Does a cache qualifier on its tile-ahead loads spare the L1
+#              round trip of the fp8 bytes? The spec's PTX with every
+#              ld.global.v4.b32 qualified (_na L1::no_allocate, _nc nc,
+#              _cg cg, _cs cs, _lu L1::evict_first; and the fp8 MTP 2
+#              spec with L1::no_allocate), timed twice interleaved; ncu
+#              bank accesses for the base, _na and _cg.
+#
+# LLVM 22's NVPTX back end emits none of these qualifiers for a plain load
+# (it drops !nontemporal), so the variants are PTX edits, not compiler
+# output: an experiment, not a spec.
+#
+#   bash bench/probe_fp8_sm90a.sh prepare        # here, after make artifacts
+#   OUT=... bash bench/probe_fp8_sm90a.sh residency|loadcache   # on the H200
+set -u
+S=deepseek_r1_decode_fp8_qp16_sm90a
+A=${MLA_ARTIFACTS:-artifacts}
+case "${1:-}" in
+prepare)
+  BUILD=${BUILD:-build}; PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
+  mkdir -p "$BUILD/variants"
+  sed -e "s/@$S /@${S}_w8 /" -e 's/block_n = 64, num_warps = 4 /block_n = 128, num_warps = 8 /' \
+    kernels/$S.mlir > "$BUILD/variants/${S}_w8.mlir"
+  "$BUILD/bin/mla-compile" "$BUILD/variants/${S}_w8.mlir" --chip=sm_90a --ptxas="$PTXAS" -o "$A" || exit 1
+  for v in $S:na:L1::no_allocate $S:nc:nc $S:cg:cg $S:cs:cs $S:lu:L1::evict_first \
+           ${S}_mtp2:na:L1::no_allocate; do
+    s=${v%%:*} v=${v#*:}; n=${v%%:*} q=${v#*:}
+    sed -e "s/${s}_/${s}_${n}_/g" -e "s/ld\.global\.v4\.b32/ld.global.$q.v4.b32/" "$A/$s.ptx" \
+      > "$BUILD/variants/${s}_$n.ptx"
+    "$PTXAS" -arch=sm_90a -O3 "$BUILD/variants/${s}_$n.ptx" -o "$A/${s}_$n.cubin" > /dev/null 2>&1 ||
+      { echo "ptxas failed on ${s}_$n"; exit 1; }
+    python3 - "$A" "$s" "$n" <<'PY'
+import json, sys
+a, s, n = sys.argv[1:]
+d = json.loads(json.dumps(json.load(open(f"{a}/{s}.json")))
+               .replace(s + "_stage", f"{s}_{n}_stage").replace(s + ".cubin", f"{s}_{n}.cubin"))
+d["spec"] = f"{s}_{n}"
+json.dump(d, open(f"{a}/{s}_{n}.json", "w"), indent=1)
+PY
+  done
+  exit 0;;
+residency|loadcache) ;;
+*) echo "usage: $0 prepare|residency|loadcache" >&2; exit 2;;
+esac
+export MLA_ARTIFACTS=$A PYTHONPATH=${PYTHONPATH:-python}
+M=gpu__time_duration.sum,sm__cycles_elapsed.avg,l1tex__throughput.avg.pct_of_peak_sustained_elapsed
+M=$M,l1tex__data_bank_reads.sum,l1tex__data_bank_writes.sum
+M=$M,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum
+ncu_case() {  # spec, shape, csv name
+  timeout 200 ncu --csv --metrics "$M" --kernel-name regex:stage1 --launch-skip 2 --launch-count 1 \
+    python3 bench/probe_kernels.py --format fp8 --shapes "$2" --splits 1 --spec "$1" \
+    > "$OUT/$3.csv" 2> "$OUT/$3.err" || { echo "ncu failed"; tail -3 "$OUT/$3.err"; }
+  python3 bench/probe_kernels.py --summarize "$OUT/$3.csv" | tr ' ' '\n' | grep =
+}
+if [ "$1" = residency ]; then
+  M=$M,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
+  M=$M,smsp__sass_inst_executed_op_shared_st.sum,smsp__sass_inst_executed_op_shared_ld.sum
+  M=$M,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum
+  for s in $S ${S}_w8; do
+    for sh in 132x8192 264x8192; do
+      echo "== $s $sh splits 1"
+      timeout 150 python3 bench/probe_kernels.py --time --format fp8 --shapes $sh --splits 1 --spec $s | tail -1
+      ncu_case $s $sh residency-$s-$sh
+    done
+  done
+else
+  M=$M,l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum
+  for round in 1 2; do
+    for v in "" _na _nc _cg _cs _lu; do
+      echo "== $S$v round $round: $(timeout 100 python3 bench/probe_kernels.py --time --format fp8 \
+        --shapes 256x8192,64x8192 --spec $S$v | grep call | tr '\n' ' ')"
+    done
+    for v in "" _na; do
+      echo "== ${S}_mtp2$v round $round: $(timeout 100 python3 bench/probe_kernels.py --time --format fp8 \
+        --q-seq-len 2 --shapes 64x8192 --spec ${S}_mtp2$v | grep call | tr '\n' ' ')"
+    done
+  done
+  for v in "" _na _cg; do
+    echo "== ncu $S$v 256x8192"
+    ncu_case $S$v 256x8192 ncu-loadcache$v
+  done
+fi
