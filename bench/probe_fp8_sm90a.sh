@@ -13,13 +13,16 @@
 #              _cg cg, _cs cs, _lu L1::evict_first; and the fp8 MTP 2
 #              spec with L1::no_allocate), timed twice interleaved; ncu
 #              bank accesses for the base, _na and _cg.
+#   stalls     Where the warps wait: Nsight's stall reasons per issued
+#              instruction for fp8 MTP 2 (64 x 8192), the one-token fp8
+#              spec (256 x 8192) and bf16 MTP 2 (64 x 8192), all sm_90a.
 #
 # LLVM 22's NVPTX back end emits none of these qualifiers for a plain load
 # (it drops !nontemporal), so the variants are PTX edits, not compiler
 # output: an experiment, not a spec.
 #
 #   bash bench/probe_fp8_sm90a.sh prepare        # here, after make artifacts
-#   OUT=... bash bench/probe_fp8_sm90a.sh residency|loadcache   # on the H200
+#   OUT=... bash bench/probe_fp8_sm90a.sh residency|loadcache|stalls   # on the H200
 set -u
 S=deepseek_r1_decode_fp8_qp16_sm90a
 A=${MLA_ARTIFACTS:-artifacts}
@@ -47,8 +50,8 @@ json.dump(d, open(f"{a}/{s}_{n}.json", "w"), indent=1)
 PY
   done
   exit 0;;
-residency|loadcache) ;;
-*) echo "usage: $0 prepare|residency|loadcache" >&2; exit 2;;
+residency|loadcache|stalls) ;;
+*) echo "usage: $0 prepare|residency|loadcache|stalls" >&2; exit 2;;
 esac
 export MLA_ARTIFACTS=$A PYTHONPATH=${PYTHONPATH:-python}
 M=gpu__time_duration.sum,sm__cycles_elapsed.avg,l1tex__throughput.avg.pct_of_peak_sustained_elapsed
@@ -60,7 +63,23 @@ ncu_case() {  # spec, shape, csv name
     > "$OUT/$3.csv" 2> "$OUT/$3.err" || { echo "ncu failed"; tail -3 "$OUT/$3.err"; }
   python3 bench/probe_kernels.py --summarize "$OUT/$3.csv" | tr ' ' '\n' | grep =
 }
-if [ "$1" = residency ]; then
+if [ "$1" = stalls ]; then
+  stalls() {  # name, probe_kernels arguments...
+    local name=$1; shift
+    echo "== $name"
+    timeout 200 ncu --csv --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,smsp__inst_executed.sum,sm__cycles_elapsed.avg' \
+      --kernel-name regex:stage1 --launch-skip 2 --launch-count 1 python3 bench/probe_kernels.py "$@" \
+      > "$OUT/stalls-$name.csv" 2> "$OUT/stalls-$name.err" || tail -3 "$OUT/stalls-$name.err"
+    # reasons of at least 0.05 cycles per issued instruction
+    python3 bench/probe_kernels.py --summarize "$OUT/stalls-$name.csv" | tr ' ' '\n' | grep = |
+      sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active//' |
+      awk -F= '{v = $2; gsub(",", "", v); if (v + 0 >= 0.05) print}'
+  }
+  stalls fp8-mtp2-sm90a-64x8192 --format fp8 --q-seq-len 2 --shapes 64x8192 --spec ${S}_mtp2
+  stalls fp8-sm90a-256x8192 --format fp8 --shapes 256x8192 --spec $S
+  stalls bf16-sm90a-mtp2-64x8192 --format bf16 --q-seq-len 2 --shapes 64x8192 \
+    --spec deepseek_r1_decode_bf16_sm90a_mtp2
+elif [ "$1" = residency ]; then
   M=$M,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
   M=$M,smsp__sass_inst_executed_op_shared_st.sum,smsp__sass_inst_executed_op_shared_ld.sum
   M=$M,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum
