@@ -10,8 +10,9 @@
 #   loadcache  Does a cache qualifier on its tile-ahead loads spare the L1
 #              round trip of the fp8 bytes? The spec's PTX with every
 #              ld.global.v4.b32 qualified (_na L1::no_allocate, _nc nc,
-#              _cg cg, _cs cs, _lu L1::evict_first; and the fp8 MTP 2
-#              spec with L1::no_allocate), timed twice interleaved; ncu
+#              _cg cg, _cs cs, _lu L1::evict_first; _pf: each followed by
+#              an L2 prefetch one tile further; fp8 MTP 2 with
+#              L1::no_allocate and _pf), timed twice interleaved; ncu
 #              bank accesses for the base, _na and _cg.
 #   stalls     Where the warps wait: Nsight's stall reasons per issued
 #              instruction for fp8 MTP 2 (64 x 8192), the one-token fp8
@@ -48,6 +49,35 @@ d = json.loads(json.dumps(json.load(open(f"{a}/{s}.json")))
 d["spec"] = f"{s}_{n}"
 json.dump(d, open(f"{a}/{s}_{n}.json", "w"), indent=1)
 PY
+  done
+  # _pf: each tile-ahead load of the KV loop (after the loop's first
+  # conversion, before its next barrier) followed by an L2 prefetch of the
+  # same bytes one tile further on.
+  for v in ${S}_mtp2:73728 $S:36864; do
+    s=${v%%:*} stride=${v#*:}
+    python3 - "$A" "$s" "$stride" "$BUILD/variants/${s}_pf.ptx" <<'PY'
+import json, re, sys
+a, s, stride, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+lines, state = [], 0
+for l in open(f"{a}/{s}.ptx").read().split("\n"):
+    if ".entry" in l:
+        state = 0
+    if state == 0 and "cvt.rn.f16x2.e4m3x2" in l:
+        state = 1
+    if state == 1 and "bar.sync" in l:
+        state = 2
+    lines.append(l.replace(s + "_", s + "_pf_"))
+    if state == 1 and "ld.global.v4.b32" in l:
+        m = re.search(r"\[(%rd\d+)(\+(-?\d+))?\]", l)
+        lines.append(f"\tprefetch.global.L2 [{m.group(1)}+{int(m.group(3) or 0) + stride}];")
+open(out, "w").write("\n".join(lines))
+d = json.loads(json.dumps(json.load(open(f"{a}/{s}.json")))
+               .replace(s + "_stage", s + "_pf_stage").replace(s + ".cubin", s + "_pf.cubin"))
+d["spec"] = s + "_pf"
+json.dump(d, open(f"{a}/{s}_pf.json", "w"), indent=1)
+PY
+    "$PTXAS" -arch=sm_90a -O3 "$BUILD/variants/${s}_pf.ptx" -o "$A/${s}_pf.cubin" > /dev/null 2>&1 ||
+      { echo "ptxas failed on ${s}_pf"; exit 1; }
   done
   exit 0;;
 residency|loadcache|stalls) ;;
@@ -93,11 +123,11 @@ elif [ "$1" = residency ]; then
 else
   M=$M,l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum
   for round in 1 2; do
-    for v in "" _na _nc _cg _cs _lu; do
+    for v in "" _na _nc _cg _cs _lu _pf; do
       echo "== $S$v round $round: $(timeout 100 python3 bench/probe_kernels.py --time --format fp8 \
         --shapes 256x8192,64x8192 --spec $S$v | grep call | tr '\n' ' ')"
     done
-    for v in "" _na; do
+    for v in "" _na _pf; do
       echo "== ${S}_mtp2$v round $round: $(timeout 100 python3 bench/probe_kernels.py --time --format fp8 \
         --q-seq-len 2 --shapes 64x8192 --spec ${S}_mtp2$v | grep call | tr '\n' ' ')"
     done
