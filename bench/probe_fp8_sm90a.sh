@@ -1,5 +1,5 @@
 #!/bin/bash
-# Two questions about fp8 sm_90a's stage 1 (deepseek_r1_decode_fp8_qp16_sm90a,
+# Three questions about fp8 sm_90a's stage 1 (deepseek_r1_decode_fp8_qp16_sm90a,
 # bank-bound: docs/Performance.md, "what bounds the sm_90a loops, counted"):
 #
 #   residency  Do its converted-tile stores cost more with two programs per
@@ -31,6 +31,16 @@ case "${1:-}" in
 prepare)
   BUILD=${BUILD:-build}; PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
   mkdir -p "$BUILD/variants"
+  manifest_of() {  # spec, suffix: the spec's manifest for its variant spec_suffix
+    python3 - "$A" "$1" "$2" <<'PY'
+import json, sys
+a, s, n = sys.argv[1:]
+d = json.loads(json.dumps(json.load(open(f"{a}/{s}.json")))
+               .replace(s + "_stage", f"{s}_{n}_stage").replace(s + ".cubin", f"{s}_{n}.cubin"))
+d["spec"] = f"{s}_{n}"
+json.dump(d, open(f"{a}/{s}_{n}.json", "w"), indent=1)
+PY
+  }
   sed -e "s/@$S /@${S}_w8 /" -e 's/block_n = 64, num_warps = 4 /block_n = 128, num_warps = 8 /' \
     kernels/$S.mlir > "$BUILD/variants/${S}_w8.mlir"
   "$BUILD/bin/mla-compile" "$BUILD/variants/${S}_w8.mlir" --chip=sm_90a --ptxas="$PTXAS" -o "$A" || exit 1
@@ -41,14 +51,7 @@ prepare)
       > "$BUILD/variants/${s}_$n.ptx"
     "$PTXAS" -arch=sm_90a -O3 "$BUILD/variants/${s}_$n.ptx" -o "$A/${s}_$n.cubin" > /dev/null 2>&1 ||
       { echo "ptxas failed on ${s}_$n"; exit 1; }
-    python3 - "$A" "$s" "$n" <<'PY'
-import json, sys
-a, s, n = sys.argv[1:]
-d = json.loads(json.dumps(json.load(open(f"{a}/{s}.json")))
-               .replace(s + "_stage", f"{s}_{n}_stage").replace(s + ".cubin", f"{s}_{n}.cubin"))
-d["spec"] = f"{s}_{n}"
-json.dump(d, open(f"{a}/{s}_{n}.json", "w"), indent=1)
-PY
+    manifest_of "$s" "$n"
   done
   # _pf: each tile-ahead load of the KV loop (after the loop's first
   # conversion, before its next barrier) followed by an L2 prefetch of the
@@ -56,7 +59,7 @@ PY
   for v in ${S}_mtp2:73728 $S:36864; do
     s=${v%%:*} stride=${v#*:}
     python3 - "$A" "$s" "$stride" "$BUILD/variants/${s}_pf.ptx" <<'PY'
-import json, re, sys
+import re, sys
 a, s, stride, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 lines, state = [], 0
 for l in open(f"{a}/{s}.ptx").read().split("\n"):
@@ -71,13 +74,10 @@ for l in open(f"{a}/{s}.ptx").read().split("\n"):
         m = re.search(r"\[(%rd\d+)(\+(-?\d+))?\]", l)
         lines.append(f"\tprefetch.global.L2 [{m.group(1)}+{int(m.group(3) or 0) + stride}];")
 open(out, "w").write("\n".join(lines))
-d = json.loads(json.dumps(json.load(open(f"{a}/{s}.json")))
-               .replace(s + "_stage", s + "_pf_stage").replace(s + ".cubin", s + "_pf.cubin"))
-d["spec"] = s + "_pf"
-json.dump(d, open(f"{a}/{s}_pf.json", "w"), indent=1)
 PY
     "$PTXAS" -arch=sm_90a -O3 "$BUILD/variants/${s}_pf.ptx" -o "$A/${s}_pf.cubin" > /dev/null 2>&1 ||
       { echo "ptxas failed on ${s}_pf"; exit 1; }
+    manifest_of "$s" pf
   done
   exit 0;;
 residency|loadcache|stalls) ;;
