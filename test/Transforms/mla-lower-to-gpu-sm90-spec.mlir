@@ -12,13 +12,13 @@
 // Shared memory, every row padded by 16 bytes (a 576- or 1152-byte row
 // would put one column of consecutive rows into one bank): two KV tiles
 // 64 x (576 + 16) fp8 (double-buffered: sm_90 copies asynchronously), Q
-// 16 x (576 + 8) bf16, P 16 x (64 + 8) bf16, two 16 x (4 + 4) f32 reduction
-// arrays (a row's shares of the 4 warps in one 16-byte read) and the S
-// exchange between warp pairs, 4 warps x 8 accumulators x (32 + 4) lanes
-// of f32: 2 x 37888 + 18688 + 2304 + 1024 + 4608 = 102400;
+// 16 x (576 + 8) bf16, P 16 x (64 + 8) bf16, two 16 x 4 f32 reduction
+// arrays (a row's shares of the 4 warps in one 16-byte read, rows not
+// padded) and the S exchange between warp pairs, 4 warps x 8 accumulators
+// x (32 + 4) lanes of f32: 2 x 37888 + 18688 + 2304 + 512 + 4608 = 101888;
 // two programs fit an SM, and ptxas is told to keep registers within that
 // (nvvm.minctasm).
-// CHECK-SAME: mla.shared_bytes = 102400
+// CHECK-SAME: mla.shared_bytes = 101888
 // CHECK-SAME: nvvm.minctasm = 2
 // CHECK: gpu.dynamic_shared_memory
 // The two KV buffers and the first tile's copies (2304 chunks of 16 bytes,
@@ -92,9 +92,9 @@
 // CHECK: arith.cmpi sge
 // CHECK-COUNT-4: gpu.shuffle xor
 // CHECK-NOT: gpu.barrier
-// CHECK-COUNT-2: memref.store {{.*}} : memref<16x8xf32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-2: memref.store {{.*}} : memref<16x4xf32, #gpu.address_space<workgroup>>
 // CHECK-NEXT: gpu.barrier
-// CHECK-COUNT-2: vector.load %{{.*}} : memref<16x8xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-COUNT-2: vector.load %{{.*}} : memref<16x4xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // The running row sum stays per lane (RowPartial): no other shuffle or
 // exchange in the loop; the finalize sums it across lanes and warps once.

@@ -29,9 +29,9 @@
 // RUN: FileCheck %s --check-prefix=MXFP4 --implicit-check-not=scratch_ < %t/mxfp4/deepseek_r1_decode_mxfp4.s
 
 // REPORT: kernel resources (gfx950, AMDHSA metadata):
-// REPORT-NEXT: deepseek_r1_decode_fp8_stage1_masked: {{[0-9]+}} VGPRs, 0 AGPRs, {{[0-9]+}} SGPRs, 0 VGPR spills, 59904 B LDS, 0 B scratch, {{[1-8]}} waves/SIMD, 256 threads
+// REPORT-NEXT: deepseek_r1_decode_fp8_stage1_masked: {{[0-9]+}} VGPRs, 0 AGPRs, {{[0-9]+}} SGPRs, 0 VGPR spills, 59392 B LDS, 0 B scratch, {{[1-8]}} waves/SIMD, 256 threads
 // REPORT-NEXT: KV loop: {{[0-9]+}} instructions (34 MFMA) per 64 tokens x 4 waves = {{[0-9.]+}} wave-instructions per KV token
-// REPORT-NEXT: deepseek_r1_decode_fp8_stage1_mask_free: {{.*}} 0 VGPR spills, 59904 B LDS, 0 B scratch
+// REPORT-NEXT: deepseek_r1_decode_fp8_stage1_mask_free: {{.*}} 0 VGPR spills, 59392 B LDS, 0 B scratch
 // REPORT-NEXT: KV loop: {{[0-9]+}} instructions (34 MFMA)
 // REPORT-NEXT: deepseek_r1_decode_fp8_stage2: {{.*}} 0 B scratch
 // REPORT: wrote {{.*}}deepseek_r1_decode_fp8.hsaco
@@ -169,7 +169,7 @@
 // qp_type = f16: both products on the f16 MFMA of the same shape (34 per
 // KV tile), K and V pairs converted by v_cvt_scalef32_pk_f16_fp8 straight
 // into operand halves (72 + 64 = 136, as for bf16 above).
-// QP16-REPORT: deepseek_r1_decode_fp8_qp16_stage1_masked: {{.*}} 0 VGPR spills, 59904 B LDS, 0 B scratch
+// QP16-REPORT: deepseek_r1_decode_fp8_qp16_stage1_masked: {{.*}} 0 VGPR spills, 59392 B LDS, 0 B scratch
 // QP16-REPORT-NEXT: KV loop: {{[0-9]+}} instructions (34 MFMA) per 64 tokens x 4 waves
 // QP16-LABEL: deepseek_r1_decode_fp8_qp16_stage1_masked:
 // QP16-COUNT-34: v_mfma_f32_16x16x32_f16

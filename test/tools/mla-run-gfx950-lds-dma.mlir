@@ -18,9 +18,10 @@ mla.decode @small_dma {
   page_size = 1, q_seq_len = 1, softmax_scale = 0.0721687835 : f32,
   block_n = 64, num_warps = 4}
 
-// Two 64 x 208-byte buffers and Q (16 x 200 bf16): 36352 bytes.
-// REPORT: small_dma_stage1_masked: {{.*}} 0 VGPR spills, 36352 B LDS, 0 B scratch
-// REPORT: small_dma_stage1_mask_free: {{.*}} 0 VGPR spills, 36352 B LDS, 0 B scratch
+// Two 64 x 208-byte buffers, Q (16 x 200 bf16) and the row reductions:
+// 35840 bytes.
+// REPORT: small_dma_stage1_masked: {{.*}} 0 VGPR spills, 35840 B LDS, 0 B scratch
+// REPORT: small_dma_stage1_mask_free: {{.*}} 0 VGPR spills, 35840 B LDS, 0 B scratch
 
 // 13 wave-loads a tile (wave 0 four, the others three), four to an M0
 // value; the first tile before the loop, the next in it, after the wait

@@ -46,8 +46,12 @@ Lowering::acrossLanesAndWarps(const AccLayout &l, SmallVector<Value> part,
     return part;
   // Across warps through shared memory: red[row][warp], so that a lane
   // reads a row's shares of all warps with 16-byte loads (8 warps: two
-  // instead of eight; rows padded to 16-byte multiples by allocSmem).
-  Value red = allocSmem(l.rows(), warps, b.getF32Type());
+  // instead of eight; rows padded by 16 bytes by allocSmem, except a row of
+  // 4 warps, exactly one 16-byte load: contiguous rows are conflict-free
+  // for those loads and 1 KiB fewer for 32 rows, which is what lets two
+  // one-warpgroup fp8 MTP 2 programs share an SM).
+  Value red = allocSmem(l.rows(), warps, b.getF32Type(),
+                        /*padRows=*/warps * 4 != 16);
   barrierBeforeRewrite();
   for (auto [g, p] : llvm::enumerate(part))
     memref::StoreOp::create(b, loc(), p, red,

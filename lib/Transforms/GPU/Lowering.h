@@ -38,6 +38,9 @@ struct Lowering {
   Value smemBase;
   int64_t smemBytes = 0;
   int64_t lastSmemOffset = 0; ///< byte offset of the last allocSmem region
+  /// Free [begin, end) byte ranges that a swizzled region's 1024-byte
+  /// alignment left behind; allocSmem puts 16-byte-aligned regions there.
+  SmallVector<std::pair<int64_t, int64_t>> smemGaps;
   std::optional<Prefetch> prefetch;
   std::optional<RegPrefetch> regPrefetch;
   DenseMap<Operation *, RegPrefetch> regStarted; ///< first tiles at the Q load
@@ -104,7 +107,11 @@ struct Lowering {
   /// reads that walk rows (K's tokens, Q's and P's heads) conflict 4- to
   /// 8-way. 16 bytes keep every row start 16-byte aligned for the chunked
   /// copies. The view's shape is the padded one; tiles index it in range.
-  Value allocSmem(int64_t rows, int64_t cols, Type elt);
+  /// `padRows` false leaves the rows contiguous (the cross-warp row
+  /// reductions' arrays of exactly 16-byte rows, each read as one 16-byte
+  /// vector: contiguous, a quarter-warp's 8 rows cover all 32 banks once;
+  /// padded to 32 bytes, two of them share each bank).
+  Value allocSmem(int64_t rows, int64_t cols, Type elt, bool padRows = true);
 
   /// Whether a rows x cols tile of `elt` is stored in the 128-byte
   /// swizzle (smemSwizzledOffset: atoms of 64 columns, each rows x 128
