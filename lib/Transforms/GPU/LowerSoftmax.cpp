@@ -48,8 +48,7 @@ Lowering::acrossLanesAndWarps(const AccLayout &l, SmallVector<Value> part,
   // reads a row's shares of all warps with 16-byte loads (8 warps: two
   // instead of eight; rows padded by 16 bytes by allocSmem, except a row of
   // 4 warps, exactly one 16-byte load: contiguous rows are conflict-free
-  // for those loads and 1 KiB fewer for 32 rows, which is what lets two
-  // one-warpgroup fp8 MTP 2 programs share an SM).
+  // for those loads, and 512 bytes fewer for 32 rows).
   Value red = allocSmem(l.rows(), warps, b.getF32Type(),
                         /*padRows=*/warps * 4 != 16);
   barrierBeforeRewrite();
