@@ -41,6 +41,11 @@ d["spec"] = f"{s}_{n}"
 json.dump(d, open(f"{a}/{s}_{n}.json", "w"), indent=1)
 PY
   }
+  finish_variant() {  # spec, suffix: assemble build/variants/spec_suffix.ptx, write its manifest
+    "$PTXAS" -arch=sm_90a -O3 "$BUILD/variants/${1}_$2.ptx" -o "$A/${1}_$2.cubin" > /dev/null 2>&1 ||
+      { echo "ptxas failed on ${1}_$2"; exit 1; }
+    manifest_of "$1" "$2"
+  }
   sed -e "s/@$S /@${S}_w8 /" -e 's/block_n = 64, num_warps = 4 /block_n = 128, num_warps = 8 /' \
     kernels/$S.mlir > "$BUILD/variants/${S}_w8.mlir"
   "$BUILD/bin/mla-compile" "$BUILD/variants/${S}_w8.mlir" --chip=sm_90a --ptxas="$PTXAS" -o "$A" || exit 1
@@ -49,9 +54,7 @@ PY
     s=${v%%:*} v=${v#*:}; n=${v%%:*} q=${v#*:}
     sed -e "s/${s}_/${s}_${n}_/g" -e "s/ld\.global\.v4\.b32/ld.global.$q.v4.b32/" "$A/$s.ptx" \
       > "$BUILD/variants/${s}_$n.ptx"
-    "$PTXAS" -arch=sm_90a -O3 "$BUILD/variants/${s}_$n.ptx" -o "$A/${s}_$n.cubin" > /dev/null 2>&1 ||
-      { echo "ptxas failed on ${s}_$n"; exit 1; }
-    manifest_of "$s" "$n"
+    finish_variant "$s" "$n"
   done
   # _pf: each tile-ahead load of the KV loop (after the loop's first
   # conversion, before its next barrier) followed by an L2 prefetch of the
@@ -75,9 +78,7 @@ for l in open(f"{a}/{s}.ptx").read().split("\n"):
         lines.append(f"\tprefetch.global.L2 [{m.group(1)}+{int(m.group(3) or 0) + stride}];")
 open(out, "w").write("\n".join(lines))
 PY
-    "$PTXAS" -arch=sm_90a -O3 "$BUILD/variants/${s}_pf.ptx" -o "$A/${s}_pf.cubin" > /dev/null 2>&1 ||
-      { echo "ptxas failed on ${s}_pf"; exit 1; }
-    manifest_of "$s" pf
+    finish_variant "$s" pf
   done
   exit 0;;
 residency|loadcache|stalls) ;;
