@@ -114,8 +114,11 @@
 // fp8 KV a tile ahead in registers: the loop's loads of the next tile are
 // 16-byte global loads at immediate offsets from one address, its stores of
 // the converted tile 16-byte shared stores; no asynchronous copy; 2 programs
-// per SM and no spills.
-// FP8: deepseek_r1_decode_fp8_qp16_sm90a_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
+// per SM and no spills. Shared memory: Q 16 x 576 bf16 (18432), the f16
+// tile 64 x 576 (73728), the row max's 16 x 4 f32 (256), P's swizzled
+// 16 x 64 f16 (2048) 1024-aligned at 93184, and the finalize's row sums
+// (256) in the 768-byte gap that alignment left: 95232.
+// FP8: deepseek_r1_decode_fp8_qp16_sm90a_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, 95232 B shared, 128 threads, 2 programs/SM
 // FP8: deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
 // FP8-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free
 // FP8-PTX-NOT: cp.async
