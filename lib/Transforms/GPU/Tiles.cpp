@@ -50,9 +50,9 @@ Value Lowering::allocSmem(int64_t rows, int64_t cols, Type elt,
   // bits 4-6 by bits 7-9.
   int64_t align = swz ? 1024 : 16;
   int64_t offset = -1;
-  // A small region fits in a gap an earlier alignment left (the row
-  // reductions' arrays between the Q tile and P's atoms): fewer bytes a
-  // program, so that more programs share an SM.
+  // A small region goes into a gap an earlier alignment left (on sm_90a
+  // the finalize's row sums, after the row max's array and before P's
+  // 1024-aligned atoms): fewer bytes a program.
   if (align == 16)
     for (auto &[begin, end] : smemGaps) {
       int64_t at = (begin + align - 1) / align * align;
