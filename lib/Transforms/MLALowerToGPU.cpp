@@ -140,19 +140,19 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
         if (failed(low.lowerOp(&op)))
           return signalPassFailure();
       gpu::ReturnOp::create(b, kernel.getLoc());
-      if (low.smemBytes > target.chip.facts.sharedMemBytes) {
-        kernel.emitError() << "needs " << low.smemBytes
+      if (low.smem.bytes() > target.chip.facts.sharedMemBytes) {
+        kernel.emitError() << "needs " << low.smem.bytes()
                            << " bytes of shared memory per workgroup; "
                            << target.chip.name << " has "
                            << target.chip.facts.sharedMemBytes
                            << " (use a smaller block_n)";
         return signalPassFailure();
       }
-      target.kernelHints(func, low.smemBytes, low.asyncCopies);
+      target.kernelHints(func, low.smem.bytes(), low.asyncCopies);
       // The launch facts mla-compile's manifest writer reads (registered
       // discardable attributes of the mla dialect, MLADialect.td).
       mla->getSharedBytesAttrHelper().setAttr(
-          func, b.getI64IntegerAttr(low.smemBytes));
+          func, b.getI64IntegerAttr(low.smem.bytes()));
       mla->getBlockThreadsAttrHelper().setAttr(func,
                                                b.getI64IntegerAttr(threads));
       mla->getGridAttrHelper().setAttr(func, kernel.getGrid());

@@ -62,10 +62,10 @@ bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
   // Swizzled regions start 1024-byte aligned: P's and the reductions'
   // alignment on top.
   int64_t later = 4096 + (target.mma->smemOperands ? 2 * 1023 : 0);
-  int64_t smem = target.chip.facts.sharedMemBytes;
+  int64_t perSM = target.chip.facts.sharedMemBytes;
   auto fits = [&](int64_t programs, int64_t buffers) {
-    return programs * (smemBytes + reserve + buffers * tileBytes + later) <=
-           smem;
+    return programs * (smem.bytes() + reserve + buffers * tileBytes + later) <=
+           perSM;
   };
   // Where one program fills the SM's shared memory already, a second
   // buffer costs no occupancy (ChipTuning::prefetchWhenAlone).
@@ -120,7 +120,7 @@ void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
   // (stagesInPlace: fp8 atoms of 64 columns).
   bool swz = swizzled(rows, cols, t.getElementType()) ||
              static_cast<bool>(stagesInPlace(op));
-  int64_t padded = cols + kRowPadBytes / eltBytes;
+  int64_t padded = paddedRowBytes(cols * eltBytes) / eltBytes;
   int64_t chunks = rows * cols / vec;
   Type i64 = b.getI64Type();
   auto toI64 = [&](Value x) {
@@ -247,7 +247,7 @@ bool Lowering::ldsDmaCopies(LoadOp op) {
   int64_t rowBytes = t.getDimSize(1) * storedBytes(t.getElementType());
   int64_t waveSize = target.chip.facts.waveSize;
   return rowBytes % 16 == 0 && kRowPadBytes % 16 == 0 &&
-         (t.getDimSize(0) * (rowBytes + kRowPadBytes) / 16) % waveSize == 0 &&
+         (t.getDimSize(0) * paddedRowBytes(rowBytes) / 16) % waveSize == 0 &&
          threads % waveSize == 0 && !kOrderFor(op) && foldableChain(op).empty();
 }
 
@@ -260,7 +260,7 @@ void Lowering::emitLdsDmaTileCopy(LoadOp op, Value row0, Value col0,
   int64_t rowBytes = t.getDimSize(1) * eltBytes;
   int64_t srcRowBytes = srcT.getDimSize(1) * eltBytes;
   int64_t dataChunks = rowBytes / 16;
-  int64_t rowChunks = (rowBytes + kRowPadBytes) / 16;
+  int64_t rowChunks = paddedRowBytes(rowBytes) / 16;
   int64_t waveSize = target.chip.facts.waveSize;
   int64_t loads = rows * rowChunks / waveSize, waves = threads / waveSize;
   int64_t each = loads / waves, extra = loads % waves;

@@ -60,8 +60,7 @@ int64_t Lowering::tensorMapBarriers(LoadOp op, int64_t count) {
     kvMap = func.getArgument(n);
     kvMapRows = op.getResult().getType().getDimSize(0);
   }
-  int64_t offset = (smemBytes + 7) / 8 * 8;
-  smemBytes = offset + 8 * count;
+  int64_t offset = smem.append(8 * count, 8);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointAfter(smemBase.getDefiningOp());
   Value base =

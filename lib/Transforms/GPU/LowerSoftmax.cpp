@@ -46,11 +46,8 @@ Lowering::acrossLanesAndWarps(const AccLayout &l, SmallVector<Value> part,
     return part;
   // Across warps through shared memory: red[row][warp], so that a lane
   // reads a row's shares of all warps with 16-byte loads (8 warps: two
-  // instead of eight; rows padded by 16 bytes by allocSmem, except a row of
-  // 4 warps, exactly one 16-byte load: contiguous rows are conflict-free
-  // for those loads, and 512 bytes fewer for 32 rows).
-  Value red = allocSmem(l.rows(), warps, b.getF32Type(),
-                        /*padRows=*/warps * 4 != 16);
+  // instead of eight; paddedRowBytes keeps a row of 4 warps unpadded).
+  Value red = allocSmem(l.rows(), warps, b.getF32Type());
   barrierBeforeRewrite();
   for (auto [g, p] : llvm::enumerate(part))
     memref::StoreOp::create(b, loc(), p, red,

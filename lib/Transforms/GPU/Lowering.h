@@ -36,11 +36,8 @@ struct Lowering {
   // Runtime lane offsets of the A, B and C layouts.
   Value aRow, aCol, bRow, bCol, cRow, cCol;
   Value smemBase;
-  int64_t smemBytes = 0;
+  SharedMemoryPlan smem; ///< the regions' byte offsets (allocSmem)
   int64_t lastSmemOffset = 0; ///< byte offset of the last allocSmem region
-  /// Free [begin, end) byte ranges that a swizzled region's 1024-byte
-  /// alignment left behind; allocSmem puts 16-byte-aligned regions there.
-  SmallVector<std::pair<int64_t, int64_t>> smemGaps;
   std::optional<Prefetch> prefetch;
   std::optional<RegPrefetch> regPrefetch;
   DenseMap<Operation *, RegPrefetch> regStarted; ///< first tiles at the Q load
@@ -101,17 +98,10 @@ struct Lowering {
   void init(Location l);
 
   /// A fresh shared-memory region holding a rows x cols tile of `elt`,
-  /// row-major with every row padded by 16 bytes: tile rows are mostly a
-  /// multiple of 128 bytes long (576 fp8, 1 152 bf16), so without it the
-  /// same column of consecutive rows falls into the same bank, and operand
-  /// reads that walk rows (K's tokens, Q's and P's heads) conflict 4- to
-  /// 8-way. 16 bytes keep every row start 16-byte aligned for the chunked
-  /// copies. The view's shape is the padded one; tiles index it in range.
-  /// `padRows` false leaves the rows contiguous (the cross-warp row
-  /// reductions' arrays of exactly 16-byte rows, each read as one 16-byte
-  /// vector: contiguous, a quarter-warp's 8 rows cover all 32 banks once;
-  /// padded to 32 bytes, two of them share each bank).
-  Value allocSmem(int64_t rows, int64_t cols, Type elt, bool padRows = true);
+  /// swizzled (below) or row-major with rows padded (paddedRowBytes in
+  /// mla/SharedMemoryPlan.h), placed by `smem`. The view's shape is the
+  /// padded one; tiles index it in range.
+  Value allocSmem(int64_t rows, int64_t cols, Type elt);
 
   /// Whether a rows x cols tile of `elt` is stored in the 128-byte
   /// swizzle (smemSwizzledOffset: atoms of 64 columns, each rows x 128
@@ -155,7 +145,7 @@ struct Lowering {
   int64_t smemTileBytes(int64_t rows, int64_t cols, Type elt) const {
     int64_t bytes = storedBytes(elt);
     return swizzled(rows, cols, elt) ? rows * cols * bytes
-                                     : rows * (cols * bytes + kRowPadBytes);
+                                     : rows * paddedRowBytes(cols * bytes);
   }
   static bool isSwizzledView(Value view) {
     return cast<MemRefType>(view.getType()).getRank() == 3;

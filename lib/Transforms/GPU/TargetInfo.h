@@ -18,6 +18,7 @@
 #include "mla/MLAOps.h"
 #include "mla/MatrixInstr.h"
 #include "mla/Passes.h"
+#include "mla/SharedMemoryPlan.h"
 #include "mla/Target.h"
 
 #include "../ScalarCodegen.h"
@@ -52,9 +53,6 @@ inline Type resultElt(Operation *o) {
 /// loop issues as straight-line loads before its stores (registers: 4 per
 /// round).
 constexpr int64_t kMaxStraightRounds = 16;
-
-/// Bytes added to every shared-memory tile row (see Lowering::allocSmem).
-constexpr int64_t kRowPadBytes = 16;
 
 /// The bits of scalar `x` as a vector of type `t` (same width).
 inline Value bitcastToVector(OpBuilder &b, Location loc, Value x,

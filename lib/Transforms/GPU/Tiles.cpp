@@ -39,35 +39,15 @@ void Lowering::init(Location l) {
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, wg));
 }
 
-Value Lowering::allocSmem(int64_t rows, int64_t cols, Type elt,
-                          bool padRows) {
+Value Lowering::allocSmem(int64_t rows, int64_t cols, Type elt) {
   Type st = storageType(elt);
   int64_t eltBytes = storedBytes(elt);
   bool swz = swizzled(rows, cols, elt);
-  int64_t padded = swz || !padRows ? cols : cols + kRowPadBytes / eltBytes;
+  int64_t padded = swz ? cols : paddedRowBytes(cols * eltBytes) / eltBytes;
   int64_t bytes = rows * padded * eltBytes;
   // Swizzled atoms start 1024-byte aligned: the swizzle permutes address
   // bits 4-6 by bits 7-9.
-  int64_t align = swz ? 1024 : 16;
-  int64_t offset = -1;
-  // A small region goes into a gap an earlier alignment left (on sm_90a
-  // the finalize's row sums, after the row max's array and before P's
-  // 1024-aligned atoms): fewer bytes a program.
-  if (align == 16)
-    for (auto &[begin, end] : smemGaps) {
-      int64_t at = (begin + align - 1) / align * align;
-      if (at + bytes <= end) {
-        offset = at;
-        begin = at + bytes;
-        break;
-      }
-    }
-  if (offset < 0) {
-    offset = (smemBytes + align - 1) / align * align;
-    if (offset > smemBytes)
-      smemGaps.push_back({smemBytes, offset});
-    smemBytes = offset + bytes;
-  }
+  int64_t offset = smem.place(bytes, swz ? 1024 : 16);
   lastSmemOffset = offset;
   auto wg =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
