@@ -26,6 +26,7 @@ import sys
 ap = argparse.ArgumentParser()
 ap.add_argument("--format", default="bf16", choices=["fp8", "bf16"])
 ap.add_argument("--q-seq-len", type=int, default=1)
+ap.add_argument("--heads", type=int, default=16)
 ap.add_argument("--shapes", default="4x1024,32x1024,64x1024,256x1024")
 ap.add_argument("--splits", type=int, default=0, help="0: the launcher's choice")
 ap.add_argument("--time", action="store_true",
@@ -75,14 +76,15 @@ if args.floor:
         print(f"floor: {kernels} one-block kernel(s): {graph_median(fn, flush):.1f} us")
     sys.exit(0)
 
-s = M.spec_named(args.spec) if args.spec else M.spec_for(args.format, None, args.q_seq_len)
+s = (M.spec_named(args.spec) if args.spec
+     else M.spec_for(args.format, None, args.q_seq_len, args.heads))
 print("spec", s.name)
 fm = B.flashmla_module(args.flashmla)
 if fm:
     from serving_h200 import flashmla_fn
 for sh in args.shapes.split(","):
     bs, kv = (int(x) for x in sh.split("x"))
-    data, _ = B.make_inputs([kv] * bs, args.format, 1, args.q_seq_len)
+    data, _ = B.make_inputs([kv] * bs, args.format, 1, args.q_seq_len, args.heads)
     kv_t, scale = data[1]["fp8"] if args.format == "fp8" else (data[1]["bf16"], None)
     q, _, qo, kvp, cfg = data
     inputs = M._as_kernel_inputs(s, q, kv_t, scale, qo, kvp)

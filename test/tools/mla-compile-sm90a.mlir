@@ -19,6 +19,8 @@
 // RUN: FileCheck %s --check-prefix=FP8-MTP2-PTX < %t/fp8mtp2/deepseek_r1_decode_fp8_qp16_sm90a_mtp2.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2_paged64.mlir --chip=sm_90a -o %t/fp8mtp2paged | FileCheck %s --check-prefix=FP8-MTP2-PAGED
 // RUN: FileCheck %s --check-prefix=FP8-MTP2-PAGED-PTX < %t/fp8mtp2paged/deepseek_r1_decode_fp8_qp16_sm90a_mtp2_paged64.ptx
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a_h128.mlir --chip=sm_90a -o %t/fp8h128 | FileCheck %s --check-prefix=FP8-H128
+// RUN: FileCheck %s --check-prefix=FP8-H128-PTX < %t/fp8h128/deepseek_r1_decode_fp8_qp16_sm90a_h128.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_mxfp4_sm90a.mlir --chip=sm_90a -o %t/mxfp4 | FileCheck %s --check-prefix=MXFP4
 // RUN: FileCheck %s --check-prefix=MXFP4-PTX < %t/mxfp4/deepseek_r1_decode_mxfp4_sm90a.ptx
 
@@ -156,6 +158,18 @@
 // FP8-MTP2-PAGED-PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16
 // FP8-MTP2-PAGED-PTX-NOT: cp.async
 // FP8-MTP2-PAGED-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_mtp2_paged64_stage2
+
+// fp8 with 128 heads: MTP 2's schedule on 32 heads a program (N = 32), two
+// warpgroups on 128-token tiles, no spills in either variant.
+// FP8-H128: deepseek_r1_decode_fp8_qp16_sm90a_h128_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 256 threads, 1 programs/SM
+// FP8-H128: deepseek_r1_decode_fp8_qp16_sm90a_h128_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 256 threads, 1 programs/SM
+// FP8-H128-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_h128_stage1_mask_free
+// FP8-H128-PTX-NOT: cp.async
+// FP8-H128-PTX: cvt.rn.f16x2.e4m3x2
+// FP8-H128-PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {{.*}}, p, 1, 1, 0, 0;
+// FP8-H128-PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {{.*}}, p, 1, 1, 1, 0;
+// FP8-H128-PTX-NOT: cp.async
+// FP8-H128-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_h128_stage2
 
 // mxfp4 KV a tile ahead in registers (bytes and scales), decoded into the
 // swizzled bf16 tile; 2 programs per SM (the bytes take no shared memory)
