@@ -88,21 +88,24 @@ export MLA_ARTIFACTS=$A PYTHONPATH=${PYTHONPATH:-python}
 M=gpu__time_duration.sum,sm__cycles_elapsed.avg,l1tex__throughput.avg.pct_of_peak_sustained_elapsed
 M=$M,l1tex__data_bank_reads.sum,l1tex__data_bank_writes.sum
 M=$M,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum
+ncu_run() {  # metrics, csv name, probe_kernels arguments...: the stage-1 kernel of one call
+  local metrics=$1 csv=$2
+  shift 2
+  timeout 200 ncu --csv --metrics "$metrics" --kernel-name regex:stage1 --launch-skip 2 --launch-count 1 \
+    python3 bench/probe_kernels.py "$@" > "$OUT/$csv.csv" 2> "$OUT/$csv.err" ||
+    { echo "ncu failed" >&2; tail -3 "$OUT/$csv.err" >&2; }
+  python3 bench/probe_kernels.py --summarize "$OUT/$csv.csv" | tr ' ' '\n' | grep =
+}
 ncu_case() {  # spec, shape, csv name
-  timeout 200 ncu --csv --metrics "$M" --kernel-name regex:stage1 --launch-skip 2 --launch-count 1 \
-    python3 bench/probe_kernels.py --format fp8 --shapes "$2" --splits 1 --spec "$1" \
-    > "$OUT/$3.csv" 2> "$OUT/$3.err" || { echo "ncu failed"; tail -3 "$OUT/$3.err"; }
-  python3 bench/probe_kernels.py --summarize "$OUT/$3.csv" | tr ' ' '\n' | grep =
+  ncu_run "$M" "$3" --format fp8 --shapes "$2" --splits 1 --spec "$1"
 }
 if [ "$1" = stalls ]; then
   stalls() {  # name, probe_kernels arguments...
     local name=$1; shift
     echo "== $name"
-    timeout 200 ncu --csv --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,smsp__inst_executed.sum,sm__cycles_elapsed.avg' \
-      --kernel-name regex:stage1 --launch-skip 2 --launch-count 1 python3 bench/probe_kernels.py "$@" \
-      > "$OUT/stalls-$name.csv" 2> "$OUT/stalls-$name.err" || tail -3 "$OUT/stalls-$name.err"
     # reasons of at least 0.05 cycles per issued instruction
-    python3 bench/probe_kernels.py --summarize "$OUT/stalls-$name.csv" | tr ' ' '\n' | grep = |
+    ncu_run 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,smsp__inst_executed.sum,sm__cycles_elapsed.avg' \
+      "stalls-$name" "$@" |
       sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active//' |
       awk -F= '{v = $2; gsub(",", "", v); if (v + 0 >= 0.05) print}'
   }
