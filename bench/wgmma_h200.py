@@ -11,7 +11,7 @@ interface) in place of the default one of its KV format.
 
 Checks (bench_h200's): fresh random inputs (seed printed), outputs poisoned
 with NaN, against a float32 torch reference on the dequantised KV,
-relative Frobenius error <= 2e-2 and no NaN, each case on the same buffers
+relative Frobenius error <= 2e-2 (--tol; 5e-2 for fp8 Q and P) and no NaN, each case on the same buffers
 twice, fresh copies, kv_indptr rewritten in place and a CUDA-graph replay:
 the 8 task shapes, kv 1 / 17 / 1000 / 8191 and a ragged batch with zero
 lengths.
@@ -68,18 +68,22 @@ def main():
                     help="one call per spec (and the default spec of its format) at "
                          "this shape, for a profiler, then exit")
     ap.add_argument("--no-check", action="store_true", help="timing only")
+    ap.add_argument("--tol", type=float, default=2e-2,
+                    help="relative Frobenius bound (specs with fp8 Q and P, _qp8: 5e-2, "
+                         "the bound of docs/Performance.md)")
     args = ap.parse_args()
     seed = int.from_bytes(os.urandom(4), "little")
     print(f"seed {seed}")
     specs = [s for s in args.specs.split(",") if s]
     fmt_of = {s: ("fp8" if "fp8" in s else "bf16") for s in specs}
+    tol_of = {s: max(args.tol, 5e-2) if "_qp8" in s else args.tol for s in specs}
     results = {"seed": seed, "correctness": [], "timing": []}
     failed = 0
     if args.memcheck_case:
         for s in specs:
             use_spec(fmt_of[s], s)
             err, nan = B.check(fmt_of[s], [0, 5, 130, 64], seed)
-            ok = err <= 2e-2 and not nan
+            ok = err <= tol_of[s] and not nan
             failed += not ok
             print(f"memcheck case {s}: err {err:.2e} nan {nan} {'ok' if ok else 'FAIL'}")
         B.finish(results, args.json, failed)
@@ -96,7 +100,7 @@ def main():
         use_spec(fmt_of[s], s)
         for lengths in [[kv] * bs for bs, kv in B.TASK_SHAPES] + EDGE:
             err, nan = B.check(fmt_of[s], lengths, seed)
-            ok = err <= 2e-2 and not nan
+            ok = err <= tol_of[s] and not nan
             failed += not ok
             name = (f"{len(lengths)}x{lengths[0]}" if len(set(lengths)) == 1
                     else f"ragged {lengths}")

@@ -172,7 +172,12 @@ struct CudaBackend final : mla_backend {
         eltBytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
                       : CU_TENSOR_MAP_DATA_TYPE_UINT8,
         2, const_cast<void *>(base), dims, strides, box, unit,
-        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+        CU_TENSOR_MAP_INTERLEAVE_NONE,
+        // The swizzle spans a box row: 128 bytes (16-bit tiles) or 64
+        // (fp8 wgmma operands), the layouts the kernels read (smemSwizzled-
+        // Offset in mla/MatrixInstr.h).
+        boxCols * eltBytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                 : CU_TENSOR_MAP_SWIZZLE_128B,
         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
       msg = cuMessage("cuTensorMapEncodeTiled", r);

@@ -220,11 +220,30 @@ const MatrixInstr kWgmmaM64k16F16{
     /*warpsPerInstr=*/4,
     /*smemOperands=*/true};
 
+// wgmma m64nNk32 with e4m3 (OCP) operands: K = 32 bytes a step, both
+// operands K-major (the PTX ISA allows no MN-major fp8), in the 64-byte
+// swizzle (smemSwizzledOffset with 1-byte elements); the accumulator is the
+// 16-bit forms' (PTX ISA, "Register fragment: matrix D").
+const MatrixInstr kWgmmaM64k32E4m3{
+    "wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3",
+    16,
+    16,
+    32,
+    32,
+    MatrixElem::F8E4M3FN,
+    MatrixElem::F32,
+    {{}, {}, 16, 32},
+    {{}, {}, 32, 16},
+    {kWgCLane, kWgCElem, 16, 16},
+    /*aByLdmatrix=*/false,
+    /*warpsPerInstr=*/4,
+    /*smemOperands=*/true};
+
 const MatrixInstr *const kAll[] = {
     &kMfma16x16x16Bf16,    &kMfma16x16x32Bf16,    &kMfma16x16x16F16,
     &kMfma16x16x32F16,     &kMfma16x16x32Fp8Fn,   &kMfma16x16x32Fp8Fnuz,
     &kMfma16x16x128F8f6f4, &kMmaSyncM16n8k16Bf16, &kMmaSyncM16n8k16F16,
-    &kWgmmaM64k16Bf16,     &kWgmmaM64k16F16};
+    &kWgmmaM64k16Bf16,     &kWgmmaM64k16F16,      &kWgmmaM64k32E4m3};
 
 } // namespace
 
@@ -264,7 +283,11 @@ mlir::mla::transposedReads(const LaneLayout &layout, unsigned elemBits) {
   return t;
 }
 
-int64_t mlir::mla::smemSwizzledOffset(int64_t row, int64_t col, int64_t rows) {
+int64_t mlir::mla::smemSwizzledOffset(int64_t row, int64_t col, int64_t rows,
+                                      int64_t elemBytes) {
+  if (elemBytes == 1)
+    return (col / 64) * rows * 64 + row * 64 +
+           (((col % 64) / 16) ^ ((row / 2) % 4)) * 16 + col % 16;
   return (col / 64) * rows * 128 + row * 128 +
          (((col % 64) / 8) ^ (row % 8)) * 16 + (col % 8) * 2;
 }
@@ -277,10 +300,11 @@ bool mlir::mla::RegisterTileMap::valid() const {
 }
 
 uint64_t mlir::mla::wgmmaDescriptor(uint32_t addr, int64_t leadingBytes,
-                                    int64_t strideBytes) {
+                                    int64_t strideBytes, int64_t swizzleBytes) {
   auto field = [](uint64_t bytes) { return (bytes >> 4) & 0x3FFF; };
+  uint64_t mode = swizzleBytes == 128 ? 1 : swizzleBytes == 64 ? 2 : 3;
   return field(addr) | field(uint64_t(leadingBytes)) << 16 |
-         field(uint64_t(strideBytes)) << 32 | uint64_t(1) << 62;
+         field(uint64_t(strideBytes)) << 32 | mode << 62;
 }
 
 llvm::ArrayRef<const MatrixInstr *> mlir::mla::knownMatrixInstrs() {

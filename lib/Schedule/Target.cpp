@@ -23,7 +23,8 @@ static const llvm::StringRef kSm90Instrs[] = {
 // mma.sync forms stay listed for the instrFor of dots wgmma does not take.
 static const llvm::StringRef kSm90aInstrs[] = {
     "wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16",
-    "wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16"};
+    "wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16",
+    "wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3"};
 
 static const ChipInfo kChips[] = {
     {.name = "gfx950",

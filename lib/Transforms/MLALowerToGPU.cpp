@@ -126,7 +126,7 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
       low.diagOp = kernel;
       low.reportPlacements = reportPlacements;
       low.init(kernel.getLoc());
-      low.chooseColumnOrder(kernel);
+      low.chooseLayouts(kernel);
       for (auto [from, to] :
            llvm::zip(kernel.getBody().getArguments(), func.getArguments()))
         low.scalars.map(from, to);

@@ -21,6 +21,9 @@
 // RUN: FileCheck %s --check-prefix=FP8-MTP2-PAGED-PTX < %t/fp8mtp2paged/deepseek_r1_decode_fp8_qp16_sm90a_mtp2_paged64.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a_h128.mlir --chip=sm_90a -o %t/fp8h128 | FileCheck %s --check-prefix=FP8-H128
 // RUN: FileCheck %s --check-prefix=FP8-H128-PTX < %t/fp8h128/deepseek_r1_decode_fp8_qp16_sm90a_h128.ptx
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp8_sm90a.mlir --chip=sm_90a -o %t/fp8qp8 | FileCheck %s --check-prefix=FP8-QP8
+// RUN: FileCheck %s --check-prefix=FP8-QP8-PTX < %t/fp8qp8/deepseek_r1_decode_fp8_qp8_sm90a.ptx
+// RUN: FileCheck %s --check-prefix=FP8-QP8-JSON < %t/fp8qp8/deepseek_r1_decode_fp8_qp8_sm90a.json
 // RUN: mla-compile %kernels/deepseek_r1_decode_mxfp4_sm90a.mlir --chip=sm_90a -o %t/mxfp4 | FileCheck %s --check-prefix=MXFP4
 // RUN: FileCheck %s --check-prefix=MXFP4-PTX < %t/mxfp4/deepseek_r1_decode_mxfp4_sm90a.ptx
 
@@ -170,6 +173,27 @@
 // FP8-H128-PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {{.*}}, p, 1, 1, 1, 0;
 // FP8-H128-PTX-NOT: cp.async
 // FP8-H128-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_h128_stage2
+
+// fp8 Q and P: the fp8 KV tile by the tensor memory accelerator (boxes of
+// 64 x 64 bytes, 36 864 bytes a tile, the map's swizzle 64 bytes), S^T on
+// the e4m3 form straight from it (a rolled loop of 6 steps of K = 32), then
+// V's 512 columns converted to f16 for O^T on the f16 form.
+// FP8-QP8: deepseek_r1_decode_fp8_qp8_sm90a_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads
+// FP8-QP8-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp8_sm90a_stage1_masked
+// FP8-QP8-PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 36864;
+// FP8-QP8-PTX: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+// FP8-QP8-PTX: mbarrier.try_wait.parity.shared.b64
+// FP8-QP8-PTX-COUNT-6: wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3
+// FP8-QP8-PTX: wgmma.wait_group.sync.aligned 0;
+// FP8-QP8-PTX: cvt.rn.f16x2.e4m3x2
+// FP8-QP8-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{.*}}, p, 1, 1, 1, 0;
+// FP8-QP8-PTX: .entry deepseek_r1_decode_fp8_qp8_sm90a_stage2
+// FP8-QP8-JSON: "kind": "tensor_map",
+// FP8-QP8-JSON-NEXT: "name": "kv"
+// FP8-QP8-JSON-NEXT: "rank": 2
+// FP8-QP8-JSON-NEXT: "shape": [
+// FP8-QP8-JSON-NEXT: 64,
+// FP8-QP8-JSON-NEXT: 64
 
 // mxfp4 KV a tile ahead in registers (bytes and scales), decoded into the
 // swizzled bf16 tile; 2 programs per SM (the bytes take no shared memory)

@@ -659,6 +659,55 @@ TEST(Wgmma, SwizzledTilesAreBothOperandLayouts) {
     }
 }
 
+// The e4m3 form (K = 32 bytes a step) reads fp8 tiles K-major in the
+// 64-byte swizzle (mode 2): 8 rows of 64 bytes a core group, SBO 512, the
+// swizzle XORing address bits 4-5 with bits 7-8 (CUTLASS's Swizzle<2,4,3>).
+static int64_t swizzle64(int64_t addr) {
+  return addr ^ (((addr >> 7) & 3) << 4);
+}
+
+TEST(Wgmma, Fp8SwizzledTilesAreKMajorOperands) {
+  const int64_t rows = 64, cols = 576;
+  std::set<int64_t> seen;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      int64_t at = smemSwizzledOffset(r, c, rows, 1);
+      EXPECT_TRUE(seen.insert(at).second);
+      EXPECT_EQ(at / (rows * 64), c / 64);
+      if (c % 16) {
+        EXPECT_EQ(at, smemSwizzledOffset(r, c - 1, rows, 1) + 1);
+      }
+    }
+  EXPECT_EQ(*seen.rbegin(), rows * cols - 1);
+  // A = K (tokens x 576 bytes) and B = Q (16 heads x 576 bytes): step s at
+  // columns 32 s, the start 32 bytes on within an atom, the next atom every
+  // 2 steps.
+  for (int64_t tileRows : {rows, int64_t(16)})
+    for (int64_t s = 0; s < cols / 32; ++s) {
+      int64_t start = (32 * s / 64) * tileRows * 64 + 32 * s % 64;
+      for (int64_t m = 0; m < std::min<int64_t>(tileRows, 64); ++m)
+        for (int64_t k = 0; k < 32; ++k)
+          ASSERT_EQ(swizzle64(start + (m % 8) * 64 + (m / 8) * 512 + k),
+                    smemSwizzledOffset(m, 32 * s + k, tileRows, 1))
+              << "rows " << tileRows << " step " << s << " m " << m << " k "
+              << k;
+    }
+  EXPECT_EQ(wgmmaDescriptor(0x200, 16, 512, 64),
+            uint64_t(0x20) | uint64_t(1) << 16 | uint64_t(32) << 32 |
+                uint64_t(2) << 62);
+  // The instruction: sm_90a's, K = 32, the 16-bit forms' accumulator.
+  const MatrixInstr *e4m3 =
+      lookupMatrixInstr("wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3");
+  const MatrixInstr *bf16 =
+      lookupMatrixInstr("wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16");
+  ASSERT_TRUE(e4m3 && bf16);
+  EXPECT_EQ(e4m3->k, 32);
+  EXPECT_EQ(e4m3->abType, MatrixElem::F8E4M3FN);
+  EXPECT_TRUE(e4m3->smemOperands);
+  EXPECT_EQ(e4m3->c.laneBases, bf16->c.laneBases);
+  EXPECT_EQ(e4m3->c.elemBases, bf16->c.elemBases);
+}
+
 TEST(Wgmma, DescriptorBits) {
   // Start address, leading and stride byte offsets >> 4 at bits 0, 16, 32;
   // swizzle mode 1 (128 bytes) at bits 62-63.

@@ -230,6 +230,9 @@ Type Lowering::stagesInPlace(LoadOp op) {
       Type rhs = d.getRhs().getType().getElementType();
       const MatrixInstr *mi =
           target.instrFor(lhs, rhs, d.getLhs().getType().getDimSize(1));
+      // Read as fp8 (fp8Operands): stored as it is, swizzled.
+      if (bitWidth(mi->abType) == 8)
+        return Type();
       Type to = sixteenBitOperand(b, mi);
       if (!mi->smemOperands || !swizzled(rows, cols, to) ||
           (rows * 64 / 16) % threads)

@@ -87,8 +87,8 @@ void Lowering::sendTensorMapTile(LoadOp op, Value row0, Value col0, Value dst,
   };
   Value first =
       arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, tid, idx(0));
-  // One box of rows x 64 columns (128 bytes a row) per atom; atom a's
-  // region is rows x 128 bytes at a * rows * 128 (allocSmem's layout).
+  // One box of rows x 64 columns (128 bytes a row, fp8: 64) per atom; atom
+  // a's region is rows x 64 elements at a * rows * 64 (allocSmem's layout).
   int64_t atoms = cols / 64, atomBytes = rows * 64 * eltBytes;
   target.mbarrierExpectBytes(b, loc(), mbar, atoms * atomBytes, first);
   for (int64_t a = 0; a < atoms; ++a)
@@ -105,11 +105,12 @@ void Lowering::awaitTensorMapTile(LoadOp op, Value mbar, Value parity,
   if (!bound)
     return;
   // Rows from the bound on: zeros, as the other copies leave them. A row is
-  // 128 bytes in every atom (the swizzle permutes chunks within a row), so
-  // its 16-byte chunks are zeroed wherever they are.
+  // 64 elements in every atom (128 or 64 bytes: the swizzle permutes chunks
+  // within a row), so its 16-byte chunks are zeroed wherever they are.
   auto t = op.getResult().getType();
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
-  int64_t chunks = rows * cols * storedBytes(t.getElementType()) / 16;
+  int64_t eltBytes = storedBytes(t.getElementType());
+  int64_t chunks = rows * cols * eltBytes / 16, perRow = 4 * eltBytes;
   Type i32 = b.getI32Type();
   Value valid = arith::SubIOp::create(b, loc(), bound, row0);
   Value partial = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
@@ -133,7 +134,7 @@ void Lowering::awaitTensorMapTile(LoadOp op, Value mbar, Value parity,
   b.setInsertionPointToStart(rounds.getBody());
   Value c = add(tid, mul(rounds.getInductionVar(), threads));
   Value r = arith::RemUIOp::create(
-      b, loc(), arith::DivUIOp::create(b, loc(), c, idx(8)), idx(rows));
+      b, loc(), arith::DivUIOp::create(b, loc(), c, idx(perRow)), idx(rows));
   Value out = arith::AndIOp::create(
       b, loc(),
       arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sge, r, valid),

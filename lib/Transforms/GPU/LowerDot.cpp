@@ -62,11 +62,21 @@ Lowering::transposedReadsFor(const LaneLayout &layout, Type elt) const {
   return transposedReads(layout, 8 * bytes);
 }
 
-void Lowering::chooseColumnOrder(Operation *kernel) {
+void Lowering::chooseLayouts(Operation *kernel) {
   interleaveAccColumns = true;
-  // Warpgroup instructions fix their own column order (tileColumnOf).
+  // Warpgroup instructions fix their own column order (tileColumnOf). fp8
+  // tiles are their operands where a K-major fp8 x fp8 dot runs on the
+  // chip's fp8 form (S^T = K Q^T with qp_type fp8).
   if (target.mma->smemOperands) {
     interleaveAccColumns = false;
+    kernel->walk([&](DotOp d) {
+      const MatrixInstr *mi =
+          target.instrFor(d.getLhs().getType().getElementType(),
+                          d.getRhs().getType().getElementType(),
+                          d.getLhs().getType().getDimSize(1));
+      if (d.getTransposeRhs() && mi->smemOperands && bitWidth(mi->abType) == 8)
+        fp8Operands = true;
+    });
     return;
   }
   if (!target.chip.facts.transposedLdsReads)

@@ -15,11 +15,20 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   Type lhsElt = op.getLhs().getType().getElementType();
   Type rhsElt = op.getRhs().getType().getElementType();
   int64_t k = op.getLhs().getType().getDimSize(1);
+  bool trans = op.getTransposeRhs();
   const MatrixInstr *mi = target.instrFor(lhsElt, rhsElt, k);
+  // The fp8 form reads both operands K-major: O^T = V^T P^T (V^T
+  // MN-major) runs on the f16 form, both operands converted (exactly).
+  bool fp8 = bitWidth(mi->abType) == 8;
+  if (fp8 && !trans) {
+    mi = target.instrFor(b.getF16Type(), b.getF16Type(), k);
+    fp8 = false;
+  }
   if (!mi->smemOperands)
     return fail("the warpgroup lowering takes only matrix instructions that "
                 "read shared memory (internal error)");
-  Type want = sixteenBitOperand(b, mi);
+  Type want = fp8 ? lhsElt : sixteenBitOperand(b, mi);
+  int64_t eb = fp8 ? 1 : 2; // bytes an element: atoms of 64 x eb bytes
   auto cstI64 = [](OpBuilder &nb, Location l, int64_t v) -> Value {
     return arith::ConstantIntOp::create(nb, l, v, 64);
   };
@@ -32,24 +41,35 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   // Both operands as swizzled tiles in shared memory, of the
   // instruction's own type (wgmma converts nothing).
   auto operand = [&](Value v, StringRef which) -> FailureOr<Tile> {
-    auto t = ensureShared(get(v));
+    FailureOr<std::shared_ptr<Tile>> t = get(v);
+    std::shared_ptr<Tile> tile = *t;
+    Type elt = tile->type.getElementType();
+    // fp8 registers (P rounded to fp8) as the 16-bit operand: the same
+    // values, which f16 holds exactly.
+    if (tile->kind == Kind::Acc && isFp8(elt) && !isFp8(want)) {
+      tile = std::make_shared<Tile>(*tile);
+      tile->type = RankedTensorType::get(tile->type.getShape(), want);
+      tile->stored.clear();
+      elt = want;
+    }
+    t = ensureShared(tile);
     if (failed(t))
       return failure();
-    std::shared_ptr<Tile> tile = *t;
+    tile = *t;
     if (tile->kind == Kind::Expr)
       tile = materialize(v, tile);
-    Type elt = tile->type.getElementType();
+    elt = tile->type.getElementType();
     // fp8 (KV) as the instruction's type: one conversion of the whole
     // stored tile per tile, which both dots then read (wgmma takes fp8 only
     // as both operands fp8).
-    if (isFp8(elt) && tile->kind == Kind::Smem)
+    if (isFp8(elt) && !isFp8(want) && tile->kind == Kind::Smem)
       if (auto conv = convertedTile(*tile, want)) {
         tile = conv;
         elt = want;
       }
     if (elt != want)
-      return fail(Twine("wgmma (") + mi->name + ") reads " +
-                  (want.isF16() ? "f16" : "bf16") + " operands; the " + which +
+      return fail(Twine("wgmma (") + mi->name + ") reads " + typeName(want) +
+                  " operands; the " + which +
                   " operand is " + typeName(elt) +
                   " (convert it to a tile of that type first)");
     if (!isSwizzledView(tile->view) || tile->rowOff % 8 || tile->colOff % 64)
@@ -104,7 +124,8 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   auto baseDescriptor = [&](Value base, int64_t leading) -> Value {
     return arith::AddIOp::create(
         b, loc(), arith::ShRUIOp::create(b, loc(), base, cstI64(b, loc(), 4)),
-        cstI64(b, loc(), int64_t(wgmmaDescriptor(0, leading, 1024))));
+        cstI64(b, loc(), int64_t(wgmmaDescriptor(0, leading, 8 * 64 * eb,
+                                                 64 * eb))));
   };
   auto descriptor = [&](Value baseDesc, Value dyn, int64_t off) -> Value {
     assert(off % 16 == 0 && "operands are 16-byte aligned");
@@ -117,17 +138,16 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   auto toI64 = [&](Value x) -> Value {
     return arith::IndexCastOp::create(b, loc(), i64, x);
   };
-  bool trans = op.getTransposeRhs();
   Value aBase = tileBase(*rhs), bBase = tileBase(*lhs);
   int64_t aRows = storedRows(*rhs), bRows = storedRows(*lhs);
   // This warpgroup's first column of the dot: its instruction tiles cover
   // group x colsPerWarp columns, 64 (the instruction's M) per tile. In
-  // bytes of A: rhs rows when transposed (128 bytes each), else rhs
+  // bytes of A: rhs rows when transposed (64 eb bytes each), else rhs
   // columns (whole atoms of aRows x 128 bytes).
   int64_t mInstr = mi->n * group;
   Value wgCol = mul(arith::DivUIOp::create(b, loc(), warp, idx(group)),
                     l.colsPerWarp * group);
-  Value wgA = trans ? mul(wgCol, 128)
+  Value wgA = trans ? mul(wgCol, 64 * eb)
                     : mul(arith::DivUIOp::create(b, loc(), wgCol, idx(64)),
                           aRows * 128);
   aBase = arith::AddIOp::create(b, loc(), aBase, toI64(wgA));
@@ -144,7 +164,10 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   // loop-invariant one out of the KV loop (254 registers and spills). All
   // of a dot's instructions form one group, waited for after the loop.
   int64_t steps = k / mi->k;
-  int64_t unroll = trans && steps % 4 == 0 ? 4 : 1;
+  int64_t unroll = 1; // fp8 S^T: 18 steps, 6 an iteration
+  for (int64_t u : {4, 6, 3, 2})
+    if (trans && unroll == 1 && steps % u == 0)
+      unroll = u;
   // Independent accumulator chains: a dot of one instruction tile per
   // warpgroup (S^T = K Q^T: 36 steps into one tile) runs step u of each
   // iteration into its own copy of the accumulators, summed after the
@@ -184,9 +207,9 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
     // The start of K column kk of a K-major tile of `rows` rows: its atom
     // and its 32-byte step within the atom's rows.
     auto kMajor = [&](Value kk, int64_t rows) {
-      return toI64(
-          add(mul(arith::DivUIOp::create(b, loc(), kk, idx(64)), rows * 128),
-              mul(arith::RemUIOp::create(b, loc(), kk, idx(64)), 2)));
+      return toI64(add(
+          mul(arith::DivUIOp::create(b, loc(), kk, idx(64)), rows * 64 * eb),
+          mul(arith::RemUIOp::create(b, loc(), kk, idx(64)), eb)));
     };
     for (int64_t u = 0; u < unroll; ++u) {
       Value kk = addc(k0, u * mi->k);
@@ -196,12 +219,12 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
       Value dynA = trans ? kMajor(kk, aRows) : toI64(mul(kk, 128));
       Value descB =
           descriptor(bDesc, kMajor(kk, bRows),
-                     smemSwizzledOffset(lhs->rowOff, lhs->colOff, bRows));
+                     smemSwizzledOffset(lhs->rowOff, lhs->colOff, bRows, eb));
       for (int64_t j = 0; j < l.tiles; ++j) {
         Value descA = descriptor(
             aDesc, dynA,
             trans ? smemSwizzledOffset(j * mInstr + rhs->rowOff, rhs->colOff,
-                                       aRows)
+                                       aRows, eb)
                   : smemSwizzledOffset(rhs->rowOff, j * mInstr + rhs->colOff,
                                        aRows));
         // Instruction tile j: its registers mb * 8 + i are element i of M
@@ -267,15 +290,21 @@ std::shared_ptr<Tile> Lowering::convertedTile(const Tile &t, Type to) {
       return nullptr;
     convertedTiles[key] = whole;
   }
+  // A conversion of a column range starts at -colOff of the stored tile.
+  int64_t col = t.colOff + whole->colOff;
+  if (col < 0 || col + t.type.getDimSize(1) > whole->type.getDimSize(1))
+    return nullptr;
   auto out = std::make_shared<Tile>(*whole);
   out->type = RankedTensorType::get(t.type.getShape(), to);
   out->rowOff = t.rowOff;
-  out->colOff = t.colOff;
+  out->colOff = col;
   return out;
 }
 
 std::shared_ptr<Tile> Lowering::convertToNewTile(const Tile &t, Type to) {
   auto mt = cast<MemRefType>(t.view.getType());
+  if (isSwizzledView(t.view))
+    return convertSwizzledColumns(t, to);
   Type elt = t.type.getElementType();
   int64_t rows = mt.getDimSize(0);
   int64_t cols = mt.getDimSize(1) - kRowPadBytes / storedBytes(elt);
@@ -303,6 +332,53 @@ std::shared_ptr<Tile> Lowering::convertToNewTile(const Tile &t, Type to) {
     Value bytes = vector::LoadOp::create(
         b, loc(), VectorType::get({16}, storageType(elt)), t.view,
         ValueRange{r, c}, /*nontemporal=*/false, llvm::MaybeAlign(16));
+    storeConverted(bytes, elt, *whole, r, c);
+  }
+  b.setInsertionPointAfter(loop);
+  barrier();
+  return whole;
+}
+
+std::shared_ptr<Tile> Lowering::convertSwizzledColumns(const Tile &t,
+                                                       Type to) {
+  // An fp8 operand tile (fp8Operands) whose other reader takes 16 bits
+  // (V in O^T = V^T P^T): only the columns of `t` (whole atoms), into a new
+  // tile that starts at them.
+  auto mt = cast<MemRefType>(t.view.getType());
+  Type elt = t.type.getElementType();
+  int64_t rows = mt.getDimSize(1), c0 = t.colOff, cols = t.type.getDimSize(1);
+  int64_t chunks = rows * cols / 16;
+  if (!isFp8(elt) || storedBytes(elt) != 1 || c0 % 64 || cols % 64 ||
+      rows % 8 || chunks % threads || !swizzled(rows, cols, to))
+    return nullptr;
+  auto whole = std::make_shared<Tile>();
+  whole->kind = Kind::Smem;
+  whole->type = RankedTensorType::get({rows, cols}, to);
+  whole->view = allocSmem(rows, cols, to);
+  whole->colOff = -c0;
+  barrierBeforeRewrite();
+  // A warp's round: one atom of 8 rows, 4 lanes a row. Its 16-byte reads
+  // are 512 contiguous bytes of the fp8 atom, and each row's converted
+  // pieces land on 8 different rows of the 16-bit atom (chunk xor row
+  // mod 8): no bank conflicts either way.
+  int64_t atoms = cols / 64, rounds = chunks / threads;
+  int64_t per = rounds % 2 == 0 ? 2 : 1; // rolled, two rounds an iteration
+  auto loop = scf::ForOp::create(b, loc(), idx(0), idx(rounds / per), idx(1));
+  OpBuilder::InsertionGuard ig(b);
+  b.setInsertionPointToStart(loop.getBody());
+  for (int64_t i = 0; i < per; ++i) {
+    Value q = add(tid, mul(addc(mul(loop.getInductionVar(), per), i), threads));
+    Value blk = arith::DivUIOp::create(b, loc(), q, idx(32));
+    Value r = add(mul(arith::DivUIOp::create(b, loc(), blk, idx(atoms)), 8),
+                  arith::RemUIOp::create(
+                      b, loc(), arith::DivUIOp::create(b, loc(), q, idx(4)),
+                      idx(8)));
+    Value c = add(mul(arith::RemUIOp::create(b, loc(), blk, idx(atoms)), 64),
+                  mul(arith::RemUIOp::create(b, loc(), q, idx(4)), 16));
+    Value bytes = vector::LoadOp::create(
+        b, loc(), VectorType::get({16}, storageType(elt)), t.view,
+        smemAt(t.view, r, addc(c, c0)), /*nontemporal=*/false,
+        llvm::MaybeAlign(16));
     storeConverted(bytes, elt, *whole, r, c);
   }
   b.setInsertionPointAfter(loop);

@@ -109,11 +109,13 @@ struct Lowering {
   /// of padded rows: on a chip whose matrix instruction reads its operands
   /// from shared memory (MatrixInstr::smemOperands, sm_90a's wgmma), every
   /// 16-bit tile of whole 8-row groups and 64-column atoms, so that any of
-  /// them can be an operand. Its view is then rank 3: [cols / 64][rows][64]
-  /// (smemIndices applies the permutation).
+  /// them can be an operand; where fp8Operands, every such fp8 tile too, in
+  /// the 64-byte swizzle (rows x 64 bytes an atom). Its view is then rank
+  /// 3: [cols / 64][rows][64] (smemIndices applies the permutation).
   bool swizzled(int64_t rows, int64_t cols, Type elt) const {
-    return target.mma->smemOperands && storedBytes(elt) == 2 && rows % 8 == 0 &&
-           cols % 64 == 0;
+    return target.mma->smemOperands &&
+           (storedBytes(elt) == 2 || (storedBytes(elt) == 1 && fp8Operands)) &&
+           rows % 8 == 0 && cols % 64 == 0;
   }
   /// The indices of element (r, c) of shared-memory view `view` (see
   /// smemIndices). A vector access of up to 8 elements from a column that
@@ -131,15 +133,13 @@ struct Lowering {
     SmallVector<Value> i = swizzledIndices(b, loc(), r, c, elemBytes);
     return add(add(mul(i[0], rows * 64), mul(i[1], 64)), i[2]);
   }
-  /// The 16-bit type an fp8 tile load `op` is converted to for warpgroup
-  /// MMAs (the instruction type of the first dot that reads it, through
-  /// slices), when it is staged in place: on a chip whose instruction
-  /// reads shared memory, a KV loop's fp8 tile of whole atoms whose 16-bit
-  /// copy is swizzled. Loaded a tile ahead into registers where it can be
-  /// (registerPrefetchOf); else its bytes are copied into the upper half of
-  /// the converted tile's own region, atoms of 64 columns (swizzledIndices,
-  /// 1 byte), and converted atom by atom into it (convertedTile): no
-  /// separate staging buffer (94 KiB, two programs per SM). Null otherwise.
+  /// The 16-bit type of the first dot reading (through slices) a KV
+  /// loop's fp8 tile of whole atoms on a chip whose instruction reads
+  /// shared memory, where that dot does not read fp8 itself. Loaded a tile
+  /// ahead into registers where it can be (registerPrefetchOf); else copied
+  /// into the upper half of the converted tile's own region (atoms of 64
+  /// bytes) and converted atom by atom into it (convertedTile): no separate
+  /// staging buffer (94 KiB, two programs per SM). Null otherwise.
   Type stagesInPlace(LoadOp op);
   /// The bytes allocSmem takes for a rows x cols tile of `elt`.
   int64_t smemTileBytes(int64_t rows, int64_t cols, Type elt) const {
@@ -587,19 +587,21 @@ struct Lowering {
   /// instruction's type; a register operand (P) is written to one first.
   LogicalResult dotOnWarpgroups(DotOp op, const AccLayout &l);
 
-  /// An fp8 shared tile (padded rows) as a swizzled tile of 16-bit type
-  /// `to` for warpgroup MMAs: the whole stored tile converted once (pairs
-  /// through the chip's conversion, exact: every e4m3 value is an f16 and
-  /// a bf16 value) at the first dot that reads it, shared by every later
-  /// dot reading it or a slice of it (S = Q K^T and O = P V read one KV
-  /// tile); `t`'s offsets carried over. Null where the tile does not split
-  /// into whole 16-byte rounds of the threads.
+  /// An fp8 shared tile as a swizzled tile of 16-bit type `to` for
+  /// warpgroup MMAs: converted once (exactly: e4m3 values are f16 and bf16
+  /// values) at the first dot that reads it, shared by every later dot
+  /// reading it or a slice of it (S = Q K^T and O = P V read one KV tile).
+  /// The whole stored tile, or (a swizzled fp8 tile) `t`'s columns only.
+  /// Null where the tile does not split into whole 16-byte rounds of the
+  /// threads, or a conversion of other columns exists.
   std::shared_ptr<Tile> convertedTile(const Tile &t, Type to);
-  /// convertedTile's conversions: into a new swizzled tile, or into the
-  /// region of a tile staged in place (Tile::convertInto), atom by atom,
-  /// each atom's writes behind a barrier only where they overwrite staged
-  /// bytes not yet read by every thread. Null where the tile does not fit.
+  /// convertedTile's conversions: into a new swizzled tile (from padded
+  /// rows, or convertSwizzledColumns), or into the region of a tile staged
+  /// in place (Tile::convertInto), atom by atom, each atom's writes behind a
+  /// barrier only where they overwrite staged bytes not yet read by every
+  /// thread. Null where the tile does not fit.
   std::shared_ptr<Tile> convertToNewTile(const Tile &t, Type to);
+  std::shared_ptr<Tile> convertSwizzledColumns(const Tile &t, Type to);
   std::shared_ptr<Tile> convertInPlace(const Tile &t, Type to);
   /// 16 stored fp8 bytes of type `elt` (columns c .. c + 15 of row r) as
   /// 16-bit elements of `dst`'s type, stored into `dst` (two 16-byte
@@ -629,13 +631,13 @@ struct Lowering {
                                                     Type elt) const;
 
   /// Accumulator columns interleaved across instruction tiles (accCoord);
-  /// chooseColumnOrder clears it for a kernel whose B operands read along
+  /// chooseLayouts clears it for a kernel whose B operands read along
   /// their rows all come through the chip's transposing read.
   bool interleaveAccColumns = true;
-  /// Sets interleaveAccColumns for `kernel`, before any of its ops is
-  /// lowered (every Acc tile of a kernel shares the order: O, P V and the
-  /// stores of O meet in one layout).
-  void chooseColumnOrder(Operation *kernel);
+  bool fp8Operands = false; ///< some dot reads fp8 tiles (swizzled)
+  /// Sets both for `kernel` before any of its ops is lowered (every Acc
+  /// tile of a kernel shares the order: O, P V and O's stores meet).
+  void chooseLayouts(Operation *kernel);
 
   /// The lane's B operand elements of one K step (rows kk ..) for all
   /// `tiles` instruction tiles of a dot (natural column order), one or more

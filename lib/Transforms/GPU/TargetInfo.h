@@ -66,16 +66,20 @@ inline Value bitcastToVector(OpBuilder &b, Location loc, Value x,
 /// [atom][row][64] of `elemBytes`-byte elements: (c / 64, r, the column
 /// within the atom with its 16-byte chunk permuted by the row). 16-bit
 /// tiles are wgmma's 128-byte swizzle (Lowering::swizzled: 8 chunks a row,
-/// chunk xor r mod 8); 8-bit ones are fp8 KV staged for conversion on the
-/// same chip (Lowering::stagesInPlace: 4 chunks a row, xor r mod 4).
+/// chunk xor r mod 8); 8-bit ones its 64-byte swizzle (4 chunks a row,
+/// xor (r / 2) mod 4): fp8 wgmma operands, and fp8 KV staged for
+/// conversion on the same chip (Lowering::stagesInPlace). Both are
+/// smemSwizzledOffset's (mla/MatrixInstr.h).
 inline SmallVector<Value> swizzledIndices(OpBuilder &b, Location loc, Value r,
                                           Value c, int64_t elemBytes = 2) {
   auto cst = [&](int64_t v) { return cstIndex(b, loc, v); };
   int64_t perChunk = 16 / elemBytes, chunks = 64 / perChunk;
   Value inAtom = arith::RemUIOp::create(b, loc, c, cst(64));
+  Value rowTerm = elemBytes == 1 ? arith::DivUIOp::create(b, loc, r, cst(2))
+                                 : r;
   Value chunk = arith::XOrIOp::create(
       b, loc, arith::DivUIOp::create(b, loc, inAtom, cst(perChunk)),
-      arith::RemUIOp::create(b, loc, r, cst(chunks)));
+      arith::RemUIOp::create(b, loc, rowTerm, cst(chunks)));
   Value col = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, chunk, cst(perChunk)),
       arith::RemUIOp::create(b, loc, c, cst(perChunk)));

@@ -68,8 +68,9 @@ public:
     for (auto [i, v] : llvm::enumerate(acc))
       s = LLVM::InsertValueOp::create(b, loc, s, v,
                                       ArrayRef<int64_t>{int64_t(i)});
-    NVVM::WGMMATypes ty = mi->abType == MatrixElem::F16
-                              ? NVVM::WGMMATypes::f16
+    NVVM::WGMMATypes ty = mi->abType == MatrixElem::F16 ? NVVM::WGMMATypes::f16
+                          : mi->abType == MatrixElem::F8E4M3FN
+                              ? NVVM::WGMMATypes::e4m3
                               : NVVM::WGMMATypes::bf16;
     Value d = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, st, s, descA, descB,

@@ -141,7 +141,12 @@ std::optional<TransposedReads> transposedReads(const LaneLayout &layout,
 /// (((col mod 64) / 8) xor (row mod 8)) * 16 + (col mod 8) * 2. The same
 /// bytes are a K-major operand (rows = M or N, columns = K) and an MN-major
 /// one (rows = K, columns = M or N), given atoms 1024-byte aligned.
-int64_t smemSwizzledOffset(int64_t row, int64_t col, int64_t rows);
+/// With `elemBytes` = 1 (fp8 operands of wgmma's e4m3 form, K-major only):
+/// the 64-byte swizzle (CUTLASS's Swizzle<2,4,3> o K_SW64 atoms), atoms
+/// of 64 columns, each rows x 64 contiguous bytes, row r's 16-byte chunk j
+/// at chunk j xor ((r / 2) mod 4), atoms 512-byte aligned.
+int64_t smemSwizzledOffset(int64_t row, int64_t col, int64_t rows,
+                           int64_t elemBytes = 2);
 
 /// How a warpgroup's threads hold a tile of narrow KV values (fp8: 64
 /// bytes an atom of 64 values; packed mxfp4: 32) in registers, as 16-byte
@@ -187,9 +192,10 @@ struct RegisterTileMap {
 /// stride = the next 8 rows along M / N (1024), leading unused (16);
 /// MN-major: stride = the next 8 rows along K (1024), leading = the next
 /// 64 elements along M / N (PTX ISA, "Matrix Descriptor Format"; CUTLASS's
-/// make_gmma_desc, B128).
+/// make_gmma_desc, B128). `swizzleBytes` 64 (mode 2) for the fp8 tiles'
+/// 64-byte swizzle: K-major stride 512 (8 rows of 64 bytes).
 uint64_t wgmmaDescriptor(uint32_t addr, int64_t leadingBytes,
-                         int64_t strideBytes);
+                         int64_t strideBytes, int64_t swizzleBytes = 128);
 
 /// Every instruction the compiler knows, in a stable order.
 llvm::ArrayRef<const MatrixInstr *> knownMatrixInstrs();
