@@ -97,21 +97,25 @@ mla.kernel @fp8kv(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xf16>, %out: memref
 
 // CHECK-LABEL: gpu.func @fp8qp
 // fp8 Q and P (qp_type = f8E4M3FN): the fp8 tiles are stored in the 64-byte
-// swizzle (views [atoms][rows][64] of i8) and S^T = K Q^T runs on the e4m3
-// form straight from them: K = 32 bytes a step, 2 steps of one 64-byte atom,
-// both operands K-major. O^T = V^T P^T reads V^T MN-major, which the e4m3
-// form does not take: the KV tile's columns are converted to an f16 tile and
-// P's fp8 values are written as f16, for the f16 form.
+// swizzle (views [atoms][rows][64] of i8) and both dots run on the e4m3
+// form: S^T = K Q^T straight from them (K = 32 bytes a step, 2 steps of one
+// 64-byte atom). The e4m3 form reads A K-major only, so for O^T = V^T P^T
+// the KV tile is transposed while S^T runs (4-byte reads, two rounds of
+// byte permutes, 16-byte writes; spare half-warps skip the one task here)
+// into V^T [64 dims][64 tokens], and P is written as fp8.
 // CHECK-DAG: memref.view {{.*}} to memref<1x64x64xi8, #gpu.address_space<workgroup>>
 // CHECK-DAG: memref.view {{.*}} to memref<1x16x64xi8, #gpu.address_space<workgroup>>
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: scf.for
 // CHECK-COUNT-2: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 32>, D[<f32>, <one>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
+// CHECK: memref.view {{.*}} to memref<1x64x64xi8, #gpu.address_space<workgroup>>
+// CHECK: scf.if
+// CHECK-COUNT-16: vector.load {{.*}} : memref<1x64x64xi8, #gpu.address_space<workgroup>>, vector<4xi8>
+// CHECK-COUNT-32: nvvm.prmt <default>
+// CHECK-COUNT-4: vector.store {{.*}} : memref<1x64x64xi8, #gpu.address_space<workgroup>>, vector<16xi8>
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK: memref.view {{.*}} to memref<1x64x64xi16, #gpu.address_space<workgroup>>
-// CHECK: vector.load {{.*}} : memref<1x64x64xi8, #gpu.address_space<workgroup>>, vector<16xi8>
-// CHECK: llvm.call_intrinsic "llvm.nvvm.e4m3x2.to.f16x2.rn"
-// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <col>], B[<f16>, <one>, <col>]
+// CHECK-NOT: e4m3x2.to.f16x2
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 32>, D[<f32>, <one>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
 mla.kernel @fp8qp(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xf8E4M3FN>, %out: memref<?x64xf32>)
     attributes {grid = ["batch"], num_warps = 4 : i64} {
   %c0 = arith.constant 0 : index
@@ -121,7 +125,7 @@ mla.kernel @fp8qp(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xf8E4M3FN>, %out: m
   // PLACE: :[[@LINE+1]]:8: remark: placement: acc (8 registers per lane); wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3, transposed: A = rhs (K-major), B = lhs^T (K-major), descriptors from shared memory
   %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xf8E4M3FN>, tensor<64x64xf8E4M3FN> -> tensor<16x64xf32>
   %p = mla.cast %s : tensor<16x64xf32> -> tensor<16x64xf8E4M3FN>
-  // PLACE: :[[@LINE+1]]:8: remark: placement: acc (8 registers per lane); wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16, transposed: A = rhs^T (MN-major), B = lhs^T (K-major), descriptors from shared memory
+  // PLACE: :[[@LINE+1]]:8: remark: placement: acc (8 registers per lane); wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3, transposed: A = rhs^T (transposed into a K-major fp8 tile), B = lhs^T (K-major), descriptors from shared memory
   %o = mla.dot %p, %k : tensor<16x64xf8E4M3FN>, tensor<64x64xf8E4M3FN> -> tensor<16x64xf32>
   mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
   mla.return

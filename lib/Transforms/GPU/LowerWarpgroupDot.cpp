@@ -3,7 +3,7 @@
 // Part of mla-lower-to-gpu: methods of Lowering (Lowering.h). The dots of a
 // chip whose matrix instruction reads both operands from shared memory
 // (MatrixInstr::smemOperands: wgmma), transposed, and the fp8 tiles they
-// read converted to 16-bit swizzled tiles (docs/Design.md, "sm_90a:
+// read converted or transposed (Fp8Tiles.cpp; docs/Design.md, "sm_90a:
 // wgmma").
 //
 //===----------------------------------------------------------------------===//
@@ -17,13 +17,22 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   int64_t k = op.getLhs().getType().getDimSize(1);
   bool trans = op.getTransposeRhs();
   const MatrixInstr *mi = target.instrFor(lhsElt, rhsElt, k);
-  // The fp8 form reads both operands K-major: O^T = V^T P^T (V^T
-  // MN-major) runs on the f16 form, both operands converted (exactly).
+  // The fp8 form reads both operands K-major: for O^T = V^T P^T, V (a
+  // swizzled fp8 tile) is transposed first (transposedTile), or where it
+  // cannot be, the dot runs on the f16 form, both operands converted
+  // (exactly).
   bool fp8 = bitWidth(mi->abType) == 8;
+  std::shared_ptr<Tile> vt;
   if (fp8 && !trans) {
-    mi = target.instrFor(b.getF16Type(), b.getF16Type(), k);
-    fp8 = false;
+    std::shared_ptr<Tile> v = get(op.getRhs());
+    if (v && v->kind == Kind::Smem)
+      vt = transposedTile(*v);
+    if (!vt) {
+      mi = target.instrFor(b.getF16Type(), b.getF16Type(), k);
+      fp8 = false;
+    }
   }
+  bool aK = trans || vt; // A K-major
   if (!mi->smemOperands)
     return fail("the warpgroup lowering takes only matrix instructions that "
                 "read shared memory (internal error)");
@@ -79,11 +88,13 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
     return *tile;
   };
   auto lhs = operand(op.getLhs(), "left");
-  auto rhs = operand(op.getRhs(), "right");
+  auto rhs = vt ? FailureOr<Tile>(*vt) : operand(op.getRhs(), "right");
   if (failed(lhs) || failed(rhs))
     return failure();
   note(op, Twine(mi->name) + ", transposed: A = " +
-               (op.getTransposeRhs() ? "rhs (K-major)" : "rhs^T (MN-major)") +
+               (trans ? "rhs (K-major)"
+                : vt  ? "rhs^T (transposed into a K-major fp8 tile)"
+                      : "rhs^T (MN-major)") +
                ", B = lhs^T (K-major), descriptors from shared memory");
   int64_t group = mi->warpsPerInstr;
   if (warps % group)
@@ -147,11 +158,11 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   int64_t mInstr = mi->n * group;
   Value wgCol = mul(arith::DivUIOp::create(b, loc(), warp, idx(group)),
                     l.colsPerWarp * group);
-  Value wgA = trans ? mul(wgCol, 64 * eb)
+  Value wgA = aK ? mul(wgCol, 64 * eb)
                     : mul(arith::DivUIOp::create(b, loc(), wgCol, idx(64)),
                           aRows * 128);
   aBase = arith::AddIOp::create(b, loc(), aBase, toI64(wgA));
-  Value aDesc = baseDescriptor(aBase, trans ? 16 : aRows * 128),
+  Value aDesc = baseDescriptor(aBase, aK ? 16 : aRows * 128),
         bDesc = baseDescriptor(bBase, 16);
   SmallVector<Value> acc;
   if (op.getAcc())
@@ -166,7 +177,7 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   int64_t steps = k / mi->k;
   int64_t unroll = 1; // fp8 S^T: 18 steps, 6 an iteration
   for (int64_t u : {4, 6, 3, 2})
-    if (trans && unroll == 1 && steps % u == 0)
+    if (aK && unroll == 1 && steps % u == 0)
       unroll = u;
   // Independent accumulator chains: a dot of one instruction tile per
   // warpgroup (S^T = K Q^T: 36 steps into one tile) runs step u of each
@@ -216,14 +227,14 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
       int64_t chain = (u % chains) * l.size();
       // A: K-major rows j * 64 .. of rhs (S^T = K Q^T), or MN-major
       // columns j * 64 .. of rhs over its rows kk .. (O^T = V^T P^T).
-      Value dynA = trans ? kMajor(kk, aRows) : toI64(mul(kk, 128));
+      Value dynA = aK ? kMajor(kk, aRows) : toI64(mul(kk, 128));
       Value descB =
           descriptor(bDesc, kMajor(kk, bRows),
                      smemSwizzledOffset(lhs->rowOff, lhs->colOff, bRows, eb));
       for (int64_t j = 0; j < l.tiles; ++j) {
         Value descA = descriptor(
             aDesc, dynA,
-            trans ? smemSwizzledOffset(j * mInstr + rhs->rowOff, rhs->colOff,
+            aK ? smemSwizzledOffset(j * mInstr + rhs->rowOff, rhs->colOff,
                                        aRows, eb)
                   : smemSwizzledOffset(rhs->rowOff, j * mInstr + rhs->colOff,
                                        aRows));
@@ -233,7 +244,7 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
         for (int64_t mb = 0; mb < l.mBlocks; ++mb)
           for (int64_t i = 0; i < l.elems; ++i)
             d.push_back(cur[chain + l.reg(mb, j, i)]);
-        d = target.warpgroupMma(b, loc(), mi, n, descA, /*aMnMajor=*/!trans,
+        d = target.warpgroupMma(b, loc(), mi, n, descA, /*aMnMajor=*/!aK,
                                 descB, d);
         for (int64_t mb = 0; mb < l.mBlocks; ++mb)
           for (int64_t i = 0; i < l.elems; ++i)
@@ -242,6 +253,25 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
     }
     scf::YieldOp::create(b, loc(), cur);
   }
+  // fp8 S^T = K Q^T: the columns of K that a later dot reads as V (in
+  // O^T = V^T P^T) are transposed (that dot on the e4m3 form) or converted
+  // (on a 16-bit form) while the tensor cores run this one.
+  if (fp8 && trans)
+    for (Operation *user : op.getRhs().getUsers())
+      if (auto sl = dyn_cast<SliceOp>(user))
+        for (Operation *reader : sl->getUsers())
+          if (auto d = dyn_cast<DotOp>(reader);
+              d && d.getRhs() == sl.getResult() && !d.getTransposeRhs()) {
+            Tile part = *rhs;
+            part.type = sl.getResult().getType();
+            part.rowOff += sl.getOffsets()[0];
+            part.colOff += sl.getOffsets()[1];
+            const MatrixInstr *next = target.instrFor(
+                d.getLhs().getType().getElementType(),
+                part.type.getElementType(), part.type.getDimSize(0));
+            if (bitWidth(next->abType) != 8 || !transposedTile(part))
+              (void)convertedTile(part, b.getF16Type());
+          }
   target.warpgroupCommitAndWait(b, loc(), 0);
   for (int64_t r = 0; r < l.size(); ++r) {
     acc[r] = loop.getResult(r);
@@ -251,195 +281,6 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   }
   tiles[op] = regTile(Kind::Acc, op.getResult().getType(), std::move(acc));
   return success();
-}
-
-void Lowering::storeConverted(Value bytes, Type elt, const Tile &dst, Value r,
-                              Value c) {
-  for (auto [h, piece] :
-       llvm::enumerate(convertedPieces(bytes, elt, dst.type.getElementType())))
-    vector::StoreOp::create(b, loc(), piece, dst.view,
-                            smemAt(dst.view, r, addc(c, 8 * h)),
-                            /*nontemporal=*/false, llvm::MaybeAlign(16));
-}
-
-SmallVector<Value, 2> Lowering::convertedPieces(Value bytes, Type elt,
-                                                Type to) {
-  auto v8 = VectorType::get({8}, storageType(to));
-  SmallVector<Value> out;
-  for (int64_t e = 0; e < 16; e += 2) {
-    Value pair = vector::ShuffleOp::create(b, loc(), bytes, bytes,
-                                           ArrayRef<int64_t>{e, e + 1});
-    llvm::append_range(out, pairToOperand(pair, elt, to));
-  }
-  return {
-      vector::FromElementsOp::create(b, loc(), v8, ArrayRef(out).take_front(8)),
-      vector::FromElementsOp::create(b, loc(), v8,
-                                     ArrayRef(out).drop_front(8))};
-}
-
-std::shared_ptr<Tile> Lowering::convertedTile(const Tile &t, Type to) {
-  Type elt = t.type.getElementType();
-  if (!isFp8(elt))
-    return nullptr;
-  auto key =
-      std::make_pair(t.view.getAsOpaquePointer(), to.getAsOpaquePointer());
-  std::shared_ptr<Tile> whole = convertedTiles.lookup(key);
-  if (!whole) {
-    whole = t.convertInto ? convertInPlace(t, to) : convertToNewTile(t, to);
-    if (!whole)
-      return nullptr;
-    convertedTiles[key] = whole;
-  }
-  // A conversion of a column range starts at -colOff of the stored tile.
-  int64_t col = t.colOff + whole->colOff;
-  if (col < 0 || col + t.type.getDimSize(1) > whole->type.getDimSize(1))
-    return nullptr;
-  auto out = std::make_shared<Tile>(*whole);
-  out->type = RankedTensorType::get(t.type.getShape(), to);
-  out->rowOff = t.rowOff;
-  out->colOff = col;
-  return out;
-}
-
-std::shared_ptr<Tile> Lowering::convertToNewTile(const Tile &t, Type to) {
-  auto mt = cast<MemRefType>(t.view.getType());
-  if (isSwizzledView(t.view))
-    return convertSwizzledColumns(t, to);
-  Type elt = t.type.getElementType();
-  int64_t rows = mt.getDimSize(0);
-  int64_t cols = mt.getDimSize(1) - kRowPadBytes / storedBytes(elt);
-  if (!isFp8(elt) || storedBytes(elt) != 1 || rows % 8 || cols % 16 ||
-      (rows * cols / 16) % threads || !swizzled(rows, cols, to))
-    return nullptr;
-  auto whole = std::make_shared<Tile>();
-  whole->kind = Kind::Smem;
-  whole->type = RankedTensorType::get({rows, cols}, to);
-  whole->view = allocSmem(rows, cols, to);
-  barrierBeforeRewrite();
-  // 16 stored bytes a thread and round, row by row: 8 threads read 128
-  // contiguous bytes, and write 4 swizzled chunks each of two atoms.
-  int64_t groups = cols / 16, rounds = rows * cols / 16 / threads;
-  // A rolled loop (two rounds an iteration): unrolled, LLVM issued every
-  // round's load first and the registers ran out.
-  int64_t per = rounds % 2 == 0 ? 2 : 1;
-  auto loop = scf::ForOp::create(b, loc(), idx(0), idx(rounds / per), idx(1));
-  OpBuilder::InsertionGuard ig(b);
-  b.setInsertionPointToStart(loop.getBody());
-  for (int64_t i = 0; i < per; ++i) {
-    Value q = add(tid, mul(addc(mul(loop.getInductionVar(), per), i), threads));
-    Value r = arith::DivUIOp::create(b, loc(), q, idx(groups));
-    Value c = mul(arith::RemUIOp::create(b, loc(), q, idx(groups)), 16);
-    Value bytes = vector::LoadOp::create(
-        b, loc(), VectorType::get({16}, storageType(elt)), t.view,
-        ValueRange{r, c}, /*nontemporal=*/false, llvm::MaybeAlign(16));
-    storeConverted(bytes, elt, *whole, r, c);
-  }
-  b.setInsertionPointAfter(loop);
-  barrier();
-  return whole;
-}
-
-std::shared_ptr<Tile> Lowering::convertSwizzledColumns(const Tile &t,
-                                                       Type to) {
-  // An fp8 operand tile (fp8Operands) whose other reader takes 16 bits
-  // (V in O^T = V^T P^T): only the columns of `t` (whole atoms), into a new
-  // tile that starts at them.
-  auto mt = cast<MemRefType>(t.view.getType());
-  Type elt = t.type.getElementType();
-  int64_t rows = mt.getDimSize(1), c0 = t.colOff, cols = t.type.getDimSize(1);
-  int64_t chunks = rows * cols / 16;
-  if (!isFp8(elt) || storedBytes(elt) != 1 || c0 % 64 || cols % 64 ||
-      rows % 8 || chunks % threads || !swizzled(rows, cols, to))
-    return nullptr;
-  auto whole = std::make_shared<Tile>();
-  whole->kind = Kind::Smem;
-  whole->type = RankedTensorType::get({rows, cols}, to);
-  whole->view = allocSmem(rows, cols, to);
-  whole->colOff = -c0;
-  barrierBeforeRewrite();
-  // A warp's round: one atom of 8 rows, 4 lanes a row. Its 16-byte reads
-  // are 512 contiguous bytes of the fp8 atom, and each row's converted
-  // pieces land on 8 different rows of the 16-bit atom (chunk xor row
-  // mod 8): no bank conflicts either way.
-  int64_t atoms = cols / 64, rounds = chunks / threads;
-  int64_t per = rounds % 2 == 0 ? 2 : 1; // rolled, two rounds an iteration
-  auto loop = scf::ForOp::create(b, loc(), idx(0), idx(rounds / per), idx(1));
-  OpBuilder::InsertionGuard ig(b);
-  b.setInsertionPointToStart(loop.getBody());
-  for (int64_t i = 0; i < per; ++i) {
-    Value q = add(tid, mul(addc(mul(loop.getInductionVar(), per), i), threads));
-    Value blk = arith::DivUIOp::create(b, loc(), q, idx(32));
-    Value r = add(mul(arith::DivUIOp::create(b, loc(), blk, idx(atoms)), 8),
-                  arith::RemUIOp::create(
-                      b, loc(), arith::DivUIOp::create(b, loc(), q, idx(4)),
-                      idx(8)));
-    Value c = add(mul(arith::RemUIOp::create(b, loc(), blk, idx(atoms)), 64),
-                  mul(arith::RemUIOp::create(b, loc(), q, idx(4)), 16));
-    Value bytes = vector::LoadOp::create(
-        b, loc(), VectorType::get({16}, storageType(elt)), t.view,
-        smemAt(t.view, r, addc(c, c0)), /*nontemporal=*/false,
-        llvm::MaybeAlign(16));
-    storeConverted(bytes, elt, *whole, r, c);
-  }
-  b.setInsertionPointAfter(loop);
-  barrier();
-  return whole;
-}
-
-std::shared_ptr<Tile> Lowering::convertInPlace(const Tile &t, Type to) {
-  auto region = cast<MemRefType>(t.convertInto.getType());
-  int64_t rows = region.getDimSize(1), atoms = region.getDimSize(0);
-  int64_t cols = atoms * 64;
-  Type elt = t.type.getElementType();
-  if (region.getElementType() != storageType(to))
-    return nullptr;
-  auto whole = std::make_shared<Tile>();
-  whole->kind = Kind::Smem;
-  whole->type = RankedTensorType::get({rows, cols}, to);
-  whole->view = t.convertInto;
-  barrierBeforeRewrite();
-  // Atom by atom: f16 atom a fills bytes [a, a + 1) x rows x 128 of the
-  // region, the fp8 atom a' sits at rows x cols + [a', a' + 1) x rows x
-  // 64. An atom's writes wait (barrier) only for the threads' reads of
-  // the staged atoms they overwrite; the last atom overwrites its own,
-  // so its bytes are all read first.
-  auto overlaps = [&](int64_t a, int64_t staged) {
-    int64_t w0 = a * rows * 128, w1 = w0 + rows * 128;
-    int64_t s0 = rows * cols + staged * rows * 64, s1 = s0 + rows * 64;
-    return w0 < s1 && s0 < w1;
-  };
-  int64_t rounds = rows * 4 / threads; // 16-byte fp8 chunks an atom
-  int64_t readBefore = 0; // staged atoms below this are read by all
-  for (int64_t a = 0; a < atoms; ++a) {
-    bool self = overlaps(a, a);
-    for (int64_t sa = readBefore; sa < a; ++sa)
-      if (overlaps(a, sa)) {
-        barrier();
-        readBefore = a;
-        break;
-      }
-    SmallVector<std::array<Value, 3>> got; // bytes, row, column
-    for (int64_t i = 0; i < rounds; ++i) {
-      Value q = addc(tid, i * threads);
-      Value r = arith::DivUIOp::create(b, loc(), q, idx(4));
-      Value c =
-          addc(mul(arith::RemUIOp::create(b, loc(), q, idx(4)), 16), a * 64);
-      got.push_back({vector::LoadOp::create(
-                         b, loc(), VectorType::get({16}, storageType(elt)),
-                         t.view, smemAt(t.view, r, c),
-                         /*nontemporal=*/false, llvm::MaybeAlign(16)),
-                     r, c});
-    }
-    if (self) {
-      barrier();
-      readBefore = a + 1;
-    }
-    for (auto &[bytes, r, c] : got) {
-      storeConverted(bytes, elt, *whole, r, c);
-    }
-  }
-  barrier();
-  return whole;
 }
 
 } // namespace mlir::mla::gpulower

@@ -607,6 +607,10 @@ struct Lowering {
   /// 16-bit elements of `dst`'s type, stored into `dst` (two 16-byte
   /// stores): both conversions' inner step.
   void storeConverted(Value bytes, Type elt, const Tile &dst, Value r, Value c);
+  /// An fp8 tile (swizzled, a slice of whole atoms) transposed into a new
+  /// swizzled fp8 tile (V^T for the e4m3 form's K-major A), once per
+  /// source; Fp8Tiles.cpp. Null where it does not fit the threads.
+  std::shared_ptr<Tile> transposedTile(const Tile &t);
   /// The two 8-element halves (vector<8 x storage of `to`>) of those.
   SmallVector<Value, 2> convertedPieces(Value bytes, Type elt, Type to);
   /// convertedTile's tiles, by source view and type.

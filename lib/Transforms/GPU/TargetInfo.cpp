@@ -116,6 +116,11 @@ SmallVector<Value> TargetInfo::warpgroupMma(OpBuilder &, Location,
                                             ArrayRef<Value>) const {
   missing("a warpgroup MMA");
 }
+Value TargetInfo::bytePermute(OpBuilder &, Location, Value, Value,
+                               Value) const {
+  missing("a byte permute");
+}
+
 void TargetInfo::warpgroupCommitAndWait(OpBuilder &, Location, int64_t) const {
   missing("a warpgroup MMA wait");
 }

@@ -306,6 +306,12 @@ public:
                                           Value descA, bool aMnMajor,
                                           Value descB,
                                           ArrayRef<Value> acc) const;
+  /// smemOperands with an fp8 form (whose operands are K-major only): the
+  /// bytes of i32 `lo` (0-3) and `hi` (4-7) picked by the nibbles of i32
+  /// `selector`, output byte i by nibble i (prmt), for transposing fp8
+  /// tiles in registers.
+  virtual Value bytePermute(OpBuilder &b, Location loc, Value lo, Value hi,
+                            Value selector) const;
   /// smemOperands: closes the group of warpgroup MMAs issued so far and
   /// waits until at most `pending` groups are in flight.
   virtual void warpgroupCommitAndWait(OpBuilder &b, Location loc,

@@ -85,6 +85,11 @@ public:
           LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{i}));
     return out;
   }
+  Value bytePermute(OpBuilder &b, Location loc, Value lo, Value hi,
+                    Value selector) const override {
+    return NVVM::PermuteOp::create(b, loc, b.getI32Type(), lo, hi, selector,
+                                   NVVM::PermuteMode::DEFAULT);
+  }
   void warpgroupCommitAndWait(OpBuilder &b, Location loc,
                               int64_t pending) const override {
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
