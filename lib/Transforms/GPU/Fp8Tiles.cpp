@@ -250,6 +250,22 @@ std::shared_ptr<Tile> Lowering::transposedTile(const Tile &t) {
     // for h = 1.
     Value s1a = sel(0x5140, 0x1504), s1b = sel(0x7362, 0x3726);
     Value s2a = sel(0x5410, 0x7632), s2b = sel(0x7632, 0x5410);
+    // Indices into the views ([atom][row][64], the 64-byte swizzle: chunk
+    // xor (row / 2) mod 4) without per-access swizzle arithmetic. A lane
+    // reads column 4 j of its atom at rows row0 + (k ^ h), row0 a multiple
+    // of 16: the row term is (k / 2) mod 4 whatever h; it writes rows
+    // 4 j + (i ^ h) of V^T (row term (2 j + i / 2) mod 4) at chunk tb.
+    SmallVector<Value, 4> readCol;
+    Value jChunk = arith::DivUIOp::create(b, loc(), j, idx(4));
+    Value jByte = mul(arith::RemUIOp::create(b, loc(), j, idx(4)), 4);
+    for (int64_t sw = 0; sw < 4; ++sw)
+      readCol.push_back(
+          add(mul(arith::XOrIOp::create(b, loc(), jChunk, idx(sw)), 16),
+              jByte));
+    SmallVector<Value, 2> writeTerm;
+    for (int64_t i2 = 0; i2 < 2; ++i2)
+      writeTerm.push_back(arith::RemUIOp::create(
+          b, loc(), addc(mul(j, 2), i2), idx(4)));
     auto loop = scf::ForOp::create(b, loc(), idx(0),
                                    idx((tasks + halves - 1) / halves), idx(1));
     OpBuilder::InsertionGuard ig(b);
@@ -274,14 +290,14 @@ std::shared_ptr<Tile> Lowering::transposedTile(const Tile &t) {
     Value tb = add(t2, arith::XOrIOp::create(b, loc(), v, hi));
     Value row0 = add(mul(g, 64), mul(tb, 16));
     Value col = add(mul(a, 64), mul(j, 4));
+    Value srcAtom = addc(a, c0 / 64);
     auto v4 = VectorType::get({4}, storageType(elt));
     SmallVector<Value> w;
     for (int64_t k = 0; k < 16; ++k) {
       Value r = add(row0, arith::XOrIOp::create(b, loc(), h, idx(k)));
-      Value x = vector::LoadOp::create(b, loc(), v4, t.view,
-                                       smemAt(t.view, r, addc(col, c0)),
-                                       /*nontemporal=*/false,
-                                       llvm::MaybeAlign(4));
+      Value x = vector::LoadOp::create(
+          b, loc(), v4, t.view, ValueRange{srcAtom, r, readCol[(k / 2) % 4]},
+          /*nontemporal=*/false, llvm::MaybeAlign(4));
       w.push_back(vector::ExtractOp::create(
           b, loc(),
           vector::BitCastOp::create(b, loc(), VectorType::get({1}, i32), x),
@@ -305,8 +321,9 @@ std::shared_ptr<Tile> Lowering::transposedTile(const Tile &t) {
       Value bytes = vector::BitCastOp::create(
           b, loc(), VectorType::get({16}, storageType(elt)), words);
       Value r = add(col, arith::XOrIOp::create(b, loc(), h, idx(i)));
+      Value chunk = arith::XOrIOp::create(b, loc(), tb, writeTerm[i / 2]);
       vector::StoreOp::create(b, loc(), bytes, whole->view,
-                              smemAt(whole->view, r, row0),
+                              ValueRange{g, r, mul(chunk, 16)},
                               /*nontemporal=*/false, llvm::MaybeAlign(16));
     }
     b.setInsertionPointAfter(loop);

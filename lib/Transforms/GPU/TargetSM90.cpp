@@ -236,9 +236,26 @@ public:
   }
 
   /// sm_90 has no f32 pair -> e4m3 pair instruction the lowering uses.
-  std::optional<std::array<Value, 2>> f32PairToFp8(OpBuilder &, Location, Value,
-                                                   Value, Type) const override {
-    return std::nullopt;
+  /// cvt.rn.satfinite.e4m3x2.f32 (round to nearest even, saturating like
+  /// the software rounding); its first operand lands in the high byte.
+  std::optional<std::array<Value, 2>> f32PairToFp8(OpBuilder &b, Location loc,
+                                                   Value x, Value y,
+                                                   Type elt) const override {
+    if (!chip.facts.fp8PairEncode || !isa<Float8E4M3FNType>(elt))
+      return std::nullopt;
+    Value pair = LLVM::CallIntrinsicOp::create(
+                     b, loc, b.getI16Type(),
+                     b.getStringAttr("llvm.nvvm.ff.to.e4m3x2.rn"),
+                     ValueRange{y, x})
+                     .getResult(0);
+    Type i8 = b.getI8Type();
+    return std::array<Value, 2>{
+        arith::TruncIOp::create(b, loc, i8, pair).getResult(),
+        arith::TruncIOp::create(
+            b, loc, i8,
+            arith::ShRUIOp::create(
+                b, loc, pair, arith::ConstantIntOp::create(b, loc, 8, 16)))
+            .getResult()};
   }
 
   /// With a double-buffered KV tile, registers should not cut occupancy

@@ -67,7 +67,8 @@ struct ChipFacts {
   Fp8Decode fp8Decode = Fp8Decode::Software; ///< fp8 -> bf16 operand conversion
   /// Two f32 values round to a pair of fp8 codes in one instruction
   /// (CDNA3/4: v_cvt_pk_fp8_f32, round to nearest even, after a clamp to the
-  /// largest finite value, which the software rounding saturates to).
+  /// largest finite value, which the software rounding saturates to;
+  /// Hopper: cvt.rn.satfinite.e4m3x2.f32, the same rounding).
   bool fp8PairEncode = false;
   /// Names of the matrix instructions the chip has (see MatrixInstr.h).
   llvm::ArrayRef<llvm::StringRef> matrixInstrNames;
