@@ -79,6 +79,13 @@ bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
   // against 602 µs at 256 x 8192).
   if (tensorMapCopies(op) && fits(1, kvStages))
     alone = true;
+  // Not so for a tile that wgmma reads as fp8 (fp8Operands): V^T and fp8 Q
+  // come on top, and two single-buffered programs per SM measured faster
+  // than one double-buffered (H200, fp8 Q and P: 61.9 against 67.7 us on
+  // the task's geomean, 498 against 593 us at 256 x 8192; the loop is
+  // latency-bound there, docs/Performance.md).
+  if (fp8Operands)
+    return false;
   if (!fits(2, kvStages) && !alone)
     return false;
   return computableAhead(op, loop);

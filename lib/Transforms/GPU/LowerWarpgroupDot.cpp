@@ -256,22 +256,30 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   // fp8 S^T = K Q^T: the columns of K that a later dot reads as V (in
   // O^T = V^T P^T) are transposed (that dot on the e4m3 form) or converted
   // (on a 16-bit form) while the tensor cores run this one.
-  if (fp8 && trans)
+  if (fp8 && trans) {
+    auto early = [&](Value v, const Tile &part) {
+      for (Operation *reader : v.getUsers())
+        if (auto d = dyn_cast<DotOp>(reader);
+            d && d.getRhs() == v && !d.getTransposeRhs()) {
+          const MatrixInstr *next =
+              target.instrFor(d.getLhs().getType().getElementType(),
+                              part.type.getElementType(),
+                              part.type.getDimSize(0));
+          if (bitWidth(next->abType) != 8 || !transposedTile(part))
+            (void)convertedTile(part, b.getF16Type());
+          return;
+        }
+    };
+    early(op.getRhs(), *rhs);
     for (Operation *user : op.getRhs().getUsers())
-      if (auto sl = dyn_cast<SliceOp>(user))
-        for (Operation *reader : sl->getUsers())
-          if (auto d = dyn_cast<DotOp>(reader);
-              d && d.getRhs() == sl.getResult() && !d.getTransposeRhs()) {
-            Tile part = *rhs;
-            part.type = sl.getResult().getType();
-            part.rowOff += sl.getOffsets()[0];
-            part.colOff += sl.getOffsets()[1];
-            const MatrixInstr *next = target.instrFor(
-                d.getLhs().getType().getElementType(),
-                part.type.getElementType(), part.type.getDimSize(0));
-            if (bitWidth(next->abType) != 8 || !transposedTile(part))
-              (void)convertedTile(part, b.getF16Type());
-          }
+      if (auto sl = dyn_cast<SliceOp>(user)) {
+        Tile part = *rhs;
+        part.type = sl.getResult().getType();
+        part.rowOff += sl.getOffsets()[0];
+        part.colOff += sl.getOffsets()[1];
+        early(sl.getResult(), part);
+      }
+  }
   target.warpgroupCommitAndWait(b, loc(), 0);
   for (int64_t r = 0; r < l.size(); ++r) {
     acc[r] = loop.getResult(r);
