@@ -62,8 +62,9 @@ def MLA_DecodeOp : MLA_Op<"decode", [Symbol]> {
     softmax probabilities P are rounded to before the two matrix products.
     `bf16` (the default) keeps Q's precision; the KV's fp8 type quantises Q
     (unscaled) and P to fp8 so that chips with fp8 matrix instructions
-    (gfx950, gfx942) feed both products directly, with softmax scale, log2 e
-    and the KV scale applied to the scores as one scalar. `f16` (fp8 KV
+    (gfx950, gfx942, and sm_90a's e4m3 wgmma) feed both products directly,
+    with softmax scale, log2 e and the KV scale applied to the scores as one
+    scalar. `f16` (fp8 KV
     only) rounds Q (unscaled, scores scaled as for fp8) and P to f16: every
     e4m3 value is an f16 value, so K and V reach f16 matrix instructions
     with one conversion per pair and no bf16 repacking (sm_90's

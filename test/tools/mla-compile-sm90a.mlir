@@ -177,8 +177,9 @@
 // fp8 Q and P: the fp8 KV tile by the tensor memory accelerator (boxes of
 // 64 x 64 bytes, 36 864 bytes a tile, the map's swizzle 64 bytes), S^T on
 // the e4m3 form straight from it (a rolled loop of 6 steps of K = 32),
-// V^T transposed from it by byte permutes while S^T runs, then O^T on the
-// e4m3 form too; one buffer, two programs per SM.
+// V^T transposed from it by byte permutes while S^T runs, the next tile
+// sent once both have read this one (after the wait and a barrier), then
+// O^T on the e4m3 form too; one buffer, two programs per SM.
 // FP8-QP8: deepseek_r1_decode_fp8_qp8_sm90a_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
 // FP8-QP8-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp8_sm90a_stage1_masked
 // FP8-QP8-PTX: cvt.rn.satfinite.e4m3x2.f32
@@ -190,6 +191,9 @@
 // FP8-QP8-PTX: prmt.b32
 // FP8-QP8-PTX: st.shared.v4.b32
 // FP8-QP8-PTX: wgmma.wait_group.sync.aligned 0;
+// FP8-QP8-PTX-NEXT: fence.proxy.async.shared::cta;
+// FP8-QP8-PTX-NEXT: bar.sync
+// FP8-QP8-PTX: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
 // FP8-QP8-PTX-NOT: cvt.rn.f16x2.e4m3x2
 // FP8-QP8-PTX: wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3
 // FP8-QP8-PTX-NOT: cvt.rn.f16x2.e4m3x2

@@ -126,7 +126,8 @@ TEST(LauncherTensorMap, BackendsWithoutMapsAndMalformedMapsAreRefused) {
   for (mla_arg_desc bad :
        {mla_arg_desc{"q", MLA_ARG_TENSOR_MAP, 2, {64, 64, 0, 0}},
         mla_arg_desc{"kv", MLA_ARG_TENSOR_MAP, 2, {512, 64, 0, 0}},
-        mla_arg_desc{"kv", MLA_ARG_TENSOR_MAP, 2, {64, 32, 0, 0}},
+        // 16 bf16 columns: rows of 32 bytes (the swizzles take 128 or 64).
+        mla_arg_desc{"kv", MLA_ARG_TENSOR_MAP, 2, {64, 16, 0, 0}},
         mla_arg_desc{"kv", MLA_ARG_TENSOR_MAP, 3, {64, 64, 1, 0}}}) {
     MapSpec m(bad);
     EXPECT_EQ(MLA_ERROR_INVALID_SPEC,

@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <functional>
+#include <map>
 #include <optional>
 #include <random>
 #include <set>
@@ -706,6 +707,62 @@ TEST(Wgmma, Fp8SwizzledTilesAreKMajorOperands) {
   EXPECT_TRUE(e4m3->smemOperands);
   EXPECT_EQ(e4m3->c.laneBases, bf16->c.laneBases);
   EXPECT_EQ(e4m3->c.elemBases, bf16->c.elemBases);
+}
+
+// Every byte of a 64-token x 512-dim fp8 tile lands once at its transposed
+// place, and a warp's reads and writes hit each bank as rarely as their
+// bytes allow: 128-byte reads in one wavefront, 512-byte writes in four.
+TEST(Fp8TransposeMap, CoversTheTileWithoutBankConflicts) {
+  for (int64_t cols : {512, 64}) {
+    Fp8TransposeMap m{64, cols, 128};
+    std::set<int64_t> written;
+    std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> reads, writes;
+    for (int64_t r = 0; r < m.rounds(); ++r)
+      for (int64_t t = 0; t < m.threads; ++t) {
+        int64_t h = t % 32 / 16, j = t % 16, u = r * m.halfWarps() + t / 16;
+        if (u >= m.tasks())
+          continue;
+        for (int64_t k = 0; k < 16; ++k) {
+          int64_t at = smemSwizzledOffset(m.rowOf(u, h, j, k), m.dim0(u, j),
+                                          m.rows, 1);
+          reads[{r * 8 + t / 32, k}].push_back(at);
+        }
+        for (int64_t i = 0; i < 4; ++i) {
+          int64_t d = m.dimOf(u, h, j, i);
+          int64_t tok = m.group(u) * 64 + m.tokenBlock(u, j) * 16;
+          // Byte q of the write is token tok + q of dim d (column i ^ h of
+          // the lane's 4 dims, rows k ^ h undone by the permutes).
+          int64_t at = smemSwizzledOffset(d, tok % 64, m.cols, 1) +
+                       tok / 64 * m.cols * 64;
+          writes[{r * 8 + t / 32, i}].push_back(at);
+          for (int64_t q = 0; q < 16; ++q) {
+            EXPECT_TRUE(written.insert(at + q).second);
+            // The byte read for (token tok + q, dim d) is the one a read
+            // of this lane fetched.
+            bool fetched = false;
+            for (int64_t k = 0; k < 16; ++k)
+              fetched |= m.rowOf(u, h, j, k) == tok + q;
+            EXPECT_TRUE(fetched && d / 4 == m.dim0(u, j) / 4);
+          }
+        }
+      }
+    EXPECT_EQ(int64_t(written.size()), m.rows * m.cols);
+    auto wavefronts = [](const std::vector<int64_t> &starts, int64_t bytes) {
+      std::map<int64_t, std::set<int64_t>> bank;
+      for (int64_t a : starts)
+        for (int64_t w = 0; w < bytes; w += 4)
+          bank[(a + w) / 4 % 32].insert((a + w) / 4);
+      size_t most = 0;
+      for (auto &[b, words] : bank)
+        most = std::max(most, words.size());
+      return int64_t(most);
+    };
+    for (auto &[key, starts] : reads)
+      EXPECT_EQ(wavefronts(starts, 4), 1) << "read " << key.second;
+    for (auto &[key, starts] : writes)
+      EXPECT_LE(wavefronts(starts, 16), int64_t(starts.size()) * 16 / 128)
+          << "write " << key.second;
+  }
 }
 
 TEST(Wgmma, DescriptorBits) {

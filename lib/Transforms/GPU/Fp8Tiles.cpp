@@ -212,8 +212,10 @@ std::shared_ptr<Tile> Lowering::transposedTile(const Tile &t) {
     if (!isFp8(elt) || !isSwizzledView(t.view) || t.rowOff || t.colOff % 64 ||
         cols % 64 || rows % 64 || !swizzled(cols, rows, elt))
       return nullptr;
-    int64_t atoms = cols / 64, groups = rows / 64, halves = threads / 16;
-    int64_t tasks = atoms * groups * 4;
+    // The lane map is Fp8TransposeMap's (mla/MatrixInstr.h, tested there
+    // for coverage and bank conflicts), in IR.
+    Fp8TransposeMap map{rows, cols, threads};
+    int64_t atoms = cols / 64, halves = map.halfWarps(), tasks = map.tasks();
     if (threads % 32)
       return nullptr;
     int64_t c0 = t.colOff;
@@ -266,8 +268,8 @@ std::shared_ptr<Tile> Lowering::transposedTile(const Tile &t) {
     for (int64_t i2 = 0; i2 < 2; ++i2)
       writeTerm.push_back(arith::RemUIOp::create(
           b, loc(), addc(mul(j, 2), i2), idx(4)));
-    auto loop = scf::ForOp::create(b, loc(), idx(0),
-                                   idx((tasks + halves - 1) / halves), idx(1));
+    auto loop =
+        scf::ForOp::create(b, loc(), idx(0), idx(map.rounds()), idx(1));
     OpBuilder::InsertionGuard ig(b);
     b.setInsertionPointToStart(loop.getBody());
     Value u = add(mul(loop.getInductionVar(), halves), half);

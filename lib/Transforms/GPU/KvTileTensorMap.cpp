@@ -51,6 +51,41 @@ bool Lowering::tensorMapCopies(LoadOp op) {
   return loop && loop->getParentOp() == kernel.getOperation();
 }
 
+bool Lowering::earlySendable(LoadOp op) {
+  if (!fp8Operands || !tensorMapCopies(op))
+    return false;
+  for (Operation *user : op->getUsers())
+    if (auto d = dyn_cast<DotOp>(user);
+        d && d.getRhs() == op.getResult() && d.getTransposeRhs() &&
+        bitWidth(target
+                     .instrFor(d.getLhs().getType().getElementType(),
+                               d.getRhs().getType().getElementType(),
+                               d.getLhs().getType().getDimSize(1))
+                     ->abType) == 8)
+      return true;
+  return false;
+}
+
+void Lowering::sendNextTileEarly(LoadOp op) {
+  auto [tileAt, mbar] = earlySends.lookup(op);
+  auto loop = cast<KvLoopOp>(op->getParentOp());
+  // Every thread's reads of the tile (the dot's, the transpose's) are done
+  // and ordered before the copy's async-proxy writes.
+  barrier();
+  Value next = addc(scalars.lookup(loop.getBody().getArgument(0)),
+                    loop.getStep());
+  auto ifOp = scf::IfOp::create(
+      b, loc(),
+      arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, next,
+                            scalars.lookup(loop.getUpper())),
+      /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  IRMapping m;
+  sendTensorMapTile(op, rematAt(op.getIndices()[0], loop, next, m),
+                    rematAt(op.getIndices()[1], loop, next, m), tileAt, mbar);
+}
+
 int64_t Lowering::tensorMapBarriers(LoadOp op, int64_t count) {
   // One map per kernel: its last argument.
   if (!kvMap) {

@@ -281,6 +281,9 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
       }
   }
   target.warpgroupCommitAndWait(b, loc(), 0);
+  if (fp8 && trans)
+    if (auto ld = op.getRhs().getDefiningOp<LoadOp>(); ld && earlySends.count(ld))
+      sendNextTileEarly(ld);
   for (int64_t r = 0; r < l.size(); ++r) {
     acc[r] = loop.getResult(r);
     for (int64_t c = 1; c < chains; ++c)

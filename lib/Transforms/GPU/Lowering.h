@@ -452,6 +452,12 @@ struct Lowering {
   /// on mbarrier `mbar`; the wait for its phase, then rows from `bound`
   /// (if any) zeroed.
   bool tensorMapCopies(LoadOp op);
+  /// A single-buffered tensor-map tile that an e4m3 S^T reads (fp8Operands):
+  /// the next tile is sent after that dot (sendNextTileEarly), not at the
+  /// load; earlySends holds the buffer and mbarrier of the loads lowered.
+  bool earlySendable(LoadOp op);
+  void sendNextTileEarly(LoadOp op);
+  DenseMap<Operation *, std::pair<Value, Value>> earlySends;
   int64_t tensorMapBarriers(LoadOp op, int64_t count);
   void sendTensorMapTile(LoadOp, Value row0, Value col0, Value dst, Value mbar);
   void awaitTensorMapTile(LoadOp, Value mbar, Value parity, Value row0,

@@ -185,6 +185,41 @@ struct RegisterTileMap {
   }
 };
 
+/// How the threads transpose an fp8 tile of `rows` tokens x `cols` dims,
+/// both in the 64-byte swizzle (smemSwizzledOffset with 1-byte elements),
+/// into V^T (cols x rows) for wgmma's e4m3 form, which reads A K-major
+/// only (Lowering::transposedTile follows this map; MatrixInstrTest,
+/// Fp8TransposeMap.* checks it). A half-warp's task is one 64-column atom
+/// of 32 token rows in a group of 64: lanes j < 8 take token block
+/// `tokenBlock` (16 rows), lanes j >= 8 the other of the pair. Lane j of
+/// half-warp h reads its 4 bytes of row rowOf(k) at its k-th read
+/// (h = 1 on the other row parity: the other 64 bytes of the banks) and
+/// writes V^T row dimOf(i) (again the other parity for h = 1) at its
+/// i-th 16-byte write: one wavefront per read, four per write.
+struct Fp8TransposeMap {
+  int64_t rows, cols, threads;
+  int64_t tasks() const { return cols / 64 * (rows / 64) * 4; }
+  int64_t halfWarps() const { return threads / 16; }
+  int64_t rounds() const { return (tasks() + halfWarps() - 1) / halfWarps(); }
+  /// Task u's atom, token group and token-block pair (0 or 2) and variant.
+  int64_t atom(int64_t u) const { return u / 4 % (cols / 64); }
+  int64_t group(int64_t u) const { return u / 4 / (cols / 64); }
+  int64_t tokenBlock(int64_t u, int64_t j) const {
+    return u / 2 % 2 * 2 + ((u % 2) ^ (j / 8));
+  }
+  /// Token row (of the tile) of a lane's k-th read, k < 16.
+  int64_t rowOf(int64_t u, int64_t h, int64_t j, int64_t k) const {
+    return group(u) * 64 + tokenBlock(u, j) * 16 + (k ^ h);
+  }
+  /// The lane's 4 dims start at dim0 (a column of the tile).
+  int64_t dim0(int64_t u, int64_t j) const { return atom(u) * 64 + 4 * j; }
+  /// V^T row of a lane's i-th write, i < 4; its 16 bytes are tokens
+  /// group * 64 + tokenBlock * 16 ...
+  int64_t dimOf(int64_t u, int64_t h, int64_t j, int64_t i) const {
+    return dim0(u, j) + (i ^ h);
+  }
+};
+
 /// The 64-bit wgmma matrix descriptor of an operand at shared address
 /// `addr` (16-byte aligned) in the 128-byte swizzle: bits 0-13 addr >> 4,
 /// 16-29 the leading-dimension byte offset >> 4, 32-45 the stride-dimension
