@@ -103,15 +103,12 @@ struct Lowering {
   /// padded one; tiles index it in range.
   Value allocSmem(int64_t rows, int64_t cols, Type elt);
 
-  /// Whether a rows x cols tile of `elt` is stored in the 128-byte
-  /// swizzle (smemSwizzledOffset: atoms of 64 columns, each rows x 128
-  /// contiguous bytes, a row's 16-byte chunks permuted by row mod 8) instead
-  /// of padded rows: on a chip whose matrix instruction reads its operands
-  /// from shared memory (MatrixInstr::smemOperands, sm_90a's wgmma), every
-  /// 16-bit tile of whole 8-row groups and 64-column atoms, so that any of
-  /// them can be an operand; where fp8Operands, every such fp8 tile too, in
-  /// the 64-byte swizzle (rows x 64 bytes an atom). Its view is then rank
-  /// 3: [cols / 64][rows][64] (smemIndices applies the permutation).
+  /// Whether a rows x cols tile of `elt` is stored swizzled
+  /// (smemSwizzledOffset: atoms of 64 columns, a row's 16-byte chunks
+  /// permuted) instead of padded rows: where the matrix instruction reads
+  /// shared memory (sm_90a's wgmma), every 16-bit tile of whole 8-row
+  /// groups and 64-column atoms (128-byte swizzle), and where fp8Operands
+  /// every such fp8 tile (64-byte swizzle). View: [cols / 64][rows][64].
   bool swizzled(int64_t rows, int64_t cols, Type elt) const {
     return target.mma->smemOperands &&
            (storedBytes(elt) == 2 || (storedBytes(elt) == 1 && fp8Operands)) &&
@@ -448,13 +445,11 @@ struct Lowering {
 
   /// KvTileTensorMap.cpp: whether KV tile `op` is sent by the tensor memory
   /// accelerator (ChipFacts::bulkTensorCopies); `count` mbarriers (set up
-  /// at entry; their byte offset); one tile's copy to shared address `dst`
-  /// on mbarrier `mbar`; the wait for its phase, then rows from `bound`
-  /// (if any) zeroed.
+  /// at entry; their byte offset); one tile's copy to `dst` on `mbar`; the
+  /// wait for its phase, then rows from `bound` (if any) zeroed. A single
+  /// buffer that an e4m3 S^T reads gets its next tile after that dot
+  /// (earlySendable; earlySends: the buffers and mbarriers).
   bool tensorMapCopies(LoadOp op);
-  /// A single-buffered tensor-map tile that an e4m3 S^T reads (fp8Operands):
-  /// the next tile is sent after that dot (sendNextTileEarly), not at the
-  /// load; earlySends holds the buffer and mbarrier of the loads lowered.
   bool earlySendable(LoadOp op);
   void sendNextTileEarly(LoadOp op);
   DenseMap<Operation *, std::pair<Value, Value>> earlySends;
@@ -601,21 +596,17 @@ struct Lowering {
   /// Null where the tile does not split into whole 16-byte rounds of the
   /// threads, or a conversion of other columns exists.
   std::shared_ptr<Tile> convertedTile(const Tile &t, Type to);
-  /// convertedTile's conversions: into a new swizzled tile (from padded
-  /// rows, or convertSwizzledColumns), or into the region of a tile staged
-  /// in place (Tile::convertInto), atom by atom, each atom's writes behind a
-  /// barrier only where they overwrite staged bytes not yet read by every
-  /// thread. Null where the tile does not fit.
+  /// convertedTile's conversions (Fp8Tiles.cpp): into a new swizzled tile
+  /// (from padded rows or swizzled columns), or in place (Tile::convertInto,
+  /// atom by atom, a barrier only before overwriting unread staged bytes).
   std::shared_ptr<Tile> convertToNewTile(const Tile &t, Type to);
   std::shared_ptr<Tile> convertSwizzledColumns(const Tile &t, Type to);
   std::shared_ptr<Tile> convertInPlace(const Tile &t, Type to);
-  /// 16 stored fp8 bytes of type `elt` (columns c .. c + 15 of row r) as
-  /// 16-bit elements of `dst`'s type, stored into `dst` (two 16-byte
-  /// stores): both conversions' inner step.
+  /// 16 fp8 bytes (columns c .. c + 15 of row r) stored into `dst` as its
+  /// 16-bit type (two 16-byte stores): the conversions' inner step.
   void storeConverted(Value bytes, Type elt, const Tile &dst, Value r, Value c);
-  /// An fp8 tile (swizzled, a slice of whole atoms) transposed into a new
-  /// swizzled fp8 tile (V^T for the e4m3 form's K-major A), once per
-  /// source; Fp8Tiles.cpp. Null where it does not fit the threads.
+  /// An fp8 tile (swizzled, whole atoms) transposed into a new one (V^T,
+  /// the e4m3 form's K-major A), once per source; null if it cannot be.
   std::shared_ptr<Tile> transposedTile(const Tile &t);
   /// The two 8-element halves (vector<8 x storage of `to`>) of those.
   SmallVector<Value, 2> convertedPieces(Value bytes, Type elt, Type to);
@@ -645,8 +636,7 @@ struct Lowering {
   /// their rows all come through the chip's transposing read.
   bool interleaveAccColumns = true;
   bool fp8Operands = false; ///< some dot reads fp8 tiles (swizzled)
-  /// Sets both for `kernel` before any of its ops is lowered (every Acc
-  /// tile of a kernel shares the order: O, P V and O's stores meet).
+  /// Sets both before `kernel`'s ops are lowered (one column order a kernel).
   void chooseLayouts(Operation *kernel);
 
   /// The lane's B operand elements of one K step (rows kk ..) for all

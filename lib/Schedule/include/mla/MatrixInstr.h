@@ -157,7 +157,7 @@ int64_t smemSwizzledOffset(int64_t row, int64_t col, int64_t rows,
 /// atoms(), atom r mod atoms(). So a warp's round reads whole 32-byte
 /// sectors of global memory, and the 16-byte pieces a chunk becomes land
 /// on rowsPerRound() rows, i.e. in every bank group equally
-/// (MatrixInstrTest, RegisterTileMap.*).
+/// (RegisterTileMapTest.cpp).
 struct RegisterTileMap {
   int64_t rows, rowBytes, atomBytes, warps, wave = 32;
   int64_t lanesPerRow() const { return atomBytes / 16; }
@@ -188,7 +188,7 @@ struct RegisterTileMap {
 /// How the threads transpose an fp8 tile of `rows` tokens x `cols` dims,
 /// both in the 64-byte swizzle (smemSwizzledOffset with 1-byte elements),
 /// into V^T (cols x rows) for wgmma's e4m3 form, which reads A K-major
-/// only (Lowering::transposedTile follows this map; MatrixInstrTest,
+/// only (Lowering::transposedTile follows this map; WgmmaLayoutTest,
 /// Fp8TransposeMap.* checks it). A half-warp's task is one 64-column atom
 /// of 32 token rows in a group of 64: lanes j < 8 take token block
 /// `tokenBlock` (16 rows), lanes j >= 8 the other of the pair. Lane j of

@@ -1,0 +1,238 @@
+//===- WgmmaLayoutTest.cpp - sm_90a's shared-memory operand layouts -------===//
+//
+// wgmma reads both operands from shared memory through matrix descriptors.
+// These tests model the tensor cores' address walk for each layout the
+// compiler stores (the 128-byte swizzle of 16-bit tiles, the 64-byte one of
+// fp8 tiles) and check it against smemSwizzledOffset, the accumulator
+// against the PTX fragment, and the fp8 transpose's lane map
+// (Fp8TransposeMap) for coverage and bank conflicts.
+//
+//===----------------------------------------------------------------------===//
+#include "mla/MatrixInstr.h"
+
+#include "gtest/gtest.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
+
+using namespace mlir::mla;
+
+namespace {
+
+// wgmma m64nNk16's accumulator (PTX ISA, "Register fragment: matrix D" of
+// wgmma .m64nNk16): thread t = 32 w + 4 g + q, register i holds D[m][n],
+// m = 16 w + g + 8 ((i >> 1) & 1), n = 2 q + (i & 1) + 8 (i >> 2). The
+// descriptor is one warp's view of one 16-row N block, transposed (its
+// row = n, its column = m - 16 w): register 8 b + e of an instruction with
+// N = 16 B is element e of block b.
+TEST(Wgmma, AccumulatorIsTheTransposedPtxFragment) {
+  for (llvm::StringRef name :
+       {"wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16",
+        "wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16"}) {
+    const MatrixInstr *mi = lookupMatrixInstr(name);
+    ASSERT_NE(mi, nullptr) << name.str();
+    EXPECT_TRUE(mi->smemOperands);
+    EXPECT_EQ(mi->warpsPerInstr, 4);
+    EXPECT_EQ(mi->c.elemsPerLane(), 8);
+    for (int64_t n16 : {16, 32, 64}) // N = heads x query tokens
+      for (int64_t t = 0; t < 128; ++t)
+        for (int64_t i = 0; i < n16 / 2; ++i) {
+          int64_t w = t / 32, g = (t % 32) / 4, q = t % 4;
+          int64_t m = 16 * w + g + 8 * ((i >> 1) & 1);
+          int64_t n = 2 * q + (i & 1) + 8 * (i >> 2);
+          Coord got = mi->c.map(t % 32, i % 8);
+          EXPECT_EQ(got.row + 16 * (i / 8), n) << name.str() << " t " << t;
+          EXPECT_EQ(got.col + 16 * w, m) << name.str() << " t " << t;
+        }
+  }
+}
+
+// The canonical layouts in the 128-byte swizzle (PTX ISA, "Shared Memory
+// Matrix Layout"; CUTLASS's make_gmma_desc, B128), modelled as the tensor
+// cores' address walk: a logical byte address from the descriptor's start
+// and offsets, then bits 4-6 xor bits 7-9 (Swizzle<3,4,3>):
+//   K-major:  row mn at (mn % 8) * 128 + (mn / 8) * SBO, element k of the
+//             row's 128 bytes at 2 k (LBO unused);
+//   MN-major: element mn at 2 (mn % 64) + (mn / 64) * LBO, row k at
+//             (k % 8) * 128 + (k / 8) * SBO.
+// For every element of one m64 x k16 (A) or n x k16 (B) operand the byte
+// read must be the one the compiler stored (smemSwizzledOffset), for both
+// uses of a KV tile: K-major as K in S^T = K Q^T, MN-major as V^T in
+// O^T = V^T P^T, and for Q and P as B.
+static int64_t swizzle128(int64_t addr) {
+  return addr ^ (((addr >> 7) & 7) << 4);
+}
+static int64_t kMajorByte(int64_t start, int64_t mn, int64_t k, int64_t sbo) {
+  return swizzle128(start + (mn % 8) * 128 + (mn / 8) * sbo + k * 2);
+}
+static int64_t mnMajorByte(int64_t start, int64_t mn, int64_t k, int64_t lbo,
+                           int64_t sbo) {
+  return swizzle128(start + (mn % 64) * 2 + (mn / 64) * lbo + (k % 8) * 128 +
+                    (k / 8) * sbo);
+}
+
+TEST(Wgmma, SwizzledTilesAreBothOperandLayouts) {
+  const int64_t rows = 64, cols = 576; // a KV tile: tokens x (512 + 64)
+  // Every element once, 16-byte runs of 8 consecutive columns, atoms of
+  // rows x 128 bytes.
+  std::set<int64_t> seen;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      int64_t at = smemSwizzledOffset(r, c, rows);
+      EXPECT_TRUE(seen.insert(at).second);
+      EXPECT_EQ(at / (rows * 128), c / 64);
+      if (c % 8) {
+        EXPECT_EQ(at, smemSwizzledOffset(r, c - 1, rows) + 2);
+      }
+    }
+  EXPECT_EQ(*seen.rbegin(), rows * cols * 2 - 2);
+  // S^T = K Q^T: A = K, M = tokens, K = dims; step s at columns 16 s:
+  // the start moves 32 bytes within an atom, to the next atom every 4.
+  for (int64_t s = 0; s < cols / 16; ++s) {
+    int64_t start = (16 * s / 64) * rows * 128 + (16 * s % 64) * 2;
+    for (int64_t m = 0; m < 64; ++m)
+      for (int64_t k = 0; k < 16; ++k)
+        ASSERT_EQ(kMajorByte(start, m, k, 1024),
+                  smemSwizzledOffset(m, 16 * s + k, rows))
+            << "step " << s << " m " << m << " k " << k;
+  }
+  // O^T = V^T P^T: A = V^T, M = value dims (block j: atom j), K = tokens
+  // (step s: rows 16 s ..).
+  for (int64_t j = 0; j < 8; ++j)
+    for (int64_t s = 0; s < rows / 16; ++s) {
+      int64_t start = j * rows * 128 + 16 * s * 128;
+      for (int64_t m = 0; m < 64; ++m)
+        for (int64_t k = 0; k < 16; ++k)
+          ASSERT_EQ(mnMajorByte(start, m, k, rows * 128, 1024),
+                    smemSwizzledOffset(16 * s + k, 64 * j + m, rows))
+              << "block " << j << " step " << s << " m " << m << " k " << k;
+    }
+  // B = Q (16 heads x 576) and P (16 heads x 64 tokens), K-major, N = heads.
+  for (int64_t kCols : {576, 64})
+    for (int64_t s = 0; s < kCols / 16; ++s) {
+      int64_t start = (16 * s / 64) * 16 * 128 + (16 * s % 64) * 2;
+      for (int64_t n = 0; n < 16; ++n)
+        for (int64_t k = 0; k < 16; ++k)
+          ASSERT_EQ(kMajorByte(start, n, k, 1024),
+                    smemSwizzledOffset(n, 16 * s + k, 16));
+    }
+}
+
+// The e4m3 form (K = 32 bytes a step) reads fp8 tiles K-major in the
+// 64-byte swizzle (mode 2): 8 rows of 64 bytes a core group, SBO 512, the
+// swizzle XORing address bits 4-5 with bits 7-8 (CUTLASS's Swizzle<2,4,3>).
+static int64_t swizzle64(int64_t addr) {
+  return addr ^ (((addr >> 7) & 3) << 4);
+}
+
+TEST(Wgmma, Fp8SwizzledTilesAreKMajorOperands) {
+  const int64_t rows = 64, cols = 576;
+  std::set<int64_t> seen;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      int64_t at = smemSwizzledOffset(r, c, rows, 1);
+      EXPECT_TRUE(seen.insert(at).second);
+      EXPECT_EQ(at / (rows * 64), c / 64);
+      if (c % 16) {
+        EXPECT_EQ(at, smemSwizzledOffset(r, c - 1, rows, 1) + 1);
+      }
+    }
+  EXPECT_EQ(*seen.rbegin(), rows * cols - 1);
+  // A = K (tokens x 576 bytes) and B = Q (16 heads x 576 bytes): step s at
+  // columns 32 s, the start 32 bytes on within an atom, the next atom every
+  // 2 steps.
+  for (int64_t tileRows : {rows, int64_t(16)})
+    for (int64_t s = 0; s < cols / 32; ++s) {
+      int64_t start = (32 * s / 64) * tileRows * 64 + 32 * s % 64;
+      for (int64_t m = 0; m < std::min<int64_t>(tileRows, 64); ++m)
+        for (int64_t k = 0; k < 32; ++k)
+          ASSERT_EQ(swizzle64(start + (m % 8) * 64 + (m / 8) * 512 + k),
+                    smemSwizzledOffset(m, 32 * s + k, tileRows, 1))
+              << "rows " << tileRows << " step " << s << " m " << m << " k "
+              << k;
+    }
+  EXPECT_EQ(wgmmaDescriptor(0x200, 16, 512, 64),
+            uint64_t(0x20) | uint64_t(1) << 16 | uint64_t(32) << 32 |
+                uint64_t(2) << 62);
+  // The instruction: sm_90a's, K = 32, the 16-bit forms' accumulator.
+  const MatrixInstr *e4m3 =
+      lookupMatrixInstr("wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3");
+  const MatrixInstr *bf16 =
+      lookupMatrixInstr("wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16");
+  ASSERT_TRUE(e4m3 && bf16);
+  EXPECT_EQ(e4m3->k, 32);
+  EXPECT_EQ(e4m3->abType, MatrixElem::F8E4M3FN);
+  EXPECT_TRUE(e4m3->smemOperands);
+  EXPECT_EQ(e4m3->c.laneBases, bf16->c.laneBases);
+  EXPECT_EQ(e4m3->c.elemBases, bf16->c.elemBases);
+}
+
+// Every byte of a 64-token x 512-dim fp8 tile lands once at its transposed
+// place, and a warp's reads and writes hit each bank as rarely as their
+// bytes allow: 128-byte reads in one wavefront, 512-byte writes in four.
+TEST(Fp8TransposeMap, CoversTheTileWithoutBankConflicts) {
+  for (int64_t cols : {512, 64}) {
+    Fp8TransposeMap m{64, cols, 128};
+    std::set<int64_t> written;
+    std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> reads, writes;
+    for (int64_t r = 0; r < m.rounds(); ++r)
+      for (int64_t t = 0; t < m.threads; ++t) {
+        int64_t h = t % 32 / 16, j = t % 16, u = r * m.halfWarps() + t / 16;
+        if (u >= m.tasks())
+          continue;
+        for (int64_t k = 0; k < 16; ++k) {
+          int64_t at = smemSwizzledOffset(m.rowOf(u, h, j, k), m.dim0(u, j),
+                                          m.rows, 1);
+          reads[{r * 8 + t / 32, k}].push_back(at);
+        }
+        for (int64_t i = 0; i < 4; ++i) {
+          int64_t d = m.dimOf(u, h, j, i);
+          int64_t tok = m.group(u) * 64 + m.tokenBlock(u, j) * 16;
+          // Byte q of the write is token tok + q of dim d (column i ^ h of
+          // the lane's 4 dims, rows k ^ h undone by the permutes).
+          int64_t at = smemSwizzledOffset(d, tok % 64, m.cols, 1) +
+                       tok / 64 * m.cols * 64;
+          writes[{r * 8 + t / 32, i}].push_back(at);
+          for (int64_t q = 0; q < 16; ++q) {
+            EXPECT_TRUE(written.insert(at + q).second);
+            // The byte read for (token tok + q, dim d) is the one a read
+            // of this lane fetched.
+            bool fetched = false;
+            for (int64_t k = 0; k < 16; ++k)
+              fetched |= m.rowOf(u, h, j, k) == tok + q;
+            EXPECT_TRUE(fetched && d / 4 == m.dim0(u, j) / 4);
+          }
+        }
+      }
+    EXPECT_EQ(int64_t(written.size()), m.rows * m.cols);
+    auto wavefronts = [](const std::vector<int64_t> &starts, int64_t bytes) {
+      std::map<int64_t, std::set<int64_t>> bank;
+      for (int64_t a : starts)
+        for (int64_t w = 0; w < bytes; w += 4)
+          bank[(a + w) / 4 % 32].insert((a + w) / 4);
+      size_t most = 0;
+      for (auto &[b, words] : bank)
+        most = std::max(most, words.size());
+      return int64_t(most);
+    };
+    for (auto &[key, starts] : reads)
+      EXPECT_EQ(wavefronts(starts, 4), 1) << "read " << key.second;
+    for (auto &[key, starts] : writes)
+      EXPECT_LE(wavefronts(starts, 16), int64_t(starts.size()) * 16 / 128)
+          << "write " << key.second;
+  }
+}
+
+TEST(Wgmma, DescriptorBits) {
+  // Start address, leading and stride byte offsets >> 4 at bits 0, 16, 32;
+  // swizzle mode 1 (128 bytes) at bits 62-63.
+  EXPECT_EQ(wgmmaDescriptor(0x400, 16, 1024),
+            uint64_t(0x40) | uint64_t(1) << 16 | uint64_t(64) << 32 |
+                uint64_t(1) << 62);
+  EXPECT_EQ(wgmmaDescriptor(0x3FFF0, 16, 16) & 0x3FFF, 0x3FFFu);
+  EXPECT_EQ(wgmmaDescriptor(0, 0, 0), uint64_t(1) << 62);
+}
+
+} // namespace
