@@ -97,7 +97,8 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
                 !target.chip.facts.boundsCheckedLoads && contiguousRows(op) &&
                 rowBytes % 16 == 0 && (rows * rowBytes / 16) % threads == 0 &&
                 !kOrderFor(op) && foldableChain(op).empty())) {
-      if (!earlySendable(op))
+      bool early = earlySendable(op);
+      if (!early)
         barrier(); // the region may still be read from the previous iteration
       if (tensorMapCopies(op)) {
         // Iteration i of the loop waits for phase i of its mbarrier.
@@ -113,25 +114,26 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
         Value parity = arith::IndexCastOp::create(
             b, loc(), b.getI32Type(),
             arith::AndIOp::create(b, loc(), iter, idx(1)));
-        if (earlySendable(op)) {
-          // The first tile here, every later one early: right after the
+        {
+          // Early: the first tile here, every later one right after the
           // previous tile's last reader (sendNextTileEarly).
-          auto first = scf::IfOp::create(
-              b, loc(),
-              arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, iter,
-                                    idx(0)),
-              /*withElseRegion=*/false);
           OpBuilder::InsertionGuard g(b);
-          b.setInsertionPoint(first.thenBlock()->getTerminator());
-          sendTensorMapTile(op, base[0], base[1], tileAt, mbar);
-        } else {
+          if (early)
+            b.setInsertionPoint(
+                scf::IfOp::create(b, loc(),
+                                  arith::CmpIOp::create(
+                                      b, loc(), arith::CmpIPredicate::eq,
+                                      iter, idx(0)),
+                                  /*withElseRegion=*/false)
+                    .thenBlock()
+                    ->getTerminator());
           sendTensorMapTile(op, base[0], base[1], tileAt, mbar);
         }
         awaitTensorMapTile(op, mbar, parity, base[0], bound, tileAt);
         barrier();
-        if (earlySendable(op))
+        if (early)
           earlySends[op] = {tileAt, mbar};
-        note(op, earlySendable(op)
+        note(op, early
                      ? "tensor-map copies on an mbarrier, the next tile sent "
                        "after this one's last reader"
                      : "tensor-map copies on an mbarrier, waited for at once");

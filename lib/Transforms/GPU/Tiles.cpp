@@ -175,7 +175,9 @@ std::shared_ptr<Tile> Lowering::materialize(Value v,
     return out;
   }
   // fp8 in pairs through the chip's pair rounding where it has one (fp8 Q
-  // for fp8 wgmma: 9216 scalar roundings a program took ~10 us on the H200).
+  // for fp8 wgmma, 9216 roundings a program: one by one in software they
+  // made 4 x 1024 take 22.6 us on the H200, 17.1 with the pairs and the
+  // transpose's cheaper indices).
   if (isFp8(elt) && cols % 2 == 0) {
     auto loop =
         scf::ForOp::create(b, loc(), mul(tid, 2), idx(rows * cols),
