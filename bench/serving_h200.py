@@ -200,7 +200,8 @@ def main():
         got = call(None).float()
         ref = reference(data, deq)
         err = ((got - ref).norm() / ref.norm()).item()
-        ok = err <= 2e-2 and not bool(torch.isnan(got).any())
+        # fp8 Q and P (_qp8 specs): 5e-2, as bench/wgmma_h200.py.
+        ok = err <= (5e-2 if "_qp8" in name else 2e-2) and not bool(torch.isnan(got).any())
         failed += not ok
         t = B.time_call(call, None, args.reps, flush, synced=False)
         base = find(64, fmt, s_q, heads)

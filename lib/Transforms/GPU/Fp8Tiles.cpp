@@ -231,32 +231,48 @@ std::shared_ptr<Tile> Lowering::transposedTile(const Tile &t) {
     // reads 16 rows x 4 bytes (row k ^ h at its k-th read: half-warp h = 1
     // on the other parity, i.e. the other 64 bytes of the banks), transposes
     // them in 4 x 4 blocks (two rounds of byte permutes whose selectors
-    // undo that order) and writes 4 rows x 16 bytes, row i ^ h at its
-    // i-th write (again the other parity), so that a warp's reads hit 32
-    // banks once and its writes 4 times each: no conflicts either way.
+    // undo that order) and writes 4 rows x 16 bytes, its column i ^ e at
+    // its i-th write, e = h ^ ((j / 2) mod 4) (Fp8TransposeMap::writeOrder):
+    // a warp's reads hit 32 banks once, and each quarter-warp's writes
+    // (the phases of a 16-byte store) 8 different 16-byte bank groups.
     Value lane = arith::RemUIOp::create(b, loc(), tid, idx(32));
     Value h = arith::DivUIOp::create(b, loc(), lane, idx(16));
     Value j = arith::RemUIOp::create(b, loc(), lane, idx(16));
     Value hi = arith::DivUIOp::create(b, loc(), j, idx(8));
     Value half = arith::DivUIOp::create(b, loc(), tid, idx(16));
     Type i32 = b.getI32Type();
-    Value odd = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, h,
-                                      idx(1));
-    auto sel = [&](uint32_t even, uint32_t oddSel) -> Value {
+    Value e = arith::XOrIOp::create(
+        b, loc(), h,
+        arith::RemUIOp::create(b, loc(),
+                               arith::DivUIOp::create(b, loc(), j, idx(2)),
+                               idx(4)));
+    Value e1 = arith::DivUIOp::create(b, loc(), e, idx(2));
+    auto is1 = [&](Value x) -> Value {
+      return arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ne, x,
+                                   idx(0));
+    };
+    auto sel = [&](Value cond, uint32_t no, uint32_t yes) -> Value {
       return arith::SelectOp::create(
-          b, loc(), odd, arith::ConstantIntOp::create(b, loc(), oddSel, 32),
-          arith::ConstantIntOp::create(b, loc(), even, 32));
+          b, loc(), cond, arith::ConstantIntOp::create(b, loc(), yes, 32),
+          arith::ConstantIntOp::create(b, loc(), no, 32));
     };
     // Round 1 pairs rows 2m, 2m + 1 byte by byte (h = 1 holds them
-    // swapped); round 2 makes column i's word of 4 rows, column i ^ h's
-    // for h = 1.
-    Value s1a = sel(0x5140, 0x1504), s1b = sel(0x7362, 0x3726);
-    Value s2a = sel(0x5410, 0x7632), s2b = sel(0x7632, 0x5410);
+    // swapped) into columns {0, 1} (p0, p2) and {2, 3} (p1, p3), the pairs
+    // exchanged for bit 1 of e; round 2 makes column i ^ e's word of 4 rows
+    // (the halves of a pair exchanged for bit 0 of e).
+    Value odd = is1(h), swapPairs = is1(e1),
+          swapHalves = is1(arith::RemUIOp::create(b, loc(), e, idx(2)));
+    Value r1a = sel(odd, 0x5140, 0x1504), r1b = sel(odd, 0x7362, 0x3726);
+    Value s1a = arith::SelectOp::create(b, loc(), swapPairs, r1b, r1a);
+    Value s1b = arith::SelectOp::create(b, loc(), swapPairs, r1a, r1b);
+    Value s2a = sel(swapHalves, 0x5410, 0x7632),
+          s2b = sel(swapHalves, 0x7632, 0x5410);
     // Indices into the views ([atom][row][64], the 64-byte swizzle: chunk
     // xor (row / 2) mod 4) without per-access swizzle arithmetic. A lane
     // reads column 4 j of its atom at rows row0 + (k ^ h), row0 a multiple
     // of 16: the row term is (k / 2) mod 4 whatever h; it writes rows
-    // 4 j + (i ^ h) of V^T (row term (2 j + i / 2) mod 4) at chunk tb.
+    // 4 j + (i ^ e) of V^T (row term (2 j + ((i / 2) ^ (e / 2))) mod 4) at
+    // chunk tb.
     SmallVector<Value, 4> readCol;
     Value jChunk = arith::DivUIOp::create(b, loc(), j, idx(4));
     Value jByte = mul(arith::RemUIOp::create(b, loc(), j, idx(4)), 4);
@@ -264,10 +280,15 @@ std::shared_ptr<Tile> Lowering::transposedTile(const Tile &t) {
       readCol.push_back(
           add(mul(arith::XOrIOp::create(b, loc(), jChunk, idx(sw)), 16),
               jByte));
+    SmallVector<Value, 4> writeRow;
     SmallVector<Value, 2> writeTerm;
+    for (int64_t i = 0; i < 4; ++i)
+      writeRow.push_back(arith::XOrIOp::create(b, loc(), e, idx(i)));
     for (int64_t i2 = 0; i2 < 2; ++i2)
       writeTerm.push_back(arith::RemUIOp::create(
-          b, loc(), addc(mul(j, 2), i2), idx(4)));
+          b, loc(),
+          add(mul(j, 2), arith::XOrIOp::create(b, loc(), e1, idx(i2))),
+          idx(4)));
     auto loop =
         scf::ForOp::create(b, loc(), idx(0), idx(map.rounds()), idx(1));
     OpBuilder::InsertionGuard ig(b);
@@ -322,7 +343,7 @@ std::shared_ptr<Tile> Lowering::transposedTile(const Tile &t) {
           b, loc(), VectorType::get({4}, i32), out[i]);
       Value bytes = vector::BitCastOp::create(
           b, loc(), VectorType::get({16}, storageType(elt)), words);
-      Value r = add(col, arith::XOrIOp::create(b, loc(), h, idx(i)));
+      Value r = add(col, writeRow[i]);
       Value chunk = arith::XOrIOp::create(b, loc(), tb, writeTerm[i / 2]);
       vector::StoreOp::create(b, loc(), bytes, whole->view,
                               ValueRange{g, r, mul(chunk, 16)},

@@ -194,8 +194,11 @@ struct RegisterTileMap {
 /// `tokenBlock` (16 rows), lanes j >= 8 the other of the pair. Lane j of
 /// half-warp h reads its 4 bytes of row rowOf(k) at its k-th read
 /// (h = 1 on the other row parity: the other 64 bytes of the banks) and
-/// writes V^T row dimOf(i) (again the other parity for h = 1) at its
-/// i-th 16-byte write: one wavefront per read, four per write.
+/// writes V^T row dimOf(i) at its i-th 16-byte write, i xor h xor
+/// ((j / 2) mod 4) of its 4 dims: the hardware takes a 16-byte store in
+/// quarter-warps, and the 8 lanes of each write 8 different 16-byte bank
+/// groups (row parity x the chunk after the swizzle). One wavefront per
+/// read, four per write (WgmmaLayoutTest counts them per quarter-warp).
 struct Fp8TransposeMap {
   int64_t rows, cols, threads;
   int64_t tasks() const { return cols / 64 * (rows / 64) * 4; }
@@ -213,10 +216,14 @@ struct Fp8TransposeMap {
   }
   /// The lane's 4 dims start at dim0 (a column of the tile).
   int64_t dim0(int64_t u, int64_t j) const { return atom(u) * 64 + 4 * j; }
-  /// V^T row of a lane's i-th write, i < 4; its 16 bytes are tokens
+  /// Which of its 4 dims a lane writes at its i-th write, i < 4.
+  static int64_t writeOrder(int64_t h, int64_t j, int64_t i) {
+    return i ^ h ^ (j / 2 % 4);
+  }
+  /// V^T row of a lane's i-th write; its 16 bytes are tokens
   /// group * 64 + tokenBlock * 16 ...
   int64_t dimOf(int64_t u, int64_t h, int64_t j, int64_t i) const {
-    return dim0(u, j) + (i ^ h);
+    return dim0(u, j) + writeOrder(h, j, i);
   }
 };
 
