@@ -182,9 +182,12 @@
 // O^T on the e4m3 form too; one buffer, two programs per SM.
 // FP8-QP8: deepseek_r1_decode_fp8_qp8_sm90a_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
 // FP8-QP8-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp8_sm90a_stage1_masked
-// FP8-QP8-PTX: cvt.rn.satfinite.e4m3x2.f32
+// The first KV tile goes out before Q's copy and quantisation.
+// FP8-QP8-PTX-NOT: ld.global.v4
 // FP8-QP8-PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 36864;
 // FP8-QP8-PTX: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+// FP8-QP8-PTX: ld.global.v4
+// FP8-QP8-PTX: cvt.rn.satfinite.e4m3x2.f32
 // FP8-QP8-PTX: mbarrier.try_wait.parity.shared.b64
 // FP8-QP8-PTX-COUNT-6: wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3
 // FP8-QP8-PTX: ld.shared.b32

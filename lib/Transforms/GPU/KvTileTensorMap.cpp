@@ -66,8 +66,44 @@ bool Lowering::earlySendable(LoadOp op) {
   return false;
 }
 
+void Lowering::startEarlySend(KvLoopOp loop) {
+  LoadOp ld;
+  loop.getBody().walk([&](LoadOp l) {
+    if (!ld && earlySendable(l) && !stagesInPlace(l))
+      ld = l;
+  });
+  IRMapping m;
+  Value lowerV = ld ? scalarNow(loop.getLower(), m) : Value();
+  Value upperV = ld ? scalarNow(loop.getUpper(), m) : Value();
+  if (!lowerV || !upperV || earlySends.count(ld) ||
+      !llvm::all_of(ld.getIndices(),
+                    [&](Value v) { return readyAhead(v, loop, m); }))
+    return;
+  auto t = ld.getResult().getType();
+  Value view = allocSmem(t.getDimSize(0), t.getDimSize(1), t.getElementType());
+  Value smem =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase);
+  Value tileAt = addc(smem, lastSmemOffset);
+  Value mbar = arith::IndexCastOp::create(
+      b, loc(), b.getI64Type(), addc(smem, tensorMapBarriers(ld, 1)));
+  // Sent only where the loop runs: a program leaves no copy in flight.
+  auto ifOp = scf::IfOp::create(
+      b, loc(),
+      arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, lowerV,
+                            upperV),
+      /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    sendTensorMapTile(ld, rematAt(ld.getIndices()[0], loop, lowerV, m),
+                      rematAt(ld.getIndices()[1], loop, lowerV, m), tileAt,
+                      mbar);
+  }
+  earlySends[ld] = {view, tileAt, mbar};
+}
+
 void Lowering::sendNextTileEarly(LoadOp op) {
-  auto [tileAt, mbar] = earlySends.lookup(op);
+  auto [view, tileAt, mbar] = earlySends.lookup(op);
   auto loop = cast<KvLoopOp>(op->getParentOp());
   // Every thread's reads of the tile (the dot's, the transpose's) are done
   // and ordered before the copy's async-proxy writes.

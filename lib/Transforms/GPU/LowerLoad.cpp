@@ -52,12 +52,17 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
         if (!started.count(loop) && !regStarted.count(loop))
           if (auto pf = startPrefetch(loop, smemTileBytes(rows, cols, elt)))
             started[loop] = *pf;
+        if (!started.count(loop) && !regStarted.count(loop))
+          startEarlySend(loop); // a single buffer of e4m3 tiles
         break;
       }
   auto tile = std::make_shared<Tile>();
   tile->kind = Kind::Smem;
   tile->type = t;
-  if (Type to = stagesInPlace(op)) {
+  bool sent = earlySends.count(op); // its first tile at the Q load
+  if (sent) {
+    tile->view = std::get<0>(earlySends[op]);
+  } else if (Type to = stagesInPlace(op)) {
     // fp8 staged in the upper half of its converted tile's region, atoms
     // of 64 columns (stagesInPlace).
     tile->convertInto = allocSmem(rows, cols, to);
@@ -102,11 +107,16 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
         barrier(); // the region may still be read from the previous iteration
       if (tensorMapCopies(op)) {
         // Iteration i of the loop waits for phase i of its mbarrier.
-        Value smem =
-            memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase);
-        Value tileAt = addc(smem, lastSmemOffset);
-        Value mbar = arith::IndexCastOp::create(
-            b, loc(), b.getI64Type(), addc(smem, tensorMapBarriers(op, 1)));
+        Value tileAt, mbar;
+        if (sent) {
+          std::tie(std::ignore, tileAt, mbar) = earlySends[op];
+        } else {
+          Value smem = memref::ExtractAlignedPointerAsIndexOp::create(
+              b, loc(), smemBase);
+          tileAt = addc(smem, lastSmemOffset);
+          mbar = arith::IndexCastOp::create(
+              b, loc(), b.getI64Type(), addc(smem, tensorMapBarriers(op, 1)));
+        }
         Value iv = scalars.lookup(
             cast<KvLoopOp>(op->getParentOp()).getBody().getArgument(0));
         Value iter = arith::DivUIOp::create(
@@ -114,9 +124,10 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
         Value parity = arith::IndexCastOp::create(
             b, loc(), b.getI32Type(),
             arith::AndIOp::create(b, loc(), iter, idx(1)));
-        {
-          // Early: the first tile here, every later one right after the
-          // previous tile's last reader (sendNextTileEarly).
+        if (!sent) {
+          // Early: the first tile here (unless sent at the Q load), every
+          // later one right after the previous tile's last reader
+          // (sendNextTileEarly).
           OpBuilder::InsertionGuard g(b);
           if (early)
             b.setInsertionPoint(
@@ -131,8 +142,8 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
         }
         awaitTensorMapTile(op, mbar, parity, base[0], bound, tileAt);
         barrier();
-        if (early)
-          earlySends[op] = {tileAt, mbar};
+        if (early && !sent)
+          earlySends[op] = {tile->view, tileAt, mbar};
         note(op, early
                      ? "tensor-map copies on an mbarrier, the next tile sent "
                        "after this one's last reader"

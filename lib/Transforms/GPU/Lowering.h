@@ -47,8 +47,7 @@ struct Lowering {
   /// tiles in flight ran 256 x 8192 at 1.95 / 1.87 us per tile and SM
   /// against 1.6 with two programs of one tile in flight each.
   static constexpr int64_t kvStages = 2;
-  /// KV loops whose double buffer startPrefetch set up ahead of the loop.
-  DenseMap<Operation *, Prefetch> started;
+  DenseMap<Operation *, Prefetch> started; ///< double buffers set up ahead
   bool asyncCopies = false; ///< some KV loop double-buffers its tile
   /// The KV loop body being lowered, and whether a barrier runs straight
   /// in it before the current point (see barrierBeforeRewrite).
@@ -446,13 +445,15 @@ struct Lowering {
   /// KvTileTensorMap.cpp: whether KV tile `op` is sent by the tensor memory
   /// accelerator (ChipFacts::bulkTensorCopies); `count` mbarriers (set up
   /// at entry; their byte offset); one tile's copy to `dst` on `mbar`; the
-  /// wait for its phase, then rows from `bound` (if any) zeroed. A single
-  /// buffer that an e4m3 S^T reads gets its next tile after that dot
-  /// (earlySendable; earlySends: the buffers and mbarriers).
+  /// wait for its phase, then rows from `bound` (if any) zeroed. An e4m3
+  /// S^T's single buffer gets its next tile after that dot (earlySendable),
+  /// its first at the Q load (startEarlySend); earlySends: view, address,
+  /// mbarrier.
   bool tensorMapCopies(LoadOp op);
   bool earlySendable(LoadOp op);
+  void startEarlySend(KvLoopOp loop);
   void sendNextTileEarly(LoadOp op);
-  DenseMap<Operation *, std::pair<Value, Value>> earlySends;
+  DenseMap<Operation *, std::tuple<Value, Value, Value>> earlySends;
   int64_t tensorMapBarriers(LoadOp op, int64_t count);
   void sendTensorMapTile(LoadOp, Value row0, Value col0, Value dst, Value mbar);
   void awaitTensorMapTile(LoadOp, Value mbar, Value parity, Value row0,
