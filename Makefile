@@ -65,7 +65,8 @@ artifacts: build
 	         kernels/deepseek_r1_decode_bf16_sm90a_h128.mlir kernels/deepseek_r1_decode_bf16_sm90a_paged64.mlir \
 	         kernels/deepseek_r1_decode_fp8_qp16_sm90a.mlir kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2.mlir \
 	         kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2_paged64.mlir kernels/deepseek_r1_decode_fp8_qp16_sm90a_h128.mlir \
-	         kernels/deepseek_r1_decode_mxfp4_sm90a.mlir kernels/deepseek_r1_decode_fp8_qp8_sm90a.mlir; do \
+	         kernels/deepseek_r1_decode_mxfp4_sm90a.mlir kernels/deepseek_r1_decode_fp8_qp8_sm90a.mlir \
+	         kernels/deepseek_r1_decode_fp8_qp8_sm90a_mtp2.mlir; do \
 	  $(BUILD)/bin/mla-compile $$s --chip=sm_90a --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
 	cp $(BUILD)/lib/libmla_launcher-cuda.so $(ARTIFACTS)/
 

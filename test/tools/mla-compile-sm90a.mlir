@@ -24,6 +24,8 @@
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp8_sm90a.mlir --chip=sm_90a -o %t/fp8qp8 | FileCheck %s --check-prefix=FP8-QP8
 // RUN: FileCheck %s --check-prefix=FP8-QP8-PTX < %t/fp8qp8/deepseek_r1_decode_fp8_qp8_sm90a.ptx
 // RUN: FileCheck %s --check-prefix=FP8-QP8-JSON < %t/fp8qp8/deepseek_r1_decode_fp8_qp8_sm90a.json
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp8_sm90a_mtp2.mlir --chip=sm_90a -o %t/fp8qp8mtp2 | FileCheck %s --check-prefix=FP8-QP8-MTP2
+// RUN: FileCheck %s --check-prefix=FP8-QP8-MTP2-PTX < %t/fp8qp8mtp2/deepseek_r1_decode_fp8_qp8_sm90a_mtp2.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_mxfp4_sm90a.mlir --chip=sm_90a -o %t/mxfp4 | FileCheck %s --check-prefix=MXFP4
 // RUN: FileCheck %s --check-prefix=MXFP4-PTX < %t/mxfp4/deepseek_r1_decode_mxfp4_sm90a.ptx
 
@@ -201,6 +203,19 @@
 // FP8-QP8-PTX: wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3
 // FP8-QP8-PTX-NOT: cvt.rn.f16x2.e4m3x2
 // FP8-QP8-PTX: .entry deepseek_r1_decode_fp8_qp8_sm90a_stage2
+// fp8 Q and P with MTP 2: both tokens' 32 rows (N = 32) on two
+// warpgroups and 128-token tiles (72 KiB a tile, 128 x 64-byte boxes), the
+// first tile sent before Q's copy; one program per SM, no spills.
+// FP8-QP8-MTP2: deepseek_r1_decode_fp8_qp8_sm90a_mtp2_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 256 threads, 1 programs/SM
+// FP8-QP8-MTP2-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp8_sm90a_mtp2_stage1_masked
+// FP8-QP8-MTP2-PTX-NOT: ld.global.v4
+// FP8-QP8-MTP2-PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 73728;
+// FP8-QP8-MTP2-PTX: cp.async.bulk.tensor.2d
+// FP8-QP8-MTP2-PTX: cvt.rn.satfinite.e4m3x2.f32
+// FP8-QP8-MTP2-PTX: wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3
+// FP8-QP8-MTP2-PTX: prmt.b32
+// FP8-QP8-MTP2-PTX-NOT: cvt.rn.f16x2.e4m3x2
+// FP8-QP8-MTP2-PTX: .entry deepseek_r1_decode_fp8_qp8_sm90a_mtp2_stage2
 // FP8-QP8-JSON: "kind": "tensor_map",
 // FP8-QP8-JSON-NEXT: "name": "kv"
 // FP8-QP8-JSON-NEXT: "rank": 2
