@@ -14,9 +14,13 @@
 #   stalls     What its warps wait for: Nsight's stall reasons per issued
 #              instruction (at least 0.05 cycles) and the issue rate, one
 #              stage-1 call at 256 x 8192, splits 1.
+#   small      Where a small call's warps wait, line by line: the sampled
+#              SASS lines of one stage-1 call at 4 x 1024 (the launcher's
+#              splits), this spec and sm_90a's qp16 spec
+#              (bench/ncu_stall_lines.py).
 #
 #   bash bench/probe_qp8_sm90a.sh prepare            # here, after make artifacts
-#   OUT=... bash bench/probe_qp8_sm90a.sh mtp2|conflicts|stalls   # on the H200
+#   OUT=... bash bench/probe_qp8_sm90a.sh mtp2|conflicts|stalls|small   # on the H200
 set -u
 S=deepseek_r1_decode_fp8_qp8_sm90a
 A=${MLA_ARTIFACTS:-artifacts}
@@ -34,13 +38,25 @@ prepare)
       -o "$A" || exit 1
   done
   exit 0;;
-mtp2|conflicts|stalls) ;;
-*) echo "usage: $0 prepare|mtp2|conflicts|stalls" >&2; exit 2;;
+mtp2|conflicts|stalls|small) ;;
+*) echo "usage: $0 prepare|mtp2|conflicts|stalls|small" >&2; exit 2;;
 esac
 export MLA_ARTIFACTS=$A PYTHONPATH=${PYTHONPATH:-python}
 if [ "$1" = mtp2 ]; then
   python3 bench/serving_h200.py --extra-specs ${S}_mtp2,${S}_mtp2_n64 --json "$OUT/mtp2.json"
   exit $?
+fi
+if [ "$1" = small ]; then
+  for s in $S deepseek_r1_decode_fp8_qp16_sm90a; do
+    timeout 200 ncu --section SourceCounters --section WarpStateStats --kernel-name regex:stage1 \
+      --launch-skip 2 --launch-count 1 -o "$OUT/small-$s" python3 bench/probe_kernels.py \
+      --format fp8 --shapes 4x1024 --spec $s > /dev/null 2>&1 || echo "ncu failed on $s"
+    ncu -i "$OUT/small-$s.ncu-rep" --page source --csv --print-source sass > "$OUT/small-$s.csv"
+    echo "== $s"
+    python3 bench/ncu_stall_lines.py "$OUT/small-$s.csv" 22
+    rm -f "$OUT/small-$s.ncu-rep"
+  done
+  exit 0
 fi
 if [ "$1" = stalls ]; then
   M='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'

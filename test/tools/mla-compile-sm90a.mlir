@@ -189,6 +189,8 @@
 // FP8-QP8-PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 36864;
 // FP8-QP8-PTX: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
 // FP8-QP8-PTX: ld.global.v4
+// Q is rounded once, by the pair rounding (no software e4m3 rounding first).
+// FP8-QP8-PTX-NOT: cvt.rzi.u32.f32
 // FP8-QP8-PTX: cvt.rn.satfinite.e4m3x2.f32
 // FP8-QP8-PTX: mbarrier.try_wait.parity.shared.b64
 // FP8-QP8-PTX-COUNT-6: wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3

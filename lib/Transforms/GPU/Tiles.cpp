@@ -148,6 +148,17 @@ std::shared_ptr<Tile> Lowering::materialize(Value v,
         arith::DivUIOp::create(b, loc(), e, idx(cols)).getResult(),
         arith::RemUIOp::create(b, loc(), e, idx(cols)).getResult());
   };
+  // What is rounded to `elt` below: where `v` is itself a cast to `elt`
+  // (fp8 Q from bf16 Q), the cast's source. Reading `t` would round each
+  // element twice, in software, then again on storing (the same value:
+  // rounding is idempotent), which made the fp8 Q of the e4m3 path cost
+  // about 40 instructions an element.
+  const Tile *from = t.get();
+  if (auto cast = v.getDefiningOp<CastOp>())
+    if (auto src = tiles.lookup(cast.getSource());
+        src && (src->kind == Kind::Smem || src->kind == Kind::Expr) &&
+        cast.getResult().getType().getElementType() == elt)
+      from = src.get();
   if (narrowing) {
     // Rounds of `group` elements per thread in increasing element order:
     // the narrow bytes a round writes overlap only wide elements of this
@@ -164,7 +175,7 @@ std::shared_ptr<Tile> Lowering::materialize(Value v,
     for (int64_t j = 0; j < group; ++j) {
       auto [r, c] = coord(add(first, addc(tid, j * threads)));
       at.push_back({r, c});
-      vals.push_back(fromF32(b, loc(), readF32(*t, r, c), elt));
+      vals.push_back(fromF32(b, loc(), readF32(*from, r, c), elt));
     }
     barrier();
     for (auto [rc, val] : llvm::zip(at, vals))
@@ -187,7 +198,7 @@ std::shared_ptr<Tile> Lowering::materialize(Value v,
       b.setInsertionPointToStart(loop.getBody());
       auto [r, c] = coord(loop.getInductionVar());
       Value c1 = addc(c, 1);
-      Value x = readF32(*t, r, c), y = readF32(*t, r, c1);
+      Value x = readF32(*from, r, c), y = readF32(*from, r, c1);
       std::array<Value, 2> v;
       if (auto hw = target.f32PairToFp8(b, loc(), x, y, elt))
         v = *hw;
@@ -206,7 +217,8 @@ std::shared_ptr<Tile> Lowering::materialize(Value v,
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
     auto [r, c] = coord(loop.getInductionVar());
-    memref::StoreOp::create(b, loc(), fromF32(b, loc(), readF32(*t, r, c), elt),
+    memref::StoreOp::create(b, loc(),
+                            fromF32(b, loc(), readF32(*from, r, c), elt),
                             out->view, smemAt(out->view, r, c));
   }
   barrier();
