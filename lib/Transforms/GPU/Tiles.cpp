@@ -188,26 +188,39 @@ std::shared_ptr<Tile> Lowering::materialize(Value v,
   // fp8 in pairs through the chip's pair rounding where it has one (fp8 Q
   // for fp8 wgmma, 9216 roundings a program: one by one in software they
   // made 4 x 1024 take 22.6 us on the H200, 17.1 with the pairs and the
-  // transpose's cheaper indices).
+  // transpose's cheaper indices), a run of 8 columns a thread and step
+  // where the rows allow: one element's row, column and swizzle per run,
+  // and the run's 8 bytes stored at once (contiguous in every layout:
+  // a swizzle moves 16-byte chunks).
   if (isFp8(elt) && cols % 2 == 0) {
+    int64_t run = cols % 8 == 0 ? 8 : 2;
     auto loop =
-        scf::ForOp::create(b, loc(), mul(tid, 2), idx(rows * cols),
-                           idx(2 * threads));
+        scf::ForOp::create(b, loc(), mul(tid, run), idx(rows * cols),
+                           idx(run * threads));
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(loop.getBody());
       auto [r, c] = coord(loop.getInductionVar());
-      Value c1 = addc(c, 1);
-      Value x = readF32(*from, r, c), y = readF32(*from, r, c1);
-      std::array<Value, 2> v;
-      if (auto hw = target.f32PairToFp8(b, loc(), x, y, elt))
-        v = *hw;
-      else
-        v = {fromF32(b, loc(), x, elt), fromF32(b, loc(), y, elt)};
-      memref::StoreOp::create(b, loc(), v[0], out->view,
-                              smemAt(out->view, r, c));
-      memref::StoreOp::create(b, loc(), v[1], out->view,
-                              smemAt(out->view, r, c1));
+      SmallVector<Value, 8> bytes;
+      for (int64_t p = 0; p < run; p += 2) {
+        Value x = readF32(*from, r, addc(c, p)),
+              y = readF32(*from, r, addc(c, p + 1));
+        if (auto hw = target.f32PairToFp8(b, loc(), x, y, elt))
+          bytes.append(hw->begin(), hw->end());
+        else
+          bytes.append({fromF32(b, loc(), x, elt), fromF32(b, loc(), y, elt)});
+      }
+      if (run == 8) {
+        Value vec = vector::FromElementsOp::create(
+            b, loc(), VectorType::get({run}, bytes[0].getType()), bytes);
+        vector::StoreOp::create(b, loc(), vec, out->view,
+                                smemAt(out->view, r, c),
+                                /*nontemporal=*/false, llvm::MaybeAlign(8));
+      } else {
+        for (int64_t p = 0; p < run; ++p)
+          memref::StoreOp::create(b, loc(), bytes[p], out->view,
+                                  smemAt(out->view, r, addc(c, p)));
+      }
     }
     barrier();
     return out;
