@@ -188,12 +188,14 @@
 // FP8-QP8-PTX-NOT: ld.global.v4
 // FP8-QP8-PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 36864;
 // FP8-QP8-PTX: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
-// FP8-QP8-PTX: ld.global.v4
 // Q is rounded once, by the pair rounding (no software e4m3 rounding first),
-// a run of 8 elements a thread: one 16-byte read of bf16, one 8-byte store.
+// in registers on its way from global memory: 8 elements a 16-byte load,
+// one 8-byte store of fp8, and no 16-bit copy in shared memory to read back.
+// FP8-QP8-PTX-COUNT-9: ld.global.v4
 // FP8-QP8-PTX-NOT: cvt.rzi.u32.f32
-// FP8-QP8-PTX: ld.shared.v4.b32
+// FP8-QP8-PTX-NOT: ld.shared
 // FP8-QP8-PTX-COUNT-4: cvt.rn.satfinite.e4m3x2.f32
+// FP8-QP8-PTX-NOT: ld.shared
 // FP8-QP8-PTX: st.shared.v2.b32
 // FP8-QP8-PTX: mbarrier.try_wait.parity.shared.b64
 // FP8-QP8-PTX-COUNT-6: wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3

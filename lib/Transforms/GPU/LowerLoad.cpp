@@ -8,7 +8,7 @@
 
 namespace mlir::mla::gpulower {
 
-SmallVector<Operation *> Lowering::foldableChain(LoadOp op) {
+SmallVector<Operation *> Lowering::foldableChain(LoadOp op, bool toFp8) {
   SmallVector<Operation *> chain;
   Value v = op.getResult();
   while (v.hasOneUse()) {
@@ -20,7 +20,8 @@ SmallVector<Operation *> Lowering::foldableChain(LoadOp op) {
     v = user->getResult(0);
   }
   Type st = storageType(op.getType().getElementType());
-  while (!chain.empty() && storageType(resultElt(chain.back())) != st)
+  while (!chain.empty() && (toFp8 ? !isFp8(resultElt(chain.back()))
+                                  : storageType(resultElt(chain.back())) != st))
     chain.pop_back();
   return chain;
 }
@@ -60,8 +61,19 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   tile->kind = Kind::Smem;
   tile->type = t;
   bool sent = earlySends.count(op); // its first tile at the Q load
+  // A 16-bit tile ahead of the KV loop whose casts end in fp8 (bf16 Q for
+  // the e4m3 form): rounded in pairs in registers on its way from global
+  // memory (the straight-line copy below) and stored as fp8 only, with no
+  // 16-bit copy in shared memory and no second pass over one (materialize).
+  SmallVector<Operation *> toFp8;
+  if (!kvBody && !op.isPaged() && storedBytes(storageType(elt)) == 2 &&
+      cols % 8 == 0 && rows * cols / 8 <= kMaxStraightRounds * threads &&
+      !kOrderFor(op))
+    toFp8 = foldableChain(op, /*toFp8=*/true);
   if (sent) {
     tile->view = std::get<0>(earlySends[op]);
+  } else if (!toFp8.empty()) {
+    tile->view = allocSmem(rows, cols, resultElt(toFp8.back()));
   } else if (Type to = stagesInPlace(op)) {
     // fp8 staged in the upper half of its converted tile's region, atoms
     // of 64 columns (stagesInPlace).
@@ -371,7 +383,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   if ((!kvBody || (even && target.chip.tuning.unrollTileLoops) ||
        smallElementwise) &&
       (vec > 1 || smallElementwise) && rounds <= kMaxStraightRounds) {
-    SmallVector<Operation *> chain = foldableChain(op);
+    SmallVector<Operation *> chain = toFp8.empty() ? foldableChain(op) : toFp8;
     // Through f32 and back to the loaded type is exact: nothing to do.
     bool identity =
         !chain.empty() && resultElt(chain.back()) == elt &&
@@ -393,7 +405,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
     for (const auto &g : got) {
       Value v = g[0];
       if (!chain.empty() && !identity) {
-        SmallVector<Value> elems;
+        SmallVector<Value> fs, elems;
         for (int64_t e = 0; e < vec; ++e) {
           // As lowerCast and lowerScale evaluate them: f32 values rounded
           // to each cast's type.
@@ -408,21 +420,49 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
               f = toF32(b, loc(), fromF32(b, loc(), f, resultElt(o)),
                         resultElt(o));
           }
-          elems.push_back(fromF32(b, loc(), f, resultElt(chain.back())));
+          fs.push_back(f);
         }
-        v = vector::FromElementsOp::create(b, loc(), vecT, elems);
+        Type to = resultElt(chain.back());
+        for (int64_t e = 0; e < vec; ++e) {
+          // fp8 in pairs through the chip's pair rounding where it has one.
+          if (isFp8(to) && e + 1 < vec)
+            if (auto hw = target.f32PairToFp8(b, loc(), fs[e], fs[e + 1], to)) {
+              elems.append(hw->begin(), hw->end());
+              ++e;
+              continue;
+            }
+          elems.push_back(fromF32(b, loc(), fs[e], to));
+        }
+        v = vector::FromElementsOp::create(
+            b, loc(), VectorType::get({vec}, elems[0].getType()), elems);
       }
+      auto store = [&] {
+        if (toFp8.empty())
+          return storeChunk(v, g[1], g[2]);
+        vector::StoreOp::create(b, loc(), v, tile->view,
+                                smemAt(tile->view, g[1], g[2]),
+                                /*nontemporal=*/false, llvm::MaybeAlign(vec));
+      };
       if (Value guard = g[3]) {
         auto ifOp =
             scf::IfOp::create(b, loc(), guard, /*withElseRegion=*/false);
         OpBuilder::InsertionGuard ig(b);
         b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-        storeChunk(v, g[1], g[2]);
+        store();
       } else {
-        storeChunk(v, g[1], g[2]);
+        store();
       }
     }
     barrier();
+    // The fp8 tile is only the last cast's: the 16-bit values it was
+    // rounded from are nowhere (each op of the chain has one use, the next).
+    if (!toFp8.empty()) {
+      tile->type = cast<RankedTensorType>(chain.back()->getResult(0).getType());
+      tiles[chain.back()->getResult(0)] = tile;
+      folded.insert(chain.begin(), chain.end());
+      note(op, "rounded to fp8 in registers on its way to shared memory");
+      return success();
+    }
     tiles[op] = tile;
     for (Operation *o : chain) {
       auto t2 = std::make_shared<Tile>(*tile);

@@ -395,9 +395,9 @@ struct Lowering {
   /// the longest chain of single-use mla.cast / mla.scale ops from it (with
   /// scale factors already lowered) that ends in an element type of the
   /// loaded one's storage width (bf16 Q -> f32 -> scaled -> bf16, or
-  /// -> f16 for qp_type = f16). lowerLoad applies them to the loaded
-  /// registers.
-  SmallVector<Operation *> foldableChain(LoadOp op);
+  /// -> f16 for qp_type = f16; with `toFp8`, one that ends in fp8 instead:
+  /// bf16 Q -> f32 -> fp8). lowerLoad applies them to the loaded registers.
+  SmallVector<Operation *> foldableChain(LoadOp op, bool toFp8 = false);
   LogicalResult lowerLoad(LoadOp op);
 
   /// A tile-IR index value re-evaluated with the KV loop's induction
