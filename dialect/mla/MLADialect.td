@@ -50,7 +50,10 @@ def MLA_Dialect : Dialect {
     "::mlir::IntegerAttr":$kv_len_multiple_of,
     // gpu.func / llvm.func (sm_90a): its last argument is a tensor map over
     // the KV cache (128 bytes by value, the launcher's), whose box is
-    // [rows, columns] of this many; mla-nvvm-grid-constants passes it so.
+    // [rows, columns] of this many, or [rows, columns, boxes]: that many
+    // boxes side by side along a row in one copy (a 3-D map whose boxes
+    // land one after another in shared memory); mla-nvvm-grid-constants
+    // passes it so.
     "::mlir::DenseI64ArrayAttr":$kv_tensor_map
   );
   let hasOperationAttrVerify = 1;

@@ -327,7 +327,7 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx,
       k.getArray("args")->push_back(
           llvm::json::Object{{"name", "kv"},
                              {"kind", "tensor_map"},
-                             {"rank", 2},
+                             {"rank", int64_t(it->second.size())},
                              {"dtype", manifest.getString("kv_type")->str()},
                              {"shape", llvm::json::Array(it->second)}});
     llvm::json::Object r;

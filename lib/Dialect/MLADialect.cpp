@@ -58,12 +58,12 @@ LogicalResult MLADialect::verifyOperationAttribute(Operation *op,
     return isa<DenseI64ArrayAttr>(a) ? success() : fail("an array<i64>");
   if (name == getKvTensorMapAttrHelper().getName()) {
     auto box = dyn_cast<DenseI64ArrayAttr>(a);
-    return box && box.size() == 2 &&
+    return box && (box.size() == 2 || box.size() == 3) &&
                    llvm::all_of(box.asArrayRef(),
                                 [](int64_t d) { return d >= 1 && d <= 256; })
                ? success()
-               : fail("an array<i64> of a box's rows and columns, each 1 to "
-                      "256");
+               : fail("an array<i64> of a box's rows and columns (and the "
+                      "boxes a copy takes along a row), each 1 to 256");
   }
   return op->emitError() << "'" << name
                          << "' is not an attribute of the mla dialect";

@@ -63,13 +63,17 @@ struct mla_backend {
   }
   /// MLA_ARG_TENSOR_MAP: whether this backend builds tensor maps, and the
   /// map (128 bytes into `out`) of the row-major [rows, cols] buffer at
-  /// `base` (elements of `eltBytes`), box {boxRows, boxCols}, 128-byte
-  /// swizzle, zeros outside the buffer.
+  /// `base` (elements of `eltBytes`), zeros outside the buffer, swizzled
+  /// over a box row (boxCols x eltBytes: 128 or 64 bytes). `boxes` 0: a 2-D
+  /// map, box {boxRows, boxCols}; else a 3-D map over {boxCols, rows,
+  /// cols / boxCols} (a row's boxCols-column pieces as the outer dimension)
+  /// whose box takes `boxes` such pieces at once, each piece's
+  /// boxRows x boxCols after the previous one in shared memory.
   virtual bool hasTensorMaps() const { return false; }
   virtual mla_status tensorMap(const void * /*base*/, int64_t /*rows*/,
                                int64_t /*cols*/, int /*eltBytes*/,
-                               int /*boxRows*/, int /*boxCols*/, void * /*out*/,
-                               std::string &msg) const {
+                               int /*boxRows*/, int /*boxCols*/, int /*boxes*/,
+                               void * /*out*/, std::string &msg) const {
     msg = std::string(name()) + " builds no tensor maps";
     return MLA_ERROR_INVALID_SPEC;
   }

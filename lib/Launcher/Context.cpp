@@ -104,16 +104,20 @@ static mla_status checkKernel(const mla_spec_desc &s,
                   a.name);
     if (a.kind == MLA_ARG_TENSOR_MAP) {
       // A box of the kv rows in the 128-byte swizzle (16-bit tiles) or the
-      // 64-byte one (fp8 tiles), the last parameter.
+      // 64-byte one (fp8 tiles), the last parameter; rank 3: that many
+      // such boxes along a row at once (at most the row's).
       int elt = kvElementBytes(s);
-      if (std::strcmp(a.name, "kv") || a.rank != 2 || i != k.num_args - 1 ||
-          a.shape[0] < 1 || a.shape[0] > 256 || elt == 0 ||
-          (a.shape[1] * elt != 128 && a.shape[1] * elt != 64) ||
-          s.qk_dim % a.shape[1] != 0)
+      if (std::strcmp(a.name, "kv") || (a.rank != 2 && a.rank != 3) ||
+          i != k.num_args - 1 || a.shape[0] < 1 || a.shape[0] > 256 ||
+          elt == 0 || (a.shape[1] * elt != 128 && a.shape[1] * elt != 64) ||
+          s.qk_dim % a.shape[1] != 0 ||
+          (a.rank == 3 && (a.shape[2] < 1 || a.shape[2] > 256 ||
+                           a.shape[2] * a.shape[1] > s.qk_dim)))
         return fail(MLA_ERROR_INVALID_SPEC,
                     "kernel '%s' argument %d: a tensor map must be the last "
                     "argument, over kv, with a box of 1 to 256 rows of 128 "
-                    "or 64 bytes that divide the row",
+                    "or 64 bytes that divide the row (rank 3: and 1 to 256 "
+                    "such boxes, at most a row's)",
                     k.name, i);
       continue;
     }

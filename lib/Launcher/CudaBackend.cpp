@@ -160,18 +160,25 @@ struct CudaBackend final : mla_backend {
 
   bool hasTensorMaps() const override { return true; }
   mla_status tensorMap(const void *base, int64_t rows, int64_t cols,
-                       int eltBytes, int boxRows, int boxCols, void *out,
-                       std::string &msg) const override {
+                       int eltBytes, int boxRows, int boxCols, int boxes,
+                       void *out, std::string &msg) const override {
     static_assert(sizeof(CUtensorMap) == 128, "a tensor map is 128 bytes");
-    cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
-    cuuint64_t strides[1] = {cuuint64_t(cols) * eltBytes};
-    cuuint32_t box[2] = {cuuint32_t(boxCols), cuuint32_t(boxRows)};
-    cuuint32_t unit[2] = {1, 1};
+    // 2-D: {cols, rows}. 3-D: {boxCols, rows, pieces}, the pieces' stride
+    // (boxCols elements) below the rows' (strides need not grow).
+    cuuint64_t rowBytes = cuuint64_t(cols) * eltBytes;
+    cuuint64_t dims2[2] = {cuuint64_t(cols), cuuint64_t(rows)};
+    cuuint64_t dims3[3] = {cuuint64_t(boxCols), cuuint64_t(rows),
+                           cuuint64_t(cols / boxCols)};
+    cuuint64_t strides[2] = {rowBytes, cuuint64_t(boxCols) * eltBytes};
+    cuuint32_t box[3] = {cuuint32_t(boxCols), cuuint32_t(boxRows),
+                         cuuint32_t(boxes)};
+    cuuint32_t unit[3] = {1, 1, 1};
     CUresult r = cuTensorMapEncodeTiled(
         static_cast<CUtensorMap *>(out),
         eltBytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
                       : CU_TENSOR_MAP_DATA_TYPE_UINT8,
-        2, const_cast<void *>(base), dims, strides, box, unit,
+        boxes ? 3 : 2, const_cast<void *>(base), boxes ? dims3 : dims2,
+        strides, box, unit,
         CU_TENSOR_MAP_INTERLEAVE_NONE,
         // The swizzle spans a box row: 128 bytes (16-bit tiles) or 64
         // (fp8 wgmma operands), the layouts the kernels read (smemSwizzled-

@@ -251,7 +251,7 @@ static mla_status launchKernel(mla_context &ctx, const Kernel &k,
       std::string msg;
       if (mla_status st = ctx.backend->tensorMap(
               a.kv, a.kv_rows, s.qk_dim, kvElementBytes(s), int(d.shape[0]),
-              int(d.shape[1]), map, msg))
+              int(d.shape[1]), d.rank == 3 ? int(d.shape[2]) : 0, map, msg))
         return failWith(st, "kv's tensor map for " + std::string(k.desc->name) +
                                 ": " + msg);
       continue;

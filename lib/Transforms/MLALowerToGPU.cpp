@@ -168,7 +168,8 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
         mla->getKvLenMultipleOfAttrHelper().setAttr(func, m);
       if (low.kvMap)
         mla->getKvTensorMapAttrHelper().setAttr(
-            func, b.getDenseI64ArrayAttr({low.kvMapRows, 64}));
+            func,
+            b.getDenseI64ArrayAttr({low.kvMapRows, 64, low.kvMapBoxes}));
       kernel.erase();
     }
   }

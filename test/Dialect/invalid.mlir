@@ -659,8 +659,15 @@ func.func @f() attributes {mla.split_candidates = [1, 2]} {
 
 // -----
 
-// expected-error @+1 {{'mla.kv_tensor_map' must be an array<i64> of a box's rows and columns, each 1 to 256}}
+// expected-error @+1 {{'mla.kv_tensor_map' must be an array<i64> of a box's rows and columns (and the boxes a copy takes along a row), each 1 to 256}}
 func.func @f() attributes {mla.kv_tensor_map = array<i64: 64, 512>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'mla.kv_tensor_map' must be an array<i64> of a box's rows and columns (and the boxes a copy takes along a row), each 1 to 256}}
+func.func @f() attributes {mla.kv_tensor_map = array<i64: 64, 64, 9, 1>} {
   return
 }
 

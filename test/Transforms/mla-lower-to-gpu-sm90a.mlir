@@ -281,21 +281,22 @@ mla.kernel @twoWarpgroups(%kv: memref<?x128xbf16>, %q: memref<?x128xbf16>, %n: i
 // A KV tile copied and waited for at once (two buffers of 128 KiB do not
 // fit) of the argument the launcher names kv: the tensor memory
 // accelerator. The map is a new last argument (mla.kv_tensor_map: its box,
-// 128 rows x 64 columns); the mbarrier is initialised by thread 0 at entry;
-// per tile thread 0 expects 128 KiB and sends one box per 64-column atom
-// (8), every thread waits on the iteration's parity, rows from the bound
+// 128 rows x 64 columns, 8 of them along the row in one copy); the
+// mbarrier is initialised by thread 0 at entry; per tile thread 0 expects
+// 128 KiB and sends the tile in one copy (coordinates: column in the box,
+// row, box), every thread waits on the iteration's parity, rows from the bound
 // on are then zeroed (under a branch: only a partial tile has them); no
 // per-thread asynchronous copies.
 // CHECK-LABEL: gpu.func @tensorMap
 // CHECK-SAME: %[[MAP:[a-z0-9]+]]: !llvm.ptr)
-// CHECK-SAME: mla.kv_tensor_map = array<i64: 128, 64>
+// CHECK-SAME: mla.kv_tensor_map = array<i64: 128, 64, 8>
 // CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32, predicate = %{{.*}} : !llvm.ptr<3>, i32, i1
 // CHECK-NEXT: gpu.barrier
 // CHECK: scf.for
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c131072_i32, predicate = %[[FIRST:.*]] : !llvm.ptr<3>, i32, i1
 // The KV lines as the L2's first victims (evict-first policy).
 // CHECK: llvm.mlir.constant(1364590687093260288 : i64) : i64
-// CHECK-COUNT-8: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]], %{{.*}}, box[%{{.*}}, %{{.*}}] l2_cache_hint = %{{[0-9]+}} predicate = %[[FIRST]]
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]], %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}] l2_cache_hint = %{{[0-9]+}} predicate = %[[FIRST]]
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: scf.if
@@ -369,7 +370,7 @@ mla.kernel @noMap(%kv: memref<?x512xbf16>, %q: memref<?x512xbf16>, %n: index,
 // tile t's mbarrier (t mod 2) in phase t / 2 mod 2, the barrier, then tile
 // t + 1's box into the other buffer on its mbarrier; no cp.async.
 // CHECK-LABEL: gpu.func @tensorMapTwoBuffers
-// CHECK-SAME: mla.kv_tensor_map = array<i64: 64, 64>
+// CHECK-SAME: mla.kv_tensor_map = array<i64: 64, 64, 1>
 // CHECK-COUNT-2: nvvm.mbarrier.init
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c8192_i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global

@@ -37,9 +37,10 @@
 // program per SM): the map is the last parameter (128 bytes, a grid
 // constant addressed in parameter space); two mbarriers, one per buffer;
 // before the loop one thread arrives on the first expecting the tile's
-// 73 728 bytes and sends one 64 x 64 box per atom (9; coordinates innermost
-// first); in the loop every thread waits on this tile's phase, then the
-// next tile's boxes go out on the other mbarrier; no cp.async.
+// 73 728 bytes and sends the whole tile in one copy of the 3-D map (9
+// boxes of 64 x 64 along the row; coordinates innermost first: column in
+// the box, row, box); in the loop every thread waits on this tile's phase,
+// then the next tile goes out on the other mbarrier; no cp.async.
 // PTX: .target sm_90a
 // PTX-LABEL: .entry deepseek_r1_decode_bf16_sm90a_stage1_masked(
 // PTX: .param .align 64 .b8 deepseek_r1_decode_bf16_sm90a_stage1_masked_param_56[128]
@@ -48,14 +49,14 @@
 // PTX: @%p{{[0-9]+}} mbarrier.init.shared.b64 [[[BAR:%r[0-9]+]]], 1;
 // PTX: @%p{{[0-9]+}} mbarrier.init.shared.b64 [%r{{[0-9]+}}], 1;
 // PTX: @[[FIRST:%p[0-9]+]] mbarrier.arrive.expect_tx.shared.b64 _, [[[BAR]]], 73728;
-// PTX: @[[FIRST]] cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%rd{{[0-9]+}}], [[[MAP]], {0,[[ROW:%r[0-9]+]]} ], [[[BAR]]], 1364590687093260288;
-// PTX: @[[FIRST]] cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%rd{{[0-9]+}}], [[[MAP]], {64,[[ROW]]} ], [[[BAR]]], 1364590687093260288;
-// PTX: @[[FIRST]] cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%rd{{[0-9]+}}], [[[MAP]], {512,[[ROW]]} ], [[[BAR]]], 1364590687093260288;
+// PTX: @[[FIRST]] cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%rd{{[0-9]+}}], [[[MAP]], {0,[[ROW:%r[0-9]+]],0} ], [[[BAR]]], 1364590687093260288;
+// PTX-NOT: cp.async.bulk.tensor
 // PTX: mbarrier.try_wait.parity.shared.b64 P1, [%r{{[0-9]+}}], %r{{[0-9]+}}, 10000000;
 // PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 73728;
-// PTX-COUNT-9: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%rd{{[0-9]+}}], [[[MAP]], {{.*}}
+// PTX: cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%rd{{[0-9]+}}], [[[MAP]], {0,%r{{[0-9]+}},0} ]
+// PTX-NOT: cp.async.bulk.tensor
 // PTX-LABEL: .entry deepseek_r1_decode_bf16_sm90a_stage1_mask_free
-// PTX: cp.async.bulk.tensor.2d
+// PTX: cp.async.bulk.tensor.3d
 // PTX: fence.proxy.async.shared::cta;
 // PTX-NEXT: bar.sync 0;
 // PTX: wgmma.fence.sync.aligned;
@@ -90,10 +91,11 @@
 // The manifest's last stage-1 argument: the tensor map over kv.
 // JSON: "kind": "tensor_map",
 // JSON-NEXT: "name": "kv",
-// JSON-NEXT: "rank": 2,
+// JSON-NEXT: "rank": 3,
 // JSON-NEXT: "shape": [
 // JSON-NEXT: 64,
-// JSON-NEXT: 64
+// JSON-NEXT: 64,
+// JSON-NEXT: 9
 // The spec's one_launch, for the launcher: plans combine a small batch's
 // splits in stage 1's clusters by default.
 // JSON: "one_launch": true,
@@ -101,19 +103,19 @@
 // Both query tokens in one program: N = 32, the KV tile double-buffered
 // (one program per SM either way) by tensor-map copies: two mbarriers, one
 // per buffer; the first tile's 9 boxes before the loop; in the loop the
-// wait for this tile's phase, then the next tile's boxes on the other
+// wait for this tile's phase, then the next tile's copy on the other
 // buffer's mbarrier, then the dots.
 // MTP2: deepseek_r1_decode_bf16_sm90a_mtp2_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 1 programs/SM
 // MTP2-PTX: mbarrier.init.shared.b64 [%r{{[0-9]+}}], 1;
 // MTP2-PTX: mbarrier.init.shared.b64 [%r{{[0-9]+}}], 1;
 // MTP2-PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 73728;
-// MTP2-PTX-COUNT-9: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+// MTP2-PTX: cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes
 // MTP2-PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // MTP2-PTX-NOT: cp.async.cg
 // (The loop's wait and next boxes, wherever LLVM places its blocks.)
 // MTP2-LOOP: mbarrier.try_wait.parity.shared.b64
 // MTP2-LOOP: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 73728;
-// MTP2-LOOP-COUNT-9: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+// MTP2-LOOP: cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes
 
 // Paged by 64-row pages: the same two programs per SM.
 // PAGED: deepseek_r1_decode_bf16_sm90a_paged64_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
@@ -187,7 +189,7 @@
 // The first KV tile goes out before Q's copy and quantisation.
 // FP8-QP8-PTX-NOT: ld.global.v4
 // FP8-QP8-PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 36864;
-// FP8-QP8-PTX: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+// FP8-QP8-PTX: cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes
 // Q is rounded once, by the pair rounding (no software e4m3 rounding first),
 // in registers on its way from global memory: 8 elements a 16-byte load,
 // one 8-byte store of fp8, and no 16-bit copy in shared memory to read back.
@@ -205,7 +207,7 @@
 // FP8-QP8-PTX: wgmma.wait_group.sync.aligned 0;
 // FP8-QP8-PTX-NEXT: fence.proxy.async.shared::cta;
 // FP8-QP8-PTX-NEXT: bar.sync
-// FP8-QP8-PTX: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+// FP8-QP8-PTX: cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes
 // FP8-QP8-PTX-NOT: cvt.rn.f16x2.e4m3x2
 // FP8-QP8-PTX: wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3
 // FP8-QP8-PTX-NOT: cvt.rn.f16x2.e4m3x2
@@ -217,7 +219,7 @@
 // FP8-QP8-MTP2-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp8_sm90a_mtp2_stage1_masked
 // FP8-QP8-MTP2-PTX-NOT: ld.global.v4
 // FP8-QP8-MTP2-PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 73728;
-// FP8-QP8-MTP2-PTX: cp.async.bulk.tensor.2d
+// FP8-QP8-MTP2-PTX: cp.async.bulk.tensor.3d
 // FP8-QP8-MTP2-PTX: cvt.rn.satfinite.e4m3x2.f32
 // FP8-QP8-MTP2-PTX: wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3
 // FP8-QP8-MTP2-PTX: prmt.b32
@@ -225,10 +227,11 @@
 // FP8-QP8-MTP2-PTX: .entry deepseek_r1_decode_fp8_qp8_sm90a_mtp2_stage2
 // FP8-QP8-JSON: "kind": "tensor_map",
 // FP8-QP8-JSON-NEXT: "name": "kv"
-// FP8-QP8-JSON-NEXT: "rank": 2
+// FP8-QP8-JSON-NEXT: "rank": 3
 // FP8-QP8-JSON-NEXT: "shape": [
 // FP8-QP8-JSON-NEXT: 64,
-// FP8-QP8-JSON-NEXT: 64
+// FP8-QP8-JSON-NEXT: 64,
+// FP8-QP8-JSON-NEXT: 9
 
 // mxfp4 KV a tile ahead in registers (bytes and scales), decoded into the
 // swizzled bf16 tile; 2 programs per SM (the bytes take no shared memory)

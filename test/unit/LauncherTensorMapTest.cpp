@@ -21,14 +21,15 @@ namespace {
 struct MapBackend : mlatest::RecordingBackend {
   bool hasTensorMaps() const override { return true; }
   mla_status tensorMap(const void *base, int64_t rows, int64_t cols,
-                       int eltBytes, int boxRows, int boxCols, void *out,
-                       std::string &) const override {
+                       int eltBytes, int boxRows, int boxCols, int boxes,
+                       void *out, std::string &) const override {
     uint64_t words[16] = {reinterpret_cast<uintptr_t>(base),
                           uint64_t(rows),
                           uint64_t(cols),
                           uint64_t(eltBytes),
                           uint64_t(boxRows),
-                          uint64_t(boxCols)};
+                          uint64_t(boxCols),
+                          uint64_t(boxes)};
     std::memcpy(out, words, sizeof words);
     return MLA_SUCCESS;
   }
@@ -58,6 +59,54 @@ struct MapSpec {
 };
 
 constexpr mla_arg_desc kMap = {"kv", MLA_ARG_TENSOR_MAP, 2, {64, 64, 0, 0}};
+// What mla-compile writes since one copy takes a whole row: 9 boxes of 64
+// columns (576).
+constexpr mla_arg_desc kMap3 = {"kv", MLA_ARG_TENSOR_MAP, 3, {64, 64, 9, 0}};
+
+/// Runs one call of `m` on `backend` and returns the stage-1 kernel's map
+/// words (the last 16 of its packed arguments).
+std::vector<uint64_t> mapWords(MapBackend &backend, MapSpec &m) {
+  const mla_backend *backends[] = {&backend, nullptr};
+  mla_context *ctx = nullptr;
+  EXPECT_EQ(MLA_SUCCESS,
+            mla_context_create(&m.spec, "gfx950", 0, backends, &ctx))
+      << mla_last_error();
+  if (!ctx)
+    return {};
+  int32_t qo[2] = {0, 1}, kvp[2] = {0, 700};
+  mlatest::ScratchArgs scratch;
+  mla_decode_args a = scratch.args(/*batch=*/1, /*maxKvLen=*/700,
+                                   /*kvRows=*/700, /*splits=*/2);
+  a.qo_indptr = qo;
+  a.kv_indptr = kvp;
+  mla_decode_plan plan;
+  EXPECT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan)) << mla_last_error();
+  EXPECT_EQ(MLA_SUCCESS, mla_decode_run(ctx, &plan, &a, nullptr))
+      << mla_last_error();
+  mla_context_destroy(ctx);
+  if (backend.launches.empty() || backend.launches[0].words.size() < 16)
+    return {};
+  const std::vector<uint64_t> &w = backend.launches[0].words;
+  return {w.end() - 16, w.end()};
+}
+
+TEST(LauncherTensorMap, RankThreeMapsTakeTheirBoxesARow) {
+  MapBackend backend;
+  MapSpec m3(kMap3);
+  std::vector<uint64_t> map = mapWords(backend, m3);
+  ASSERT_EQ(16u, map.size());
+  EXPECT_EQ(700u, map[1]);
+  EXPECT_EQ(576u, map[2]);
+  EXPECT_EQ(64u, map[4]);
+  EXPECT_EQ(64u, map[5]);
+  EXPECT_EQ(9u, map[6]); // a 3-D map, 9 boxes a copy
+  // The rank-2 form (specs compiled before) still builds a 2-D map.
+  MapBackend backend2;
+  MapSpec m2(kMap);
+  map = mapWords(backend2, m2);
+  ASSERT_EQ(16u, map.size());
+  EXPECT_EQ(0u, map[6]);
+}
 
 TEST(LauncherTensorMap, PackedLastAt64BytesAndBuiltPerCall) {
   MapBackend backend;
@@ -128,7 +177,10 @@ TEST(LauncherTensorMap, BackendsWithoutMapsAndMalformedMapsAreRefused) {
         mla_arg_desc{"kv", MLA_ARG_TENSOR_MAP, 2, {512, 64, 0, 0}},
         // 16 bf16 columns: rows of 32 bytes (the swizzles take 128 or 64).
         mla_arg_desc{"kv", MLA_ARG_TENSOR_MAP, 2, {64, 16, 0, 0}},
-        mla_arg_desc{"kv", MLA_ARG_TENSOR_MAP, 3, {64, 64, 1, 0}}}) {
+        mla_arg_desc{"kv", MLA_ARG_TENSOR_MAP, 4, {64, 64, 1, 1}},
+        // Rank 3: more boxes than a row holds (10 x 64 > 576), or none.
+        mla_arg_desc{"kv", MLA_ARG_TENSOR_MAP, 3, {64, 64, 10, 0}},
+        mla_arg_desc{"kv", MLA_ARG_TENSOR_MAP, 3, {64, 64, 0, 0}}}) {
     MapSpec m(bad);
     EXPECT_EQ(MLA_ERROR_INVALID_SPEC,
               mla_context_create(&m.spec, "gfx950", 0, backends, &ctx));

@@ -32,7 +32,8 @@ bool Lowering::tensorMapCopies(LoadOp op) {
   auto t = op.getResult().getType();
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
   if (!swizzled(rows, cols, t.getElementType()) || rows > 256 ||
-      (kvMapRows && kvMapRows != rows))
+      cols % 64 || cols / 64 > 256 || (kvMapRows && kvMapRows != rows) ||
+      (kvMapBoxes && kvMapBoxes != cols / 64))
     return false;
   // The kernel's `kv` argument itself (the launcher builds its map).
   auto kernel = op->getParentOfType<KernelOp>();
@@ -130,6 +131,7 @@ int64_t Lowering::tensorMapBarriers(LoadOp op, int64_t count) {
                               DictionaryAttr(), loc());
     kvMap = func.getArgument(n);
     kvMapRows = op.getResult().getType().getDimSize(0);
+    kvMapBoxes = op.getResult().getType().getDimSize(1) / 64;
   }
   int64_t offset = smem.append(8 * count, 8);
   OpBuilder::InsertionGuard g(b);
@@ -158,16 +160,20 @@ void Lowering::sendTensorMapTile(LoadOp op, Value row0, Value col0, Value dst,
   };
   Value first =
       arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, tid, idx(0));
-  // One box of rows x 64 columns (128 bytes a row, fp8: 64) per atom; atom
-  // a's region is rows x 64 elements at a * rows * 64 (allocSmem's layout).
+  // One copy of `atoms` boxes of rows x 64 columns (128 bytes a row, fp8:
+  // 64): the map is 3-D, {64 columns, rows, the row's 64-column pieces},
+  // so the box's pieces land one after another, atom a's rows x 64
+  // elements at a * rows * 64 (allocSmem's layout). One instruction a tile
+  // where a box a piece took 9 (576 columns), each with its address,
+  // coordinates and elect on the issuing warp, which every wgmma of the
+  // warpgroup waited for.
   int64_t atoms = cols / 64, atomBytes = rows * 64 * eltBytes;
   target.mbarrierExpectBytes(b, loc(), mbar, atoms * atomBytes, first);
-  for (int64_t a = 0; a < atoms; ++a)
-    target.tensorTileCopy(
-        b, loc(),
-        arith::IndexCastOp::create(b, loc(), i64, addc(dst, a * atomBytes)),
-        kvMap, {toI32(addc(col0, a * 64)), toI32(row0)}, mbar, first,
-        /*readOnce=*/true);
+  target.tensorTileCopy(
+      b, loc(), arith::IndexCastOp::create(b, loc(), i64, dst), kvMap,
+      {toI32(idx(0)), toI32(row0),
+       toI32(arith::DivUIOp::create(b, loc(), col0, idx(64)))},
+      mbar, first, /*readOnce=*/true);
 }
 
 void Lowering::awaitTensorMapTile(LoadOp op, Value mbar, Value parity,

@@ -55,8 +55,8 @@ struct Lowering {
   bool kvBodyBarrier = false;
   Value kvLower, kvStep; ///< that loop's lowered bounds
   gpu::GPUFuncOp func;   ///< the kernel function being built
-  Value kvMap;           ///< its tensor-map argument, whose box has
-  int64_t kvMapRows = 0; ///< this many rows (KvTileTensorMap.cpp)
+  Value kvMap; ///< its tensor-map argument, whose box has this many rows
+  int64_t kvMapRows = 0, kvMapBoxes = 0; ///< and 64-column boxes a copy
   IRMapping scalars;
   DenseMap<Value, std::shared_ptr<Tile>> tiles;
   /// Elementwise ops a tile load already applied (lowerLoad, foldableChain).

@@ -77,8 +77,11 @@ typedef enum mla_arg_kind {
   MLA_ARG_F32 = 2,
   /* ABI 10: a TMA tensor map over the named buffer (kv), 128 bytes by value
      (64-byte aligned), built by the launcher per call; shape = the box
-     {rows, columns}, in the 128-byte swizzle (columns x element bytes =
-     128). The kernel's last parameter; CUDA backends only. */
+     {rows, columns}, swizzled over a box row (columns x element bytes =
+     128 or 64). Rank 3 (same ABI; a launcher before it refuses the spec):
+     {rows, columns, boxes}, a 3-D map whose one copy takes `boxes` such
+     boxes along a row, one after another in shared memory. The kernel's
+     last parameter; CUDA backends only. */
   MLA_ARG_TENSOR_MAP = 3
 } mla_arg_kind;
 
