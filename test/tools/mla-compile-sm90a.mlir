@@ -204,6 +204,9 @@
 // FP8-QP8-PTX: ld.shared.b32
 // FP8-QP8-PTX: prmt.b32
 // FP8-QP8-PTX: st.shared.v4.b32
+// One barrier after the transpose and S^T's wait, not one after each: it
+// publishes V^T and frees K for the next tile's copy.
+// FP8-QP8-PTX-NOT: bar.sync
 // FP8-QP8-PTX: wgmma.wait_group.sync.aligned 0;
 // FP8-QP8-PTX-NEXT: fence.proxy.async.shared::cta;
 // FP8-QP8-PTX-NEXT: bar.sync

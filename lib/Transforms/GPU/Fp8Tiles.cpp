@@ -200,7 +200,8 @@ std::shared_ptr<Tile> Lowering::convertInPlace(const Tile &t, Type to) {
   return whole;
 }
 
-std::shared_ptr<Tile> Lowering::transposedTile(const Tile &t) {
+std::shared_ptr<Tile> Lowering::transposedTile(const Tile &t,
+                                               bool barrierAfter) {
   Type elt = t.type.getElementType();
   auto key = std::make_pair(t.view.getAsOpaquePointer(),
                             elt.getAsOpaquePointer());
@@ -350,7 +351,8 @@ std::shared_ptr<Tile> Lowering::transposedTile(const Tile &t) {
                               /*nontemporal=*/false, llvm::MaybeAlign(16));
     }
     b.setInsertionPointAfter(loop);
-    barrier();
+    if (barrierAfter)
+      barrier();
     convertedTiles[key] = whole;
   }
   int64_t row = t.colOff + whole->colOff;

@@ -256,6 +256,11 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   // fp8 S^T = K Q^T: the columns of K that a later dot reads as V (in
   // O^T = V^T P^T) are transposed (that dot on the e4m3 form) or converted
   // (on a 16-bit form) while the tensor cores run this one.
+  // The transpose's barrier waits for this dot's instructions below: the one
+  // barrier there (sendNextTileEarly's, or its own) makes V^T visible to
+  // the next dot and says that no warp still reads K, where a barrier of
+  // its own right after the transpose took a second one a tile.
+  bool transposed = false;
   if (fp8 && trans) {
     auto early = [&](Value v, const Tile &part) {
       for (Operation *reader : v.getUsers())
@@ -265,7 +270,10 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
               target.instrFor(d.getLhs().getType().getElementType(),
                               part.type.getElementType(),
                               part.type.getDimSize(0));
-          if (bitWidth(next->abType) != 8 || !transposedTile(part))
+          if (bitWidth(next->abType) == 8 &&
+              transposedTile(part, /*barrierAfter=*/false))
+            transposed = true;
+          else
             (void)convertedTile(part, b.getF16Type());
           return;
         }
@@ -281,9 +289,11 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
       }
   }
   target.warpgroupCommitAndWait(b, loc(), 0);
-  if (fp8 && trans)
-    if (auto ld = op.getRhs().getDefiningOp<LoadOp>(); ld && earlySends.count(ld))
-      sendNextTileEarly(ld);
+  auto ld = op.getRhs().getDefiningOp<LoadOp>();
+  if (fp8 && trans && ld && earlySends.count(ld))
+    sendNextTileEarly(ld); // its barrier first
+  else if (transposed)
+    barrier();
   for (int64_t r = 0; r < l.size(); ++r) {
     acc[r] = loop.getResult(r);
     for (int64_t c = 1; c < chains; ++c)

@@ -597,18 +597,18 @@ struct Lowering {
   /// Null where the tile does not split into whole 16-byte rounds of the
   /// threads, or a conversion of other columns exists.
   std::shared_ptr<Tile> convertedTile(const Tile &t, Type to);
-  /// convertedTile's conversions (Fp8Tiles.cpp): into a new swizzled tile
-  /// (from padded rows or swizzled columns), or in place (Tile::convertInto,
-  /// atom by atom, a barrier only before overwriting unread staged bytes).
+  /// convertedTile's conversions (Fp8Tiles.cpp): into a new swizzled tile, or
+  /// in place (Tile::convertInto; a barrier only before unread staged bytes).
   std::shared_ptr<Tile> convertToNewTile(const Tile &t, Type to);
   std::shared_ptr<Tile> convertSwizzledColumns(const Tile &t, Type to);
   std::shared_ptr<Tile> convertInPlace(const Tile &t, Type to);
   /// 16 fp8 bytes (columns c .. c + 15 of row r) stored into `dst` as its
   /// 16-bit type (two 16-byte stores): the conversions' inner step.
   void storeConverted(Value bytes, Type elt, const Tile &dst, Value r, Value c);
-  /// An fp8 tile (swizzled, whole atoms) transposed into a new one (V^T,
-  /// the e4m3 form's K-major A), once per source; null if it cannot be.
-  std::shared_ptr<Tile> transposedTile(const Tile &t);
+  /// An fp8 tile (swizzled, whole atoms) transposed into a new one (V^T, the
+  /// e4m3 form's K-major A), once per source; null if it cannot be. Without
+  /// `barrierAfter` the caller places the barrier before its use.
+  std::shared_ptr<Tile> transposedTile(const Tile &t, bool barrierAfter = true);
   /// The two 8-element halves (vector<8 x storage of `to`>) of those.
   SmallVector<Value, 2> convertedPieces(Value bytes, Type elt, Type to);
   /// convertedTile's tiles, by source view and type.
