@@ -157,7 +157,7 @@ def MLANvvmGridConstants
   let description = [{
     Runs on the LLVM dialect of an NVVM `gpu.module`. A kernel whose KV
     tile is copied by the tensor memory accelerator (sm_90a,
-    `Lowering::emitTensorMapTileCopy`) takes the tensor map as its last
+    `Lowering::sendTensorMapTile`) takes the tensor map as its last
     argument, an `!llvm.ptr` that the copies read. The map must be a
     kernel parameter in its own right: 128 bytes, 64-byte aligned,
     `__grid_constant__`, so that the copy addresses it in parameter space
