@@ -422,17 +422,8 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
           }
           fs.push_back(f);
         }
-        Type to = resultElt(chain.back());
-        for (int64_t e = 0; e < vec; ++e) {
-          // fp8 in pairs through the chip's pair rounding where it has one.
-          if (isFp8(to) && e + 1 < vec)
-            if (auto hw = target.f32PairToFp8(b, loc(), fs[e], fs[e + 1], to)) {
-              elems.append(hw->begin(), hw->end());
-              ++e;
-              continue;
-            }
-          elems.push_back(fromF32(b, loc(), fs[e], to));
-        }
+        // (fp8 in pairs through the chip's pair rounding where it has one)
+        elems = target.roundedToStored(b, loc(), fs, resultElt(chain.back()));
         v = vector::FromElementsOp::create(
             b, loc(), VectorType::get({vec}, elems[0].getType()), elems);
       }

@@ -190,6 +190,23 @@ public:
                                                            Location loc,
                                                            Value x, Value y,
                                                            Type elt) const = 0;
+  /// f32 values rounded to `elt`'s stored form, in order: fp8 in pairs
+  /// through f32PairToFp8 where the chip has it, the rest one by one
+  /// (fromF32).
+  SmallVector<Value> roundedToStored(OpBuilder &b, Location loc,
+                                     ArrayRef<Value> xs, Type elt) const {
+    SmallVector<Value> out;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      if (isFp8(elt) && i + 1 < xs.size())
+        if (auto hw = f32PairToFp8(b, loc, xs[i], xs[i + 1], elt)) {
+          out.append(hw->begin(), hw->end());
+          ++i;
+          continue;
+        }
+      out.push_back(fromF32(b, loc, xs[i], elt));
+    }
+    return out;
+  }
   /// `v` reduced with `combine` over each group of 16 consecutive lanes
   /// (lane bits 0-3), every lane of the group getting the result, with the
   /// chip's lane-permute modifiers; std::nullopt where shuffles do it

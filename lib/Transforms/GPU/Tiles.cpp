@@ -202,14 +202,11 @@ std::shared_ptr<Tile> Lowering::materialize(Value v,
       b.setInsertionPointToStart(loop.getBody());
       auto [r, c] = coord(loop.getInductionVar());
       SmallVector<Value, 8> bytes;
-      for (int64_t p = 0; p < run; p += 2) {
-        Value x = readF32(*from, r, addc(c, p)),
-              y = readF32(*from, r, addc(c, p + 1));
-        if (auto hw = target.f32PairToFp8(b, loc(), x, y, elt))
-          bytes.append(hw->begin(), hw->end());
-        else
-          bytes.append({fromF32(b, loc(), x, elt), fromF32(b, loc(), y, elt)});
-      }
+      for (int64_t p = 0; p < run; p += 2)
+        bytes.append(target.roundedToStored(
+            b, loc(),
+            {readF32(*from, r, addc(c, p)), readF32(*from, r, addc(c, p + 1))},
+            elt));
       if (run == 8) {
         Value vec = vector::FromElementsOp::create(
             b, loc(), VectorType::get({run}, bytes[0].getType()), bytes);
@@ -311,19 +308,10 @@ LogicalResult Lowering::lowerCast(CastOp op) {
   if (src && src->kind == Kind::Acc && !to.isF32()) {
     // Keep the rounded stored values beside their f32 reading: a dot
     // operand (P) is written to shared memory as is.
-    SmallVector<Value> regs, stored;
-    for (size_t i = 0; i < src->regs.size(); ++i) {
-      // Pairs of registers through the chip's fp8 pair rounding where it
-      // has one.
-      if (isFp8(to) && i + 1 < src->regs.size())
-        if (auto hw = target.f32PairToFp8(b, loc(), src->regs[i],
-                                          src->regs[i + 1], to)) {
-          stored.append(hw->begin(), hw->end());
-          ++i;
-          continue;
-        }
-      stored.push_back(fromF32(b, loc(), src->regs[i], to));
-    }
+    // Pairs of registers through the chip's fp8 pair rounding where it
+    // has one.
+    SmallVector<Value> regs,
+        stored = target.roundedToStored(b, loc(), src->regs, to);
     for (Value v : stored)
       regs.push_back(toF32(b, loc(), v, to));
     auto t = regTile(Kind::Acc, op.getResult().getType(), std::move(regs));
