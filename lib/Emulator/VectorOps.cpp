@@ -338,6 +338,16 @@ OP(i_min_u32, return std::min(a, b);)
 OP(i_max_u32, return std::max(a, b);)
 OP(i_min_i32, return U32(std::min(int32_t(a), int32_t(b)));)
 OP(i_max_i32, return U32(std::max(int32_t(a), int32_t(b)));)
+// The median of three: max(min(a, b), min(max(a, b), c)).
+OP(i_med3_i32, {
+  int32_t x = int32_t(a), y = int32_t(b), z = int32_t(c);
+  return U32(std::max(std::min(x, y), std::min(std::max(x, y), z)));
+})
+OP(i_med3_u32, return std::max(std::min(a, b), std::min(std::max(a, b), c));)
+OP(i_max3_i32, return U32(std::max({int32_t(a), int32_t(b), int32_t(c)}));)
+OP(i_min3_i32, return U32(std::min({int32_t(a), int32_t(b), int32_t(c)}));)
+OP(i_max3_u32, return std::max({a, b, c});)
+OP(i_min3_u32, return std::min({a, b, c});)
 OP(i_bcnt, return U32(llvm::popcount(a)) + b;)
 OP(i_bfrev, return llvm::reverseBits(a);)
 /// v_perm_b32: byte i of D = BYTE_PERMUTE({S0, S1}, S2.byte[i]).
@@ -432,6 +442,12 @@ void mla::emu::addVectorOps(OpTable &t) {
   I3("v_mad_legacy_u16", i_mad16);
   I3("v_mad_u16", i_mad16);
   I3("v_max3_u16", i_max3_u16);
+  I3("v_med3_i32", i_med3_i32);
+  I3("v_med3_u32", i_med3_u32);
+  I3("v_max3_i32", i_max3_i32);
+  I3("v_min3_i32", i_min3_i32);
+  I3("v_max3_u32", i_max3_u32);
+  I3("v_min3_u32", i_min3_u32);
   I3("v_min3_u16", i_min3_u16);
   I3("v_max3_i16", i_max3_i16);
   I3("v_min3_i16", i_min3_i16);

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -179,6 +180,42 @@ TEST(EmulatorVector, Multiply24BitHighHalf) {
           EXPECT_EQ(w.V(3, l), uint32_t((x * 0x71c71dull) >> 32)) << l;
           EXPECT_EQ(w.V(4, l), uint32_t((x * 0xFFFFFFull) >> 32)) << l;
           EXPECT_EQ(int32_t(w.V(5, l)), -3 * int32_t(1000 + l) - 5) << l;
+        }
+      }));
+}
+
+TEST(EmulatorVector, ThreeOperandIntegerMinMaxMedian) {
+  // v_med3_i32 (LLVM's clamp of a signed value to [lo, hi], as the power
+  // of two of mla.quant_scale takes it), with its unsigned and max3 / min3
+  // siblings: signed and unsigned orders differ for negative operands.
+  EXPECT_OK(run(
+      "gfx950",
+      "v_med3_i32 v4, v1, s0, v2\n"
+      "v_med3_u32 v5, v1, v2, v3\n"
+      "v_max3_i32 v6, v1, v2, v3\n"
+      "v_min3_i32 v7, v1, v2, v3\n"
+      "v_max3_u32 v8, v1, v2, v3\n"
+      "v_min3_u32 v9, v1, v2, v3",
+      64,
+      [](WaveState &w, unsigned) {
+        w.s[0] = uint32_t(-126);
+        for (unsigned l = 0; l < 64; ++l) {
+          w.V(1, l) = uint32_t(int32_t(l) * 9 - 300); // -300 .. 267
+          w.V(2, l) = 126;
+          w.V(3, l) = uint32_t(int32_t(l) - 32);
+        }
+      },
+      [](const WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l) {
+          int32_t a = int32_t(l) * 9 - 300, c = int32_t(l) - 32;
+          uint32_t ua = uint32_t(a), uc = uint32_t(c);
+          EXPECT_EQ(int32_t(w.V(4, l)), std::clamp(a, -126, 126)) << l;
+          uint32_t lo = std::min(ua, 126u), hi = std::max(ua, 126u);
+          EXPECT_EQ(w.V(5, l), std::max(lo, std::min(hi, uc))) << l;
+          EXPECT_EQ(int32_t(w.V(6, l)), std::max({a, 126, c})) << l;
+          EXPECT_EQ(int32_t(w.V(7, l)), std::min({a, 126, c})) << l;
+          EXPECT_EQ(w.V(8, l), std::max({ua, 126u, uc})) << l;
+          EXPECT_EQ(w.V(9, l), std::min({ua, 126u, uc})) << l;
         }
       }));
 }
