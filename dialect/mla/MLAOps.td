@@ -61,10 +61,13 @@ def MLA_DecodeOp : MLA_Op<"decode", [Symbol]> {
     Numerics attribute `qp_type` (optional): the element type Q and the
     softmax probabilities P are rounded to before the two matrix products.
     `bf16` (the default) keeps Q's precision; the KV's fp8 type quantises Q
-    (unscaled) and P to fp8 so that chips with fp8 matrix instructions
-    (gfx950, gfx942, and sm_90a's e4m3 wgmma) feed both products directly,
-    with softmax scale, log2 e and the KV scale applied to the scores as one
-    scalar. `f16` (fp8 KV
+    and P to fp8 so that chips with fp8 matrix instructions (gfx950, gfx942,
+    and sm_90a's e4m3 wgmma) feed both products directly, with softmax
+    scale, log2 e and the KV scale applied to the scores as one scalar. Q is
+    first multiplied by the power of two that puts the program's largest
+    |q| just below the top of fp8's range (`mla.quant_scale`), and the
+    scalar by its inverse: no Q saturates or sinks among fp8's subnormals,
+    whatever its magnitude. `f16` (fp8 KV
     only) rounds Q (unscaled, scores scaled as for fp8) and P to f16: every
     e4m3 value is an f16 value, so K and V reach f16 matrix instructions
     with one conversion per pair and no bf16 repacking (sm_90's
@@ -405,6 +408,42 @@ def MLA_ScaleOp : MLA_Op<"scale", [Pure, AllTypesMatch<["source", "result"]>]> {
   let arguments = (ins MLA_F32Tile:$source, F32:$factor);
   let results = (outs MLA_F32Tile:$result);
   let assemblyFormat = "$source `,` $factor attr-dict `:` type($source)";
+}
+
+def MLA_QuantScaleOp : MLA_Op<"quant_scale", [Pure]> {
+  let summary = "the power of two that fits a tile's magnitudes to a narrow float type";
+  let description = [{
+    `scale` = 2^k for the tile's largest magnitude `amax` (NaN elements
+    ignored) and the narrow float type `to`: with 2^E the largest power of
+    two not above `to`'s largest finite value (f8E4M3FN: 448, E = 8;
+    f8E4M3FNUZ: 240, E = 7; f16: E = 15; bf16: E = 127),
+    `k = E - 1 - floor(log2(amax))`, clamped to [-126, 126], so that
+    `amax * scale` lies in [2^(E-1), 2^E): the scaled tile rounds to `to`
+    without saturating and keeps its small elements above `to`'s
+    subnormals as far as the type allows. `amax` zero or subnormal counts
+    as 2^-127 (k = 126 after the clamp); an infinite `amax` gives
+    k = E - 129. `inverse` is 2^-k exactly (both are normal f32 values).
+
+    Stage 1 uses it for a program's Q tile when Q is rounded to fp8
+    (`qp_type` fp8): Q is multiplied by `scale` before the rounding and the
+    scores by `inverse`, so that no Q magnitude saturates or vanishes in
+    fp8.
+
+    ```mlir
+    %s, %inv = mla.quant_scale %qf to f8E4M3FN : tensor<16x576xf32>
+    %qs = mla.scale %qf, %s : tensor<16x576xf32>
+    %q8 = mla.cast %qs : tensor<16x576xf32> -> tensor<16x576xf8E4M3FN>
+    ```
+  }];
+  let arguments = (ins MLA_Tile:$source, TypeAttr:$to);
+  let results = (outs F32:$scale, F32:$inverse);
+  let assemblyFormat = "$source `to` $to attr-dict `:` type($source)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// E: the exponent of the largest power of two not above `to`'s
+    /// largest finite value.
+    int64_t getTopExponent();
+  }];
 }
 
 def MLA_SliceOp : MLA_Op<"slice", [Pure]> {

@@ -376,6 +376,20 @@ LogicalResult DequantOp::verify() {
   return success();
 }
 
+LogicalResult QuantScaleOp::verify() {
+  Type to = getTo();
+  if (!isa<Float8E4M3FNType, Float8E4M3FNUZType, Float16Type, BFloat16Type>(
+          to))
+    return emitOpError("'to' must be f8E4M3FN, f8E4M3FNUZ, f16 or bf16, got ")
+           << to;
+  return success();
+}
+
+int64_t QuantScaleOp::getTopExponent() {
+  return llvm::ilogb(
+      llvm::APFloat::getLargest(cast<FloatType>(getTo()).getFloatSemantics()));
+}
+
 LogicalResult StoreOp::verify() {
   auto buffer = getDest().getType();
   auto tile = getValue().getType();

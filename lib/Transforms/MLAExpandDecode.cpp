@@ -428,15 +428,26 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
     qTile = CastOp::create(b, loc, tile({bm, s.qkDim}, f32), qTile);
   // The matrix units take narrow operands. bf16: fold the factor into Q and
   // round the scaled Q once, here, so that every target computes the same
-  // scores. fp8 and f16: round Q as given (its values sit well inside
-  // their range; scaled by a small KV scale they would fall among the
-  // subnormals: f16's smallest normal is 6.1e-5) and scale the scores
-  // instead.
+  // scores. fp8 and f16: keep the factor out of Q (scaled by a small KV
+  // scale its values would fall among the subnormals: f16's smallest
+  // normal is 6.1e-5) and scale the scores instead. f16 rounds Q as
+  // given. fp8's range is too narrow for that (e4m3's largest value is
+  // 448, its smallest normal 2^-6): the program's Q is first multiplied by
+  // the power of two that puts its largest magnitude just below the top of
+  // that range (mla.quant_scale), and the scores by its inverse, so no Q
+  // saturates and small ones keep their precision; exact, as both are
+  // powers of two.
   Type opType = s.qType.isF32() ? f32 : s.qpType;
   bool scaleScores =
       isa<Float8E4M3FNType, Float8E4M3FNUZType, Float16Type>(opType);
   if (!scaleScores)
     qTile = ScaleOp::create(b, loc, qTile.getType(), qTile, qkScale);
+  if (isa<Float8E4M3FNType, Float8E4M3FNUZType>(opType)) {
+    auto fit = QuantScaleOp::create(b, loc, f32, f32, qTile,
+                                    TypeAttr::get(opType));
+    qTile = ScaleOp::create(b, loc, qTile.getType(), qTile, fit.getScale());
+    qkScale = arith::MulFOp::create(b, loc, qkScale, fit.getInverse());
+  }
   if (!opType.isF32())
     qTile = CastOp::create(b, loc, tile({bm, s.qkDim}, opType), qTile);
 

@@ -303,6 +303,42 @@ struct ScaleLowering : TilePattern<ScaleOp> {
   }
 };
 
+struct QuantScaleLowering : TilePattern<QuantScaleOp> {
+  using TilePattern::TilePattern;
+  LogicalResult matchAndRewrite(QuantScaleOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> shape = op.getSource().getType().getShape();
+    Type elt = op.getSource().getType().getElementType();
+    // The largest magnitude, one loop per dimension.
+    SmallVector<Value> iv;
+    std::function<Value(size_t, Value)> over = [&](size_t d, Value acc) {
+      return reduceLoop(rw, loc, cstIndex(rw, loc, shape[d]), acc,
+                        [&](Value i, Value inner) -> Value {
+                          iv.push_back(i);
+                          Value r =
+                              d + 1 == shape.size()
+                                  ? arith::MaxNumFOp::create(
+                                        rw, loc, inner,
+                                        magnitude(rw, loc,
+                                                  toF32(rw, loc,
+                                                        load(rw, loc,
+                                                             a.getSource(),
+                                                             iv),
+                                                        elt)))
+                                  : over(d + 1, inner);
+                          iv.pop_back();
+                          return r;
+                        });
+    };
+    Value amax = over(0, cstF32(rw, loc, 0));
+    auto [scale, inverse] =
+        emitQuantScale(rw, loc, amax, op.getTopExponent());
+    rw.replaceOp(op, {scale, inverse});
+    return success();
+  }
+};
+
 struct SliceLowering : TilePattern<SliceOp> {
   using TilePattern::TilePattern;
   LogicalResult matchAndRewrite(SliceOp op, OpAdaptor a,
@@ -674,7 +710,7 @@ struct MLALowerToLoops
         });
     patterns.add<DimLowering, CollapseShapeLowering>(types, ctx);
     patterns.add<FillLowering, LoadLowering, StoreLowering, CastLowering,
-                 DequantLowering, ScaleLowering, SliceLowering, MaskLowering,
+                 DequantLowering, ScaleLowering, QuantScaleLowering, SliceLowering, MaskLowering,
                  DotLowering, OnlineSoftmaxLowering, SoftmaxFinalizeLowering,
                  SplitKReduceLowering, SplitRangeLowering, KvLoopLowering,
                  SplitClusterSyncLowering, YieldLowering>(types, ctx);

@@ -247,6 +247,38 @@ Value mlir::mla::finiteOrZero(OpBuilder &b, Location loc, Value x) {
   return arith::SelectOp::create(b, loc, isNegInf, cstF32(b, loc, 0), x);
 }
 
+std::pair<Value, Value> mlir::mla::emitQuantScale(OpBuilder &b, Location loc,
+                                                  Value amax,
+                                                  int64_t topExponent) {
+  Type i32 = b.getI32Type();
+  // The biased exponent field: 0 for zero and subnormals (2^-127 then),
+  // 255 for infinity.
+  Value bits = arith::BitcastOp::create(b, loc, i32, amax);
+  Value field = arith::ShRUIOp::create(b, loc, bits, cstI32(b, loc, 23));
+  // k = E - 1 - (field - 127), clamped to [-126, 126]; 2^k has the biased
+  // field k + 127 and 2^-k the field 127 - k.
+  Value k = arith::SubIOp::create(b, loc, cstI32(b, loc, topExponent + 126),
+                                  field);
+  k = arith::MinSIOp::create(b, loc, k, cstI32(b, loc, 126));
+  k = arith::MaxSIOp::create(b, loc, k, cstI32(b, loc, -126));
+  auto pow2 = [&](Value biased) -> Value {
+    return arith::BitcastOp::create(
+        b, loc, b.getF32Type(),
+        arith::ShLIOp::create(b, loc, biased, cstI32(b, loc, 23)));
+  };
+  Value scale = pow2(arith::AddIOp::create(b, loc, k, cstI32(b, loc, 127)));
+  Value inverse = pow2(arith::SubIOp::create(b, loc, cstI32(b, loc, 127), k));
+  return {scale, inverse};
+}
+
+Value mlir::mla::magnitude(OpBuilder &b, Location loc, Value x) {
+  Type i32 = b.getI32Type();
+  Value mag = arith::AndIOp::create(
+      b, loc, arith::BitcastOp::create(b, loc, i32, x),
+      cstI32(b, loc, 0x7FFFFFFF));
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), mag);
+}
+
 std::pair<Value, Value> mlir::mla::emitSplitRange(OpBuilder &b, Location loc,
                                                   Value len, Value s, Value n,
                                                   int64_t blockN, bool exact) {

@@ -56,6 +56,18 @@ Value storedZero(OpBuilder &b, Location loc, Type t);
 /// unmasked score, so that no NaN is formed.
 Value finiteOrZero(OpBuilder &b, Location loc, Value x);
 
+/// `scale` and `inverse` of `mla.quant_scale` (see its description) for
+/// the tile's largest magnitude `amax` (f32, not negative or NaN) and the
+/// narrow type's top exponent E: 2^k and 2^-k, k = E - 1 - floor(log2
+/// amax) clamped to [-126, 126], built from amax's exponent field.
+std::pair<Value, Value> emitQuantScale(OpBuilder &b, Location loc, Value amax,
+                                       int64_t topExponent);
+
+/// |x| of an f32 by clearing its sign bit (no math dialect needed on any
+/// target; NaN stays NaN): what mla.quant_scale's amax takes the maximum
+/// of, NaN ignored.
+Value magnitude(OpBuilder &b, Location loc, Value x);
+
 /// [lo, hi) of `mla.split_range` (see its description).
 std::pair<Value, Value> emitSplitRange(OpBuilder &b, Location loc, Value len,
                                        Value split, Value numSplits,

@@ -322,6 +322,14 @@ func.func @f(%t: tensor<16x64xf32>) {
 
 // -----
 
+func.func @f(%t: tensor<16x64xf32>) {
+  // expected-error @+1 {{'to' must be f8E4M3FN, f8E4M3FNUZ, f16 or bf16, got 'f8E5M2'}}
+  %s, %inv = mla.quant_scale %t to f8E5M2 : tensor<16x64xf32>
+  return
+}
+
+// -----
+
 func.func @f(%t: tensor<64x576xbf16>) {
   // expected-error @+1 {{result rank (1) differs from source rank (2)}}
   %0 = mla.slice %t [0, 0] : tensor<64x576xbf16> -> tensor<64xbf16>

@@ -74,6 +74,8 @@ mla.kernel @tiles(%q: memref<?x16x64xbf16>, %kv: memref<?x64xf8E4M3FN>,
   %qf = mla.cast %qt : tensor<16x64xbf16> -> tensor<16x64xf32>
   // CHECK: %[[QS:.*]] = mla.scale %[[QF]], %{{.*}} : tensor<16x64xf32>
   %qs = mla.scale %qf, %scale : tensor<16x64xf32>
+  // CHECK: %{{.*}}, %{{.*}} = mla.quant_scale %[[QF]] to f8E4M3FN : tensor<16x64xf32>
+  %q8s, %q8inv = mla.quant_scale %qf to f8E4M3FN : tensor<16x64xf32>
   // CHECK: %[[M0:.*]] = mla.fill 0xFF800000 : tensor<16xf32>
   %m0 = mla.fill 0xFF800000 : tensor<16xf32>
   %l0 = mla.fill 0.0 : tensor<16xf32>

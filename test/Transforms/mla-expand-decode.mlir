@@ -6,18 +6,22 @@
 // RUN: mla-opt --mla-expand-decode %kernels/deepseek_r1_decode_fp8_qp16.mlir | FileCheck %s --check-prefix=QP16
 // RUN: mla-opt --mla-expand-decode %s | FileCheck %s
 
-// qp_type = f8E4M3FN: Q is rounded to fp8 unscaled, the scores are scaled
-// by the one folded factor after the fp8 product, P is rounded to fp8.
+// qp_type = f8E4M3FN: Q is multiplied by the power of two that fits the
+// program's Q to e4m3's range (mla.quant_scale) and rounded to fp8, the
+// scores are scaled by the one folded factor times its inverse after the
+// fp8 product, P is rounded to fp8.
 // QP8-LABEL: mla.kernel @deepseek_r1_decode_fp8_qp8_stage1_masked
 // QP8: %[[C:.*]] = arith.constant 0.0601122938 : f32
 // QP8: %[[KS:.*]] = memref.load
 // QP8: %[[QKS:.*]] = arith.mulf %[[C]], %[[KS]] : f32
 // QP8: %[[QF:.*]] = mla.cast %{{.*}} : tensor<16x576xbf16> -> tensor<16x576xf32>
-// QP8-NOT: mla.scale
-// QP8: %[[Q8:.*]] = mla.cast %[[QF]] : tensor<16x576xf32> -> tensor<16x576xf8E4M3FN>
+// QP8: %[[FIT:.*]], %[[INV:.*]] = mla.quant_scale %[[QF]] to f8E4M3FN : tensor<16x576xf32>
+// QP8: %[[QS:.*]] = mla.scale %[[QF]], %[[FIT]] : tensor<16x576xf32>
+// QP8: %[[QKI:.*]] = arith.mulf %[[QKS]], %[[INV]] : f32
+// QP8: %[[Q8:.*]] = mla.cast %[[QS]] : tensor<16x576xf32> -> tensor<16x576xf8E4M3FN>
 // QP8: mla.kv_loop
 // QP8: %[[SC:.*]] = mla.dot %[[Q8]], %{{.*}} {transpose_rhs} : tensor<16x576xf8E4M3FN>, tensor<128x576xf8E4M3FN> -> tensor<16x128xf32>
-// QP8: %[[SS:.*]] = mla.scale %[[SC]], %[[QKS]] : tensor<16x128xf32>
+// QP8: %[[SS:.*]] = mla.scale %[[SC]], %[[QKI]] : tensor<16x128xf32>
 // QP8: %[[SM:.*]] = mla.mask %[[SS]]
 // QP8: %[[P:.*]], %{{.*}}, %{{.*}}, %[[A:.*]] = mla.online_softmax %[[SM]]
 // QP8: %[[P8:.*]] = mla.cast %[[P]] : tensor<16x128xf32> -> tensor<16x128xf8E4M3FN>

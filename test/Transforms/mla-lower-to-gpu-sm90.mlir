@@ -194,3 +194,69 @@ mla.kernel @mxfp4(%kv: memref<?x288xi8>, %scales: memref<?x?xi8>, %q: memref<?x5
   mla.store %sc, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
   mla.return
 }
+
+// -----
+
+// fp8 Q scaled per program (mla.quant_scale), folded into the straight-line
+// copy of the Q tile: the loaded registers' magnitudes, a tree of maxima,
+// 16-lane butterflies, one word a 16-lane group through shared memory and a
+// barrier, then the scale and the pair rounding into the fp8 tile; the
+// inverse reaches the scores' scale.
+// (16 x 64 bf16: one 16-byte chunk a thread, 8 magnitudes, 7 maxima.)
+// CHECK-LABEL: gpu.func @qscale_folded
+// CHECK: vector.load {{.*}} : memref<?xi16>, vector<8xi16>
+// CHECK-NOT: arith.mulf
+// CHECK-COUNT-7: llvm.intr.maxnum
+// CHECK-NOT: arith.mulf
+// CHECK-COUNT-4: gpu.shuffle  xor
+// CHECK: memref.store {{.*}} : memref<1x12xf32, #gpu.address_space<workgroup>>
+// CHECK-NEXT: gpu.barrier
+// CHECK-COUNT-2: vector.load {{.*}} : memref<1x12xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: arith.shrui
+// CHECK-COUNT-8: arith.mulf
+// CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.ff.to.e4m3x2.rn"
+mla.kernel @qscale_folded(%q: memref<?x64xbf16>, %kv: memref<?x64xf8E4M3FN>,
+                          %out: memref<?x64xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  // PLACE: :[[@LINE+1]]:9: remark: placement: its largest magnitude reduced over the program on the way; rounded to fp8 in registers on its way to shared memory
+  %qt = mla.load %q[%b, %c0] : memref<?x64xbf16> -> tensor<16x64xbf16>
+  %qf = mla.cast %qt : tensor<16x64xbf16> -> tensor<16x64xf32>
+  %fit, %inv = mla.quant_scale %qf to f8E4M3FN : tensor<16x64xf32>
+  %qs = mla.scale %qf, %fit : tensor<16x64xf32>
+  %q8 = mla.cast %qs : tensor<16x64xf32> -> tensor<16x64xf8E4M3FN>
+  %k = mla.load %kv[%c0, %c0] : memref<?x64xf8E4M3FN> -> tensor<64x64xf8E4M3FN>
+  %s = mla.dot %q8, %k {transpose_rhs} : tensor<16x64xf8E4M3FN>, tensor<64x64xf8E4M3FN> -> tensor<16x64xf32>
+  %ss = mla.scale %s, %inv : tensor<16x64xf32>
+  mla.store %ss, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.return
+}
+
+// -----
+
+// mla.quant_scale of a tile no load folds (Q's load feeds a dot as well):
+// a strided loop over the tile's elements, then the same program-wide
+// maximum; its inverse scales the scores.
+// CHECK-LABEL: gpu.func @qscale_alone
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: llvm.intr.maxnum
+// CHECK: scf.yield
+// CHECK-COUNT-4: gpu.shuffle  xor
+// CHECK: gpu.barrier
+// CHECK: arith.shrui
+mla.kernel @qscale_alone(%q: memref<?x64xbf16>, %kv: memref<?x64xbf16>,
+                         %out: memref<?x64xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  // PLACE: :[[@LINE+1]]:9: remark: placement: smem
+  %qt = mla.load %q[%b, %c0] : memref<?x64xbf16> -> tensor<16x64xbf16>
+  %qf = mla.cast %qt : tensor<16x64xbf16> -> tensor<16x64xf32>
+  %fit, %inv = mla.quant_scale %qf to f16 : tensor<16x64xf32>
+  %k = mla.load %kv[%c0, %c0] : memref<?x64xbf16> -> tensor<64x64xbf16>
+  %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
+  %ss = mla.scale %s, %inv : tensor<16x64xf32>
+  mla.store %ss, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.return
+}

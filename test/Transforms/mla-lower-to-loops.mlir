@@ -123,3 +123,31 @@ mla.kernel @cluster_sync(%part: memref<?x?x16x512xf32>, %lse: memref<?x?x16xf32>
   }
   mla.return
 }
+
+// -----
+
+// mla.quant_scale: the largest magnitude in a loop per dimension (the sign
+// bit cleared, maxnum: NaN ignored), then 2^k and 2^-k from its exponent
+// field, k = 7 - floor(log2 amax) for e4m3fn (E = 8), clamped to
+// [-126, 126].
+// CHECK-LABEL: func.func @quant_scale
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: arith.andi %{{.*}}, %c2147483647_i32
+// CHECK: arith.maxnumf
+// CHECK: arith.shrui %{{.*}}, %c23_i32
+// CHECK: arith.subi %c134_i32
+// CHECK: arith.minsi %{{.*}}, %c126_i32
+// CHECK: arith.maxsi %{{.*}}, %c-126_i32
+// CHECK: arith.mulf
+mla.kernel @quant_scale(%x: memref<?x64xf32>, %out: memref<?x64xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %t = mla.load %x[%b, %c0] : memref<?x64xf32> -> tensor<16x64xf32>
+  %fit, %inv = mla.quant_scale %t to f8E4M3FN : tensor<16x64xf32>
+  %ts = mla.scale %t, %fit : tensor<16x64xf32>
+  %tt = mla.scale %ts, %inv : tensor<16x64xf32>
+  mla.store %tt, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.return
+}

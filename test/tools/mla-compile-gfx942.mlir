@@ -54,14 +54,15 @@
 // qp_type = f8E4M3FNUZ: CDNA3's fp8 MFMA has K = 32, so the fp8 products
 // take half the instructions of the bf16 16x16x16 ones: 18 + 16. Q is
 // rounded to fp8 in registers on its way from global memory (no bf16 copy
-// in LDS), so LDS stays at 48 KiB.
+// in LDS), so LDS stays at 48 KiB plus the 16 words through which the
+// waves exchange the program's largest |q| (80 B with their alignment).
 // The row maxima by maxnum (ChipTuning::rowMaxIgnoresNaN) with the DPP
 // permutes folded in, the kernels' IEEE mode off (no operand quieting), and
 // issue 21's gfx942 figure: at most 22 wave-instructions per KV token (352
 // per 64-token tile and 4 waves).
-// QP8-REPORT: deepseek_r1_decode_fp8_qp8_mi300x_stage1_masked: {{.*}} 0 VGPR spills, 49152 B LDS, 0 B scratch
+// QP8-REPORT: deepseek_r1_decode_fp8_qp8_mi300x_stage1_masked: {{.*}} 0 VGPR spills, 49232 B LDS, 0 B scratch
 // QP8-REPORT-NEXT: KV loop: {{([0-2][0-9][0-9]|3[0-4][0-9]|35[0-2])}} instructions (34 MFMA) per 64 tokens x 4 waves = {{(1[0-9]|2[01])\.[0-9]|22\.0}} wave-instructions per KV token
-// QP8-REPORT-NEXT: deepseek_r1_decode_fp8_qp8_mi300x_stage1_mask_free: {{.*}} 0 VGPR spills, 49152 B LDS, 0 B scratch
+// QP8-REPORT-NEXT: deepseek_r1_decode_fp8_qp8_mi300x_stage1_mask_free: {{.*}} 0 VGPR spills, 49232 B LDS, 0 B scratch
 // QP8-REPORT-NEXT: KV loop: {{([0-2][0-9][0-9]|3[0-4][0-9]|35[0-2])}} instructions (34 MFMA) per 64 tokens x 4 waves = {{(1[0-9]|2[01])\.[0-9]|22\.0}} wave-instructions per KV token
 // QP8-LABEL: deepseek_r1_decode_fp8_qp8_mi300x_stage1_masked:
 // QP8-COUNT-34: v_mfma_f32_16x16x32_fp8_fp8

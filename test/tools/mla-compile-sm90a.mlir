@@ -193,8 +193,16 @@
 // Q is rounded once, by the pair rounding (no software e4m3 rounding first),
 // in registers on its way from global memory: 8 elements a 16-byte load,
 // one 8-byte store of fp8, and no 16-bit copy in shared memory to read back.
+// Before the rounding, the program's largest |q| (mla.quant_scale): 16-lane
+// butterflies, one value a 16-lane group through shared memory.
 // FP8-QP8-PTX-COUNT-9: ld.global.v4
 // FP8-QP8-PTX-NOT: cvt.rzi.u32.f32
+// FP8-QP8-PTX-NOT: cvt.rn.satfinite
+// FP8-QP8-PTX-COUNT-4: shfl.sync.bfly.b32
+// FP8-QP8-PTX-NEXT: max.f32
+// FP8-QP8-PTX: st.shared.b32
+// FP8-QP8-PTX: bar.sync
+// FP8-QP8-PTX-COUNT-2: ld.shared.v4.b32
 // FP8-QP8-PTX-NOT: ld.shared
 // FP8-QP8-PTX-COUNT-4: cvt.rn.satfinite.e4m3x2.f32
 // FP8-QP8-PTX-NOT: ld.shared

@@ -5,7 +5,8 @@
 // every e8m0 scale (16 x 256) and compared bit for bit with the float64
 // reference codecs rounded to bf16: subnormal results (scales 0 and 1),
 // overflow to infinity (scales 253, 254) and NaN (0xFF) included, which
-// random test data never reaches.
+// random test data never reaches. emitQuantScale (mla.quant_scale's power
+// of two) is folded likewise for maxima across f32's range.
 //
 //===----------------------------------------------------------------------===//
 #include "ScalarCodegen.h"
@@ -18,7 +19,9 @@
 #include "mlir/Transforms/Passes.h"
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 
@@ -95,6 +98,74 @@ TEST(ScalarCodegen, Mxfp4ToBf16EveryCodeAndScale) {
   }
   EXPECT_EQ(checked, 16 * 256);
   module->erase();
+}
+
+} // namespace
+
+namespace {
+
+/// mla.quant_scale's power of two (emitQuantScale), folded to constants for
+/// magnitudes across f32's range: amax * scale lands in [2^(E-1), 2^E), so
+/// below the narrow type's largest value, scale * inverse is exactly 1, and
+/// zero, subnormal and infinite maxima give the clamped exponents the op's
+/// description names.
+TEST(ScalarCodegen, QuantScaleFitsTheTopBinade) {
+  MLIRContext ctx;
+  ctx.loadDialect<arith::ArithDialect, func::FuncDialect>();
+  OpBuilder b(&ctx);
+  Location loc = b.getUnknownLoc();
+  auto module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module.getBody());
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> amaxes = {
+      0.0f,    1e-45f,  1e-39f, 1.2e-38f, 1e-30f, 1.0f / 64, 0.5f,    1.0f,
+      1.5f,    127.9f,  128.0f, 255.9f,   256.0f, 448.0f,    449.0f,  4.4e3f,
+      6.5e4f,  1e20f,   3e38f,  inf};
+  for (int e : {8, 7, 15}) // f8E4M3FN, f8E4M3FNUZ, f16
+    for (size_t i = 0; i < amaxes.size(); ++i) {
+      auto fn = func::FuncOp::create(
+          b, loc, "e" + std::to_string(e) + "_" + std::to_string(i),
+          b.getFunctionType({}, {b.getF32Type(), b.getF32Type()}));
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(fn.addEntryBlock());
+      auto [scale, inverse] =
+          mla::emitQuantScale(b, loc, mla::cstF32(b, loc, amaxes[i]), e);
+      func::ReturnOp::create(b, loc, ValueRange{scale, inverse});
+    }
+  PassManager pm(&ctx);
+  pm.addPass(createCanonicalizerPass());
+  ASSERT_TRUE(succeeded(pm.run(module)));
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    auto name = fn.getName().drop_front().str();
+    int e = std::stoi(name.substr(0, name.find('_')));
+    float amax = amaxes[std::stoi(name.substr(name.find('_') + 1))];
+    SCOPED_TRACE("E " + std::to_string(e) + ", amax " + std::to_string(amax));
+    auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+    float got[2];
+    for (int j = 0; j < 2; ++j) {
+      auto cst = ret.getOperand(j).getDefiningOp<arith::ConstantFloatOp>();
+      ASSERT_TRUE(cst) << "did not fold to a constant";
+      got[j] = cst.value().convertToFloat();
+    }
+    float scale = got[0], inverse = got[1];
+    ASSERT_TRUE(std::isnormal(scale) && std::isnormal(inverse));
+    EXPECT_EQ(scale * inverse, 1.0f);
+    int k = std::ilogb(scale);
+    EXPECT_EQ(scale, std::ldexp(1.0f, k));
+    if (amax == 0 || !std::isnormal(amax)) {
+      // zero and subnormals count as 2^-127 (k clamps at 126); infinity's
+      // exponent field is 2^128's.
+      EXPECT_EQ(k, std::isinf(amax) ? e - 129 : 126);
+      continue;
+    }
+    int want = std::clamp(e - 1 - std::ilogb(amax), -126, 126);
+    EXPECT_EQ(k, want);
+    if (want == e - 1 - std::ilogb(amax)) {
+      double scaled = double(amax) * scale;
+      EXPECT_GE(scaled, std::ldexp(1.0, e - 1));
+      EXPECT_LT(scaled, std::ldexp(1.0, e));
+    }
+  }
 }
 
 } // namespace

@@ -11,17 +11,35 @@ namespace mlir::mla::gpulower {
 SmallVector<Operation *> Lowering::foldableChain(LoadOp op, bool toFp8) {
   SmallVector<Operation *> chain;
   Value v = op.getResult();
-  while (v.hasOneUse()) {
-    Operation *user = *v.getUsers().begin();
-    auto sc = dyn_cast<ScaleOp>(user);
-    if (!isa<CastOp>(user) && !(sc && scalars.contains(sc.getFactor())))
+  while (!v.use_empty()) {
+    // One user, or two: an mla.quant_scale of `v` and the mla.scale of `v`
+    // by its scale.
+    SmallVector<Operation *, 2> users(v.getUsers());
+    QuantScaleOp fit;
+    if (users.size() == 2 && isa<QuantScaleOp>(users[1]))
+      std::swap(users[0], users[1]);
+    if (users.size() == 2)
+      if ((fit = dyn_cast<QuantScaleOp>(users[0])))
+        users.erase(users.begin());
+    if (users.size() != 1 || !v.hasNUses(fit ? 2 : 1))
       break;
+    Operation *user = users[0];
+    auto sc = dyn_cast<ScaleOp>(user);
+    if (fit && !(sc && sc.getFactor() == fit.getScale()))
+      break;
+    if (!isa<CastOp>(user) &&
+        !(sc && (fit || scalars.contains(sc.getFactor()))))
+      break;
+    if (fit)
+      chain.push_back(fit);
     chain.push_back(user);
     v = user->getResult(0);
   }
   Type st = storageType(op.getType().getElementType());
-  while (!chain.empty() && (toFp8 ? !isFp8(resultElt(chain.back()))
-                                  : storageType(resultElt(chain.back())) != st))
+  while (!chain.empty() &&
+         (isa<QuantScaleOp>(chain.back()) ||
+          (toFp8 ? !isFp8(resultElt(chain.back()))
+                 : storageType(resultElt(chain.back())) != st)))
     chain.pop_back();
   return chain;
 }
@@ -402,26 +420,65 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
                                       chunk, idx(chunks));
       got.push_back({loadChunk(r, c, guard), r, c, guard});
     }
-    for (const auto &g : got) {
+    // Chain ops [from, to) on an f32 element, as lowerCast and lowerScale
+    // evaluate them: f32 values rounded to each cast's type (the last
+    // cast's rounding is its stored form).
+    auto apply = [&](Value f, size_t from, size_t to) {
+      for (size_t k = from; k < to; ++k) {
+        Operation *o = chain[k];
+        if (auto sc = dyn_cast<ScaleOp>(o))
+          f = arith::MulFOp::create(b, loc(), f,
+                                    scalars.lookup(sc.getFactor()));
+        else if (isa<CastOp>(o) && k + 1 < chain.size())
+          f = toF32(b, loc(), fromF32(b, loc(), f, resultElt(o)),
+                    resultElt(o));
+      }
+      return f;
+    };
+    // The elements as the chain's mla.quant_scale sees them (none: as
+    // loaded), their largest magnitude over the program, and its scale
+    // (the tile's threads with no chunk in the last round hold zeros).
+    size_t fitAt = 0;
+    SmallVector<SmallVector<Value>> before(got.size());
+    for (auto [k, o] : llvm::enumerate(chain))
+      if (auto fit = dyn_cast<QuantScaleOp>(o)) {
+        fitAt = k + 1;
+        SmallVector<Value> mags;
+        for (auto [g, vals] : llvm::zip(got, before))
+          for (int64_t e = 0; e < vec; ++e) {
+            vals.push_back(apply(
+                toF32(b, loc(), vector::ExtractOp::create(b, loc(), g[0], e),
+                      elt),
+                0, k));
+            mags.push_back(magnitude(b, loc(), vals.back()));
+          }
+        // A tree of pairs, not a chain: 7 dependent steps for 72 values.
+        while (mags.size() > 1) {
+          SmallVector<Value> next;
+          for (size_t i = 0; i + 1 < mags.size(); i += 2)
+            next.push_back(maxNum(mags[i], mags[i + 1]));
+          if (mags.size() % 2)
+            next.push_back(mags.back());
+          mags = std::move(next);
+        }
+        auto [scale, inverse] =
+            emitQuantScale(b, loc(), programMax(mags[0]), fit.getTopExponent());
+        scalars.map(fit.getScale(), scale);
+        scalars.map(fit.getInverse(), inverse);
+        note(op, "its largest magnitude reduced over the program on the way");
+      }
+    for (size_t gi = 0; gi < got.size(); ++gi) {
+      const auto &g = got[gi];
       Value v = g[0];
       if (!chain.empty() && !identity) {
         SmallVector<Value> fs, elems;
-        for (int64_t e = 0; e < vec; ++e) {
-          // As lowerCast and lowerScale evaluate them: f32 values rounded
-          // to each cast's type.
-          // (the last cast's rounding is its stored form).
-          Value f =
-              toF32(b, loc(), vector::ExtractOp::create(b, loc(), v, e), elt);
-          for (auto [k, o] : llvm::enumerate(chain)) {
-            if (auto sc = dyn_cast<ScaleOp>(o))
-              f = arith::MulFOp::create(b, loc(), f,
-                                        scalars.lookup(sc.getFactor()));
-            else if (k + 1 < chain.size())
-              f = toF32(b, loc(), fromF32(b, loc(), f, resultElt(o)),
-                        resultElt(o));
-          }
-          fs.push_back(f);
-        }
+        for (int64_t e = 0; e < vec; ++e)
+          fs.push_back(fitAt ? apply(before[gi][e], fitAt, chain.size())
+                             : apply(toF32(b, loc(),
+                                           vector::ExtractOp::create(
+                                               b, loc(), v, e),
+                                           elt),
+                                     0, chain.size()));
         // (fp8 in pairs through the chip's pair rounding where it has one)
         elems = target.roundedToStored(b, loc(), fs, resultElt(chain.back()));
         v = vector::FromElementsOp::create(
@@ -456,10 +513,12 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
     }
     tiles[op] = tile;
     for (Operation *o : chain) {
+      folded.insert(o);
+      if (isa<QuantScaleOp>(o))
+        continue;
       auto t2 = std::make_shared<Tile>(*tile);
       t2->type = cast<RankedTensorType>(o->getResult(0).getType());
       tiles[o->getResult(0)] = t2;
-      folded.insert(o);
     }
     return success();
   }

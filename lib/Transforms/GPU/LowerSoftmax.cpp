@@ -76,6 +76,74 @@ Lowering::acrossLanesAndWarps(const AccLayout &l, SmallVector<Value> part,
   return out;
 }
 
+Value Lowering::programMax(Value v) {
+  auto combine = [&](Value x, Value y) { return maxNum(x, y); };
+  // Over each group of 16 lanes (the chip's lane permutes where it has
+  // them, else an XOR butterfly of shuffles; CDNA4 would take its row
+  // swaps for lane distances 16 and 32), then the groups through shared
+  // memory: each group's value, read by all.
+  if (auto r = target.reduce16Lanes(b, loc(), v, combine))
+    v = *r;
+  else
+    for (int64_t s = 1; s < 16 && s < wave; s *= 2)
+      v = combine(v, gpu::ShuffleOp::create(b, loc(), v, cstI32(b, loc(), s),
+                                            cstI32(b, loc(), wave),
+                                            gpu::ShuffleMode::XOR)
+                         .getShuffleResult());
+  int64_t groups = llvm::divideCeil(threads, 16);
+  if (groups == 1)
+    return v;
+  Value red = allocSmem(1, groups, b.getF32Type());
+  barrierBeforeRewrite();
+  memref::StoreOp::create(
+      b, loc(), v, red,
+      ValueRange{idx(0), arith::DivUIOp::create(b, loc(), tid, idx(16))});
+  barrier();
+  int64_t vec = groups % 4 == 0 ? 4 : 1;
+  Value acc;
+  auto fold = [&](Value x) { acc = acc ? combine(acc, x) : x; };
+  for (int64_t g = 0; g < groups; g += vec) {
+    if (vec == 1) {
+      fold(memref::LoadOp::create(b, loc(), red, ValueRange{idx(0), idx(g)}));
+      continue;
+    }
+    Value four = vector::LoadOp::create(
+        b, loc(), VectorType::get({vec}, b.getF32Type()), red,
+        ValueRange{idx(0), idx(g)}, /*nontemporal=*/false, llvm::MaybeAlign(16));
+    for (int64_t j = 0; j < vec; ++j)
+      fold(vector::ExtractOp::create(b, loc(), four, ArrayRef<int64_t>{j}));
+  }
+  return acc;
+}
+
+LogicalResult Lowering::lowerQuantScale(QuantScaleOp op) {
+  auto src = get(op.getSource());
+  auto t = op.getSource().getType();
+  if (t.getRank() != 2 || (src->kind != Kind::Smem && src->kind != Kind::Expr))
+    return fail("the GPU lowering takes the largest magnitude of rank-2 "
+                "tiles in shared memory only");
+  int64_t cols = t.getDimSize(1);
+  // Each thread's share, element by element, then the whole program's.
+  auto loop =
+      scf::ForOp::create(b, loc(), tid, idx(t.getNumElements()), idx(threads),
+                         ValueRange{cstF32(b, loc(), 0)});
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value e = loop.getInductionVar();
+    Value r = arith::DivUIOp::create(b, loc(), e, idx(cols));
+    Value c = arith::RemUIOp::create(b, loc(), e, idx(cols));
+    scf::YieldOp::create(
+        b, loc(),
+        maxNum(loop.getRegionIterArg(0), magnitude(b, loc(), readF32(*src, r, c))));
+  }
+  auto [scale, inverse] = emitQuantScale(b, loc(), programMax(loop.getResult(0)),
+                                         op.getTopExponent());
+  scalars.map(op.getScale(), scale);
+  scalars.map(op.getInverse(), inverse);
+  return success();
+}
+
 LogicalResult Lowering::lowerOnlineSoftmax(OnlineSoftmaxOp op) {
   auto s = get(op.getScores()), m = get(op.getMax()), lsum = get(op.getSum());
   auto acc = get(op.getAcc());

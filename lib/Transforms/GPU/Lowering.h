@@ -359,6 +359,18 @@ struct Lowering {
     return part;
   }
 
+  /// The larger of two f32 values, NaN ignored: llvm.maxnum, one instruction
+  /// on both vendors (max.f32, v_max_f32 with IEEE mode off), where
+  /// arith.maxnumf would call libdevice on NVVM.
+  Value maxNum(Value x, Value y) {
+    return LLVM::MaxNumOp::create(b, loc(), x, y);
+  }
+  /// The maximum of `v` over every thread of the program (NaN ignored).
+  Value programMax(Value v);
+  /// mla.quant_scale of a tile held anywhere (lowerLoad folds it instead
+  /// where it rounds its tile in registers).
+  LogicalResult lowerQuantScale(QuantScaleOp op);
+
   /// Per-lane shares of each row group (`part`) combined over the lanes and
   /// warps that hold the row.
   SmallVector<Value>
@@ -396,7 +408,9 @@ struct Lowering {
   /// scale factors already lowered) that ends in an element type of the
   /// loaded one's storage width (bf16 Q -> f32 -> scaled -> bf16, or
   /// -> f16 for qp_type = f16; with `toFp8`, one that ends in fp8 instead:
-  /// bf16 Q -> f32 -> fp8). lowerLoad applies them to the loaded registers.
+  /// bf16 Q -> f32 -> fp8). A value may also feed an mla.quant_scale whose
+  /// scale the next mla.scale applies (fp8 Q): the chain holds it before
+  /// that scale. lowerLoad applies them to the loaded registers.
   SmallVector<Operation *> foldableChain(LoadOp op, bool toFp8 = false);
   LogicalResult lowerLoad(LoadOp op);
 

@@ -606,6 +606,9 @@ LogicalResult Lowering::lowerOpByKind(Operation *op) {
       .Case([&](ScaleOp o) {
         return folded.contains(o) ? success() : lowerScale(o);
       })
+      .Case([&](QuantScaleOp o) {
+        return folded.contains(o) ? success() : lowerQuantScale(o);
+      })
       .Case([&](SliceOp o) { return lowerSlice(o); })
       .Case([&](DequantOp o) { return lowerDequant(o); })
       .Case([&](MaskOp o) { return lowerMask(o); })
