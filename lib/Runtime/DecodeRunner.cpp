@@ -426,6 +426,21 @@ mlir::mla::makeRandomDecode(const DecodeKernels &k,
   return r;
 }
 
+llvm::Error mlir::mla::scaleQueries(RandomDecode &r, int log2Factor) {
+  for (size_t i = 0; i < r.q.size(); ++i) {
+    float f = std::ldexp(mla_ref::bf16ToFloat(r.inputs.q[i]), log2Factor);
+    if (f != 0 && !std::isnormal(f))
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "Q times 2^%d leaves bf16's normal range (entry %zu)", log2Factor, i);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    r.inputs.q[i] = uint16_t(bits >> 16); // exact: f is a bf16 value
+    r.q[i] = std::ldexp(r.q[i], log2Factor);
+  }
+  return llvm::Error::success();
+}
+
 double mlir::mla::errorAgainstReference(const RandomDecode &r,
                                         const DecodeRun &run) {
   std::vector<double> expected = mla_ref::referenceDecode(r.problem, r.q, r.kv);

@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -235,6 +236,45 @@ TEST(DecodeNumericsSpecs, Fp8QpKnobError) {
         file, tile, ragged, base);
     EXPECT_GT(tile, 2 * base);
   }
+}
+
+/// fp8 Q is scaled per program (mla.quant_scale) before its rounding, so
+/// its magnitude does not matter: Q ~ N(0, 1) times 2^10 (most entries
+/// beyond e4m3's 448, where an unscaled rounding saturates) or times 2^-12
+/// (most entries among e4m3's subnormals, below 2^-6, where it loses their
+/// precision), with the softmax scale divided by the same factor so that
+/// the scores are those of the plain case. Both must keep the qp8 bound.
+TEST(DecodeNumericsSpecs, Fp8QpAnyQMagnitude) {
+  for (const char *file : {"deepseek_r1_decode_fp8_qp8.mlir",
+                           "deepseek_r1_decode_fp8_qp8_mi300x.mlir"})
+    for (int log2Factor : {10, -12}) {
+      SCOPED_TRACE(std::string(file) + ", Q times 2^" +
+                   std::to_string(log2Factor));
+      std::string src = readKernel(file);
+      const std::string key = "softmax_scale = 0.0416666679 : f32";
+      size_t at = src.find(key);
+      ASSERT_NE(at, std::string::npos);
+      double factor = std::ldexp(1.0, log2Factor);
+      char scale[64];
+      std::snprintf(scale, sizeof scale, "softmax_scale = %.9e : f32",
+                    0.0416666679 / factor);
+      src.replace(at, key.size(), scale);
+      auto c = compileSpec(src);
+      ASSERT_TRUE(c);
+      uint64_t seed = freshSeed();
+      SCOPED_TRACE("seed " + std::to_string(seed));
+      auto in = mla::makeRandomDecode(c->kernels, {1024, 77, 640, 8191},
+                                      c->softmaxScale, seed);
+      ASSERT_TRUE(bool(in)) << llvm::toString(in.takeError());
+      if (llvm::Error e = mla::scaleQueries(*in, log2Factor))
+        FAIL() << llvm::toString(std::move(e));
+      auto run = mla::runDecode(*c->host, c->kernels, in->inputs, 0, 256);
+      ASSERT_TRUE(bool(run)) << llvm::toString(run.takeError());
+      double err = mla::errorAgainstReference(*in, *run);
+      std::printf("%s, Q times 2^%d: relative error %.3e\n", file, log2Factor,
+                  err);
+      EXPECT_LE(err, 5e-2);
+    }
 }
 
 // qp_type = f16 (the H200 default of python/mla_torch.py): Q and P keep 11

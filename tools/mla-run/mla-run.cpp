@@ -76,6 +76,13 @@ static cl::opt<double>
               cl::desc("largest accepted relative Frobenius error"),
               cl::init(2e-2), cl::cat(runCategory));
 
+static cl::opt<int>
+    qScaleLog2("q-scale-log2",
+               cl::desc("multiply the random Q by 2^K and divide the spec's "
+                        "softmax scale by it (the same scores): how the "
+                        "kernels cope with Q's magnitude"),
+               cl::init(0), cl::cat(runCategory));
+
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "mla-run: error: " << msg << "\n";
   return 2;
@@ -146,6 +153,9 @@ int main(int argc, char **argv) {
     return fail(specName.empty() ? "no mla.decode in " + inputFile
                                  : "no mla.decode named '" + specName + "'");
   std::string name = spec.getSymName().str();
+  if (qScaleLog2)
+    spec.setSoftmaxScale(llvm::APFloat(std::ldexp(
+        spec.getSoftmaxScale().convertToFloat(), -qScaleLog2.getValue())));
   double smScale = spec.getSoftmaxScale().convertToDouble();
 
   // The emulated run compiles the spec itself, as mla-compile does.
@@ -167,6 +177,9 @@ int main(int argc, char **argv) {
   auto inputs = mla::makeRandomDecode(*kernels, lengths, smScale, seed);
   if (!inputs)
     return fail(llvm::toString(inputs.takeError()));
+  if (qScaleLog2)
+    if (llvm::Error e = mla::scaleQueries(*inputs, qScaleLog2))
+      return fail("--q-scale-log2: " + llvm::toString(std::move(e)));
 
   auto t0 = std::chrono::steady_clock::now();
   llvm::Expected<mla::DecodeRun> run = mla::DecodeRun();

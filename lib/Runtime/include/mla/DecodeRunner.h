@@ -98,6 +98,13 @@ llvm::Expected<RandomDecode> makeRandomDecode(const DecodeKernels &k,
                                               double softmaxScale,
                                               uint64_t seed);
 
+/// Multiplies the random Q by 2^log2Factor, in both its bf16 inputs and the
+/// reference's copy (exact: a power of two, refused where a bf16 entry
+/// would overflow or become subnormal). A run that also divides the spec's
+/// softmax scale by the factor sees the scores of the plain case: how a
+/// kernel copes with Q's magnitude alone (fp8 Q's per-program scale).
+llvm::Error scaleQueries(RandomDecode &r, int log2Factor);
+
 /// Relative Frobenius error of a run's output against the float64
 /// reference (NaN if the output holds a NaN).
 double errorAgainstReference(const RandomDecode &r, const DecodeRun &run);
