@@ -68,6 +68,12 @@ artifacts: build
 	         kernels/deepseek_r1_decode_mxfp4_sm90a.mlir kernels/deepseek_r1_decode_fp8_qp8_sm90a.mlir \
 	         kernels/deepseek_r1_decode_fp8_qp8_sm90a_mtp2.mlir; do \
 	  $(BUILD)/bin/mla-compile $$s --chip=sm_90a --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
+	# The qp8 specs with the softmax scale divided by 2^10 and multiplied
+	# by 2^12, which bench/q_magnitude_h200.py feeds Q times 2^10 / 2^-12.
+	PTXAS=$(PTXAS) bash bench/q_magnitude_specs.sh $(BUILD)/bin/mla-compile sm_90 $(ARTIFACTS) "" \
+	  kernels/deepseek_r1_decode_fp8_qp8.mlir
+	PTXAS=$(PTXAS) bash bench/q_magnitude_specs.sh $(BUILD)/bin/mla-compile sm_90a $(ARTIFACTS) "" \
+	  kernels/deepseek_r1_decode_fp8_qp8_sm90a.mlir
 	cp $(BUILD)/lib/libmla_launcher-cuda.so $(ARTIFACTS)/
 
 test: build

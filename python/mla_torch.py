@@ -35,7 +35,8 @@ import mla_launcher as L
 # The specs tried for each KV format, first found in the artifacts wins;
 # MLA_SPEC_FP8 / MLA_SPEC_BF16 name one (e.g. deepseek_r1_decode_fp8_qp8, or
 # deepseek_r1_decode_fp8_qp8_sm90a: fp8 Q and P on sm_90a's e4m3 wgmma, with
-# its _mtp2 twin for q_seq_len 2; contract |q| <= 448, Q is not scaled).
+# its _mtp2 twin for q_seq_len 2; Q scaled per program by a power of two
+# that fits its largest |q| to e4m3's range, so any magnitude is fine).
 # fp8 KV: Q and P in f16 (qp_type = f16; on sm_90 1.3x faster than bf16 Q/P
 # and more accurate; contract |q| <= 65504, see docs/PerformanceLog.md), else
 # the bf16-Q/P spec.
