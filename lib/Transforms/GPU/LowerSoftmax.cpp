@@ -76,6 +76,10 @@ Lowering::acrossLanesAndWarps(const AccLayout &l, SmallVector<Value> part,
   return out;
 }
 
+Value Lowering::maxNum(Value x, Value y) {
+  return LLVM::MaxNumOp::create(b, loc(), x, y);
+}
+
 Value Lowering::programMax(Value v) {
   auto combine = [&](Value x, Value y) { return maxNum(x, y); };
   // Over each group of 16 lanes (the chip's lane permutes where it has

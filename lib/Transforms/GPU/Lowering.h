@@ -359,15 +359,12 @@ struct Lowering {
     return part;
   }
 
-  /// The larger of two f32 values, NaN ignored: llvm.maxnum, one instruction
-  /// on both vendors (max.f32, v_max_f32 with IEEE mode off), where
-  /// arith.maxnumf would call libdevice on NVVM.
-  Value maxNum(Value x, Value y) {
-    return LLVM::MaxNumOp::create(b, loc(), x, y);
-  }
+  /// The larger of two f32 values, NaN ignored (llvm.maxnum: one
+  /// instruction on both vendors; arith.maxnumf calls libdevice on NVVM).
+  Value maxNum(Value x, Value y);
   /// The maximum of `v` over every thread of the program (NaN ignored).
   Value programMax(Value v);
-  /// mla.quant_scale of a tile held anywhere (lowerLoad folds it instead
+  /// mla.quant_scale of a tile in shared memory (lowerLoad folds it instead
   /// where it rounds its tile in registers).
   LogicalResult lowerQuantScale(QuantScaleOp op);
 
@@ -544,23 +541,12 @@ struct Lowering {
   lowerElementwise(Value result, Value source,
                    std::function<Value(OpBuilder &, Location, Value)> fn);
 
+  // The elementwise tile ops, slices and masks (Tiles.cpp); mla.dequant of
+  // shared-memory byte tiles into a bf16 tile there (LowerDequant.cpp).
   LogicalResult lowerCast(CastOp op);
-
-  LogicalResult lowerScale(ScaleOp op) {
-    Value factor = scalars.lookup(op.getFactor());
-    return lowerElementwise(
-        op.getResult(), op.getSource(),
-        [factor](OpBuilder &nb, Location l, Value v) {
-          return arith::MulFOp::create(nb, l, v, factor).getResult();
-        });
-  }
-
+  LogicalResult lowerScale(ScaleOp op);
   LogicalResult lowerSlice(SliceOp op);
-
-  /// mla.dequant of shared-memory byte tiles into a bf16 tile there
-  /// (LowerDequant.cpp).
   LogicalResult lowerDequant(DequantOp op);
-
   LogicalResult lowerMask(MaskOp op);
 
   /// The grouping of K steps for a dot of `mi` over K = `k` whose B is

@@ -326,6 +326,15 @@ LogicalResult Lowering::lowerCast(CastOp op) {
                           });
 }
 
+LogicalResult Lowering::lowerScale(ScaleOp op) {
+  Value factor = scalars.lookup(op.getFactor());
+  return lowerElementwise(op.getResult(), op.getSource(),
+                          [factor](OpBuilder &nb, Location l, Value v) {
+                            return arith::MulFOp::create(nb, l, v, factor)
+                                .getResult();
+                          });
+}
+
 LogicalResult Lowering::lowerSlice(SliceOp op) {
   auto src = get(op.getSource());
   if (src->kind != Kind::Smem)
