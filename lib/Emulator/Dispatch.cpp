@@ -586,7 +586,8 @@ Error Device::dispatch(const CodeObject &co, StringRef name, Dim3 grid,
              c,
              {},
              {0, 0, 0},
-             co.chip() == "gfx950" ? 64u : 32u};
+             co.chip() == "gfx950" ? 64u : 32u,
+             {}};
   uint64_t budget = instructionLimit;
   unsigned nWaves = (threads + 63) / 64;
   unsigned userSgprs = (k->rsrc2 >> 1) & 0x1f;
@@ -673,7 +674,7 @@ Error mla::emu::runRaw(
   c = Counters();
   Dispatch d{
       dev, **co,      (*co)->kernels().front(),    chip == "gfx950", {}, c,
-      {},  {0, 0, 0}, chip == "gfx950" ? 64u : 32u};
+      {},  {0, 0, 0}, chip == "gfx950" ? 64u : 32u, {}};
   d.lds.assign(ldsBytes, 0xFF);
   d.dmaOwner.assign(ldsBytes, 0);
   unsigned nWaves = (threads + 63) / 64;

@@ -227,7 +227,7 @@ extern "C" mla_status mla_context_create(const mla_spec_desc *spec,
                     "kernel '%s' takes a tensor map, which the %s backend "
                     "does not build",
                     k.name, backend->name());
-    Kernel entry{&k, nullptr};
+    Kernel entry{&k, nullptr, {}};
     if (k.stage == 2) {
       ctx->stage2.push_back(entry);
       continue;

@@ -13,6 +13,7 @@
 #include "mla/Reference.h"
 
 #include <gtest/gtest.h>
+#include <llvm/Support/FormatVariadic.h>
 
 #include <algorithm>
 #include <cmath>
@@ -468,15 +469,14 @@ TEST(EmulatorConvert, ScaledFp4AllCodes) {
   for (const char *form : {"bf16", "f32"}) {
     std::string text;
     for (unsigned s = 0; s < 4; ++s)
-      text += std::string("v_cvt_scalef32_pk_") + form + "_fp4 " +
-              (form[0] == 'b' ? "v" + std::to_string(4 + 2 * s)
-                              : "v[" + std::to_string(4 + 2 * s) + ":" +
-                                    std::to_string(5 + 2 * s) + "]") +
-              ", v1, v2" +
-              (s ? " op_sel:[" + std::to_string(s & 1) + "," +
-                       std::to_string(s >> 1) + ",0]"
-                 : "") +
-              "\n";
+      text += llvm::formatv(
+                  "v_cvt_scalef32_pk_{0}_fp4 {1}, v1, v2{2}\n", form,
+                  form[0] == 'b'
+                      ? llvm::formatv("v{0}", 4 + 2 * s).str()
+                      : llvm::formatv("v[{0}:{1}]", 4 + 2 * s, 5 + 2 * s).str(),
+                  s ? llvm::formatv(" op_sel:[{0},{1},0]", s & 1, s >> 1).str()
+                    : std::string())
+                  .str();
     bool bf16 = form[0] == 'b';
     EXPECT_OK(run(
         "gfx950", text, 64,

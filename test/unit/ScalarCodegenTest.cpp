@@ -17,6 +17,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "gtest/gtest.h"
 
 #include <algorithm>
@@ -40,7 +41,7 @@ TEST(ScalarCodegen, Mxfp4ToBf16EveryCodeAndScale) {
   results.append(16, b.getI32Type());
   results.push_back(b.getI1Type());
   for (int scale = 0; scale < 256; ++scale) {
-    auto fn = func::FuncOp::create(b, loc, "s" + std::to_string(scale),
+    auto fn = func::FuncOp::create(b, loc, llvm::formatv("s{0}", scale).str(),
                                    b.getFunctionType({}, results));
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(fn.addEntryBlock());
@@ -124,7 +125,7 @@ TEST(ScalarCodegen, QuantScaleFitsTheTopBinade) {
   for (int e : {8, 7, 15}) // f8E4M3FN, f8E4M3FNUZ, f16
     for (size_t i = 0; i < amaxes.size(); ++i) {
       auto fn = func::FuncOp::create(
-          b, loc, "e" + std::to_string(e) + "_" + std::to_string(i),
+          b, loc, llvm::formatv("e{0}_{1}", e, i).str(),
           b.getFunctionType({}, {b.getF32Type(), b.getF32Type()}));
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(fn.addEntryBlock());
@@ -139,7 +140,7 @@ TEST(ScalarCodegen, QuantScaleFitsTheTopBinade) {
     auto name = fn.getName().drop_front().str();
     int e = std::stoi(name.substr(0, name.find('_')));
     float amax = amaxes[std::stoi(name.substr(name.find('_') + 1))];
-    SCOPED_TRACE("E " + std::to_string(e) + ", amax " + std::to_string(amax));
+    SCOPED_TRACE(llvm::formatv("E {0}, amax {1}", e, amax).str());
     auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
     float got[2];
     for (int j = 0; j < 2; ++j) {
