@@ -3,12 +3,15 @@
 // The host lowering is the executable semantics of the tile ops: every op
 // becomes a plain loop nest over scalars, in f32, with the rounding points
 // the ops define (bf16 casts, stores). It is what the CPU numerics tests run
-// against the float64 reference, so it stays simple rather than fast.
+// against the float64 reference, so it stays simple rather than fast. The
+// products, the softmax, the split-K combine and mla.quant_scale are in
+// HostCompute.cpp, the loop builders and the patterns' base in HostLoops.h.
 //
 //===----------------------------------------------------------------------===//
 #include "mla/MLAOps.h"
 #include "mla/Passes.h"
 
+#include "HostLoops.h"
 #include "ScalarCodegen.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -31,6 +34,7 @@ namespace mlir::mla {
 
 using namespace mlir;
 using namespace mlir::mla;
+using namespace mlir::mla::hostloops;
 
 namespace {
 
@@ -38,68 +42,10 @@ namespace {
 using mla::mxfp4ToBf16;
 using mla::storageType;
 
-/// Emits `for i0 in [0, shape0) ... for iN in [0, shapeN)` and calls `body`
-/// with the induction variables inside the innermost loop.
-void loopNest(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-              function_ref<void(ValueRange)> body) {
-  OpBuilder::InsertionGuard guard(b);
-  SmallVector<Value> ivs;
-  Value zero = cstIndex(b, loc, 0), one = cstIndex(b, loc, 1);
-  for (int64_t extent : shape) {
-    auto loop = scf::ForOp::create(b, loc, zero, cstIndex(b, loc, extent), one);
-    b.setInsertionPointToStart(loop.getBody());
-    ivs.push_back(loop.getInductionVar());
-  }
-  body(ivs);
-}
-
-/// `for i in [0, n)` carrying one f32 accumulator.
-Value reduceLoop(OpBuilder &b, Location loc, Value n, Value init,
-                 function_ref<Value(Value iv, Value acc)> body) {
-  auto loop = scf::ForOp::create(
-      b, loc, cstIndex(b, loc, 0), n, cstIndex(b, loc, 1), ValueRange{init},
-      [&](OpBuilder &nb, Location l, Value iv, ValueRange iters) {
-        scf::YieldOp::create(nb, l, body(iv, iters[0]));
-      });
-  return loop.getResult(0);
-}
-
-Value load(OpBuilder &b, Location loc, Value mem, ValueRange idx) {
-  return memref::LoadOp::create(b, loc, mem, idx);
-}
-
-void store(OpBuilder &b, Location loc, Value v, Value mem, ValueRange idx) {
-  memref::StoreOp::create(b, loc, v, mem, idx);
-}
-
-Value alloc(OpBuilder &b, Location loc, Type t) {
-  return memref::AllocOp::create(b, loc, cast<MemRefType>(t));
-}
-
 //===----------------------------------------------------------------------===//
-// Patterns
+// Patterns: tile memory, element-wise ops, control (the compute ops:
+// HostCompute.cpp)
 //===----------------------------------------------------------------------===//
-
-template <typename Op> struct TilePattern : public OpConversionPattern<Op> {
-  using OpConversionPattern<Op>::OpConversionPattern;
-  using OpAdaptor = typename OpConversionPattern<Op>::OpAdaptor;
-
-  Type convert(Type t) const {
-    return this->getTypeConverter()->convertType(t);
-  }
-
-  /// Replaces `op` by a fresh buffer of `type` whose element at `iv` is
-  /// `element(iv)`.
-  void replaceByElements(Op op, RankedTensorType type,
-                         ConversionPatternRewriter &rw,
-                         function_ref<Value(ValueRange)> element) const {
-    Location loc = op.getLoc();
-    Value out = alloc(rw, loc, convert(type));
-    loopNest(rw, loc, type.getShape(),
-             [&](ValueRange iv) { store(rw, loc, element(iv), out, iv); });
-    rw.replaceOp(op, out);
-  }
-};
 
 struct FillLowering : TilePattern<FillOp> {
   using TilePattern::TilePattern;
@@ -303,42 +249,6 @@ struct ScaleLowering : TilePattern<ScaleOp> {
   }
 };
 
-struct QuantScaleLowering : TilePattern<QuantScaleOp> {
-  using TilePattern::TilePattern;
-  LogicalResult matchAndRewrite(QuantScaleOp op, OpAdaptor a,
-                                ConversionPatternRewriter &rw) const override {
-    Location loc = op.getLoc();
-    ArrayRef<int64_t> shape = op.getSource().getType().getShape();
-    Type elt = op.getSource().getType().getElementType();
-    // The largest magnitude, one loop per dimension.
-    SmallVector<Value> iv;
-    std::function<Value(size_t, Value)> over = [&](size_t d, Value acc) {
-      return reduceLoop(rw, loc, cstIndex(rw, loc, shape[d]), acc,
-                        [&](Value i, Value inner) -> Value {
-                          iv.push_back(i);
-                          Value r =
-                              d + 1 == shape.size()
-                                  ? arith::MaxNumFOp::create(
-                                        rw, loc, inner,
-                                        magnitude(rw, loc,
-                                                  toF32(rw, loc,
-                                                        load(rw, loc,
-                                                             a.getSource(),
-                                                             iv),
-                                                        elt)))
-                                  : over(d + 1, inner);
-                          iv.pop_back();
-                          return r;
-                        });
-    };
-    Value amax = over(0, cstF32(rw, loc, 0));
-    auto [scale, inverse] =
-        emitQuantScale(rw, loc, amax, op.getTopExponent());
-    rw.replaceOp(op, {scale, inverse});
-    return success();
-  }
-};
-
 struct SliceLowering : TilePattern<SliceOp> {
   using TilePattern::TilePattern;
   LogicalResult matchAndRewrite(SliceOp op, OpAdaptor a,
@@ -380,176 +290,6 @@ struct MaskLowering : TilePattern<MaskOp> {
       return arith::SelectOp::create(rw, loc, outside, fill,
                                      load(rw, loc, a.getSource(), iv));
     });
-    return success();
-  }
-};
-
-struct DotLowering : TilePattern<DotOp> {
-  using TilePattern::TilePattern;
-  LogicalResult matchAndRewrite(DotOp op, OpAdaptor a,
-                                ConversionPatternRewriter &rw) const override {
-    Location loc = op.getLoc();
-    auto resT = op.getResult().getType();
-    int64_t k = op.getLhs().getType().getDimSize(1);
-    bool trans = op.getTransposeRhs();
-    Type lhsElt = op.getLhs().getType().getElementType();
-    Type rhsElt = op.getRhs().getType().getElementType();
-    Value out = alloc(rw, loc, convert(resT));
-    loopNest(rw, loc, resT.getShape(), [&](ValueRange mn) {
-      Value init =
-          a.getAcc() ? load(rw, loc, a.getAcc(), mn) : cstF32(rw, loc, 0);
-      Value sum = reduceLoop(
-          rw, loc, cstIndex(rw, loc, k), init, [&](Value kk, Value acc) {
-            Value x =
-                toF32(rw, loc, load(rw, loc, a.getLhs(), {mn[0], kk}), lhsElt);
-            Value y = toF32(
-                rw, loc,
-                load(rw, loc, a.getRhs(),
-                     trans ? ValueRange{mn[1], kk} : ValueRange{kk, mn[1]}),
-                rhsElt);
-            return arith::AddFOp::create(rw, loc, acc,
-                                         arith::MulFOp::create(rw, loc, x, y));
-          });
-      store(rw, loc, sum, out, mn);
-    });
-    rw.replaceOp(op, out);
-    return success();
-  }
-};
-
-struct OnlineSoftmaxLowering : TilePattern<OnlineSoftmaxOp> {
-  using TilePattern::TilePattern;
-  LogicalResult matchAndRewrite(OnlineSoftmaxOp op, OpAdaptor a,
-                                ConversionPatternRewriter &rw) const override {
-    Location loc = op.getLoc();
-    auto sT = op.getScores().getType();
-    auto accT = op.getAcc().getType();
-    Value probs = alloc(rw, loc, convert(sT));
-    Value newMax = alloc(rw, loc, convert(op.getMax().getType()));
-    Value newSum = alloc(rw, loc, convert(op.getSum().getType()));
-    Value newAcc = alloc(rw, loc, convert(accT));
-    Value n = cstIndex(rw, loc, sT.getDimSize(1));
-    loopNest(rw, loc, {sT.getDimSize(0)}, [&](ValueRange r) {
-      Value oldMax = load(rw, loc, a.getMax(), r);
-      Value mx = reduceLoop(rw, loc, n, oldMax, [&](Value j, Value acc) {
-        Value s = load(rw, loc, a.getScores(), {r[0], j});
-        return arith::MaximumFOp::create(rw, loc, acc, s);
-      });
-      Value ref = finiteOrZero(rw, loc, mx);
-      Value alpha = math::Exp2Op::create(
-          rw, loc, arith::SubFOp::create(rw, loc, oldMax, ref));
-      Value rowSum =
-          reduceLoop(rw, loc, n, cstF32(rw, loc, 0), [&](Value j, Value acc) {
-            Value s = load(rw, loc, a.getScores(), {r[0], j});
-            Value p = math::Exp2Op::create(
-                rw, loc, arith::SubFOp::create(rw, loc, s, ref));
-            store(rw, loc, p, probs, {r[0], j});
-            return arith::AddFOp::create(rw, loc, acc, p);
-          });
-      Value oldSum = load(rw, loc, a.getSum(), r);
-      store(rw, loc, mx, newMax, r);
-      store(rw, loc,
-            arith::AddFOp::create(
-                rw, loc, arith::MulFOp::create(rw, loc, oldSum, alpha), rowSum),
-            newSum, r);
-      loopNest(rw, loc, {accT.getDimSize(1)}, [&](ValueRange d) {
-        Value v = load(rw, loc, a.getAcc(), {r[0], d[0]});
-        store(rw, loc, arith::MulFOp::create(rw, loc, v, alpha), newAcc,
-              {r[0], d[0]});
-      });
-    });
-    rw.replaceOp(op, {probs, newMax, newSum, newAcc});
-    return success();
-  }
-};
-
-struct SoftmaxFinalizeLowering : TilePattern<SoftmaxFinalizeOp> {
-  using TilePattern::TilePattern;
-  LogicalResult matchAndRewrite(SoftmaxFinalizeOp op, OpAdaptor a,
-                                ConversionPatternRewriter &rw) const override {
-    Location loc = op.getLoc();
-    auto accT = op.getAcc().getType();
-    Value out = alloc(rw, loc, convert(accT));
-    Value lse = alloc(rw, loc, convert(op.getMax().getType()));
-    Value scale = a.getScale() ? a.getScale() : cstF32(rw, loc, 1.0f);
-    loopNest(rw, loc, {accT.getDimSize(0)}, [&](ValueRange r) {
-      Value sum = load(rw, loc, a.getSum(), r);
-      Value mx = load(rw, loc, a.getMax(), r);
-      Value empty = arith::CmpFOp::create(rw, loc, arith::CmpFPredicate::OEQ,
-                                          sum, cstF32(rw, loc, 0));
-      // Empty rows divide by 1 and are then replaced: no inf/NaN appears.
-      Value safeSum =
-          arith::SelectOp::create(rw, loc, empty, cstF32(rw, loc, 1), sum);
-      Value factor = arith::DivFOp::create(rw, loc, scale, safeSum);
-      Value zero = cstF32(rw, loc, 0);
-      loopNest(rw, loc, {accT.getDimSize(1)}, [&](ValueRange d) {
-        Value v = arith::MulFOp::create(
-            rw, loc, load(rw, loc, a.getAcc(), {r[0], d[0]}), factor);
-        store(rw, loc, arith::SelectOp::create(rw, loc, empty, zero, v), out,
-              {r[0], d[0]});
-      });
-      Value l2 = arith::AddFOp::create(rw, loc, mx,
-                                       math::Log2Op::create(rw, loc, safeSum));
-      Value ln = arith::MulFOp::create(rw, loc, l2,
-                                       cstF32(rw, loc, 0.6931471805599453f));
-      Value negInf = cstF32(rw, loc, -std::numeric_limits<float>::infinity());
-      store(rw, loc, arith::SelectOp::create(rw, loc, empty, negInf, ln), lse,
-            r);
-    });
-    rw.replaceOp(op, {out, lse});
-    return success();
-  }
-};
-
-struct SplitKReduceLowering : TilePattern<SplitKReduceOp> {
-  using TilePattern::TilePattern;
-  LogicalResult matchAndRewrite(SplitKReduceOp op, OpAdaptor a,
-                                ConversionPatternRewriter &rw) const override {
-    Location loc = op.getLoc();
-    auto resT = op.getResult().getType();
-    int64_t dim = resT.getDimSize(1);
-    Value out = alloc(rw, loc, convert(resT));
-    Value zero = cstF32(rw, loc, 0);
-    Value negInf = cstF32(rw, loc, -std::numeric_limits<float>::infinity());
-    loopNest(rw, loc, {resT.getDimSize(0)}, [&](ValueRange hIv) {
-      Value h = arith::AddIOp::create(rw, loc, a.getHead(), hIv[0]);
-      loopNest(rw, loc, {dim}, [&](ValueRange d) {
-        store(rw, loc, zero, out, {hIv[0], d[0]});
-      });
-      Value mx = reduceLoop(
-          rw, loc, a.getNumSplits(), negInf, [&](Value s, Value acc) {
-            Value l = load(rw, loc, a.getLse(), {a.getBatch(), s, h});
-            return arith::MaximumFOp::create(rw, loc, acc, l);
-          });
-      Value ref = finiteOrZero(rw, loc, mx);
-      Value wsum =
-          reduceLoop(rw, loc, a.getNumSplits(), zero, [&](Value s, Value acc) {
-            Value l = load(rw, loc, a.getLse(), {a.getBatch(), s, h});
-            Value w = math::ExpOp::create(
-                rw, loc, arith::SubFOp::create(rw, loc, l, ref));
-            loopNest(rw, loc, {dim}, [&](ValueRange d) {
-              Value p =
-                  load(rw, loc, a.getPartial(), {a.getBatch(), s, h, d[0]});
-              Value o = load(rw, loc, out, {hIv[0], d[0]});
-              store(rw, loc,
-                    arith::AddFOp::create(rw, loc, o,
-                                          arith::MulFOp::create(rw, loc, w, p)),
-                    out, {hIv[0], d[0]});
-            });
-            return arith::AddFOp::create(rw, loc, acc, w);
-          });
-      Value empty =
-          arith::CmpFOp::create(rw, loc, arith::CmpFPredicate::OEQ, wsum, zero);
-      Value inv = arith::DivFOp::create(
-          rw, loc, cstF32(rw, loc, 1),
-          arith::SelectOp::create(rw, loc, empty, cstF32(rw, loc, 1), wsum));
-      loopNest(rw, loc, {dim}, [&](ValueRange d) {
-        Value o = load(rw, loc, out, {hIv[0], d[0]});
-        store(rw, loc, arith::MulFOp::create(rw, loc, o, inv), out,
-              {hIv[0], d[0]});
-      });
-    });
-    rw.replaceOp(op, out);
     return success();
   }
 };
@@ -710,10 +450,10 @@ struct MLALowerToLoops
         });
     patterns.add<DimLowering, CollapseShapeLowering>(types, ctx);
     patterns.add<FillLowering, LoadLowering, StoreLowering, CastLowering,
-                 DequantLowering, ScaleLowering, QuantScaleLowering, SliceLowering, MaskLowering,
-                 DotLowering, OnlineSoftmaxLowering, SoftmaxFinalizeLowering,
-                 SplitKReduceLowering, SplitRangeLowering, KvLoopLowering,
-                 SplitClusterSyncLowering, YieldLowering>(types, ctx);
+                 DequantLowering, ScaleLowering, SliceLowering, MaskLowering,
+                 SplitRangeLowering, KvLoopLowering, SplitClusterSyncLowering,
+                 YieldLowering>(types, ctx);
+    populateComputePatterns(types, patterns);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       signalPassFailure();
   }

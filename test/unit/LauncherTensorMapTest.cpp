@@ -76,9 +76,7 @@ std::vector<uint64_t> mapWords(MapBackend &backend, MapSpec &m) {
   int32_t qo[2] = {0, 1}, kvp[2] = {0, 700};
   mlatest::ScratchArgs scratch;
   mla_decode_args a = scratch.args(/*batch=*/1, /*maxKvLen=*/700,
-                                   /*kvRows=*/700, /*splits=*/2);
-  a.qo_indptr = qo;
-  a.kv_indptr = kvp;
+                                   /*kvRows=*/700, /*splits=*/2, qo, kvp);
   mla_decode_plan plan;
   EXPECT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan)) << mla_last_error();
   EXPECT_EQ(MLA_SUCCESS, mla_decode_run(ctx, &plan, &a, nullptr))
@@ -119,9 +117,7 @@ TEST(LauncherTensorMap, PackedLastAt64BytesAndBuiltPerCall) {
   int32_t qo[3] = {0, 1, 2}, kvp[3] = {0, 1000, 2000};
   mlatest::ScratchArgs scratch;
   mla_decode_args a = scratch.args(/*batch=*/2, /*maxKvLen=*/1000,
-                                   /*kvRows=*/2005, /*splits=*/4);
-  a.qo_indptr = qo;
-  a.kv_indptr = kvp;
+                                   /*kvRows=*/2005, /*splits=*/4, qo, kvp);
   mla_decode_plan plan;
   ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan)) << mla_last_error();
   ASSERT_EQ(MLA_SUCCESS, mla_decode_run(ctx, &plan, &a, nullptr))

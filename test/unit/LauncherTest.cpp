@@ -762,9 +762,7 @@ TEST(LauncherRowGroups, GridsAndWorkspaceCountQueryRows) {
   int32_t qo[4] = {0, 2, 4, 6}, kvp[4] = {0, 100, 200, 300};
   mlatest::ScratchArgs scratch;
   mla_decode_args a = scratch.args(/*batch=*/3, /*maxKvLen=*/100,
-                                   /*kvRows=*/300, /*splits=*/4);
-  a.qo_indptr = qo;
-  a.kv_indptr = kvp;
+                                   /*kvRows=*/300, /*splits=*/4, qo, kvp);
   mla_decode_plan plan;
   ASSERT_EQ(MLA_SUCCESS, mla_plan_decode(ctx, &a, &plan)) << mla_last_error();
   EXPECT_EQ(4, plan.splits);

@@ -121,6 +121,15 @@ struct ScratchArgs {
     a.workspace_bytes = ws.size() - 256;
     return a;
   }
+  /// The same with the sequences' query and KV row offsets.
+  mla_decode_args args(int64_t batch, int64_t maxKvLen, int64_t kvRows,
+                       int64_t splits, const int32_t *qoIndptr,
+                       const int32_t *kvIndptr) {
+    mla_decode_args a = args(batch, maxKvLen, kvRows, splits);
+    a.qo_indptr = qoIndptr;
+    a.kv_indptr = kvIndptr;
+    return a;
+  }
 };
 
 } // namespace mlatest

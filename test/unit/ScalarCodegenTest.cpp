@@ -28,13 +28,29 @@ using namespace mlir;
 
 namespace {
 
-TEST(ScalarCodegen, Mxfp4ToBf16EveryCodeAndScale) {
+/// Functions of constants built with the shared scalar code, then folded
+/// by the canonicalizer: each returns what the code computes.
+class ScalarCodegen : public ::testing::Test {
+protected:
+  ScalarCodegen() { ctx.loadDialect<arith::ArithDialect, func::FuncDialect>(); }
+  ~ScalarCodegen() override { module->erase(); }
+  /// Runs the canonicalizer over the module.
+  LogicalResult fold() {
+    PassManager pm(&ctx);
+    pm.addPass(createCanonicalizerPass());
+    return pm.run(module);
+  }
   MLIRContext ctx;
-  ctx.loadDialect<arith::ArithDialect, func::FuncDialect>();
-  OpBuilder b(&ctx);
+  OpBuilder b{&ctx};
   Location loc = b.getUnknownLoc();
-  auto module = ModuleOp::create(loc);
-  b.setInsertionPointToEnd(module.getBody());
+  ModuleOp module = [this] {
+    auto m = ModuleOp::create(loc);
+    b.setInsertionPointToEnd(m.getBody());
+    return m;
+  }();
+};
+
+TEST_F(ScalarCodegen, Mxfp4ToBf16EveryCodeAndScale) {
   // One function per scale returning the 16 codes' bits, the normal-only
   // decode's (zero where it does not apply), and whether it applies.
   SmallVector<Type> results(16, b.getI16Type());
@@ -56,9 +72,7 @@ TEST(ScalarCodegen, Mxfp4ToBf16EveryCodeAndScale) {
     bits.push_back(mla::mxfp4ScaleIsNormal(b, loc, mla::cstI32(b, loc, scale)));
     func::ReturnOp::create(b, loc, bits);
   }
-  PassManager pm(&ctx);
-  pm.addPass(createCanonicalizerPass());
-  ASSERT_TRUE(succeeded(pm.run(module)));
+  ASSERT_TRUE(succeeded(fold()));
   int checked = 0;
   for (auto fn : module.getOps<func::FuncOp>()) {
     int scale = std::stoi(fn.getName().drop_front().str());
@@ -98,25 +112,14 @@ TEST(ScalarCodegen, Mxfp4ToBf16EveryCodeAndScale) {
     }
   }
   EXPECT_EQ(checked, 16 * 256);
-  module->erase();
 }
-
-} // namespace
-
-namespace {
 
 /// mla.quant_scale's power of two (emitQuantScale), folded to constants for
 /// magnitudes across f32's range: amax * scale lands in [2^(E-1), 2^E), so
 /// below the narrow type's largest value, scale * inverse is exactly 1, and
 /// zero, subnormal and infinite maxima give the clamped exponents the op's
 /// description names.
-TEST(ScalarCodegen, QuantScaleFitsTheTopBinade) {
-  MLIRContext ctx;
-  ctx.loadDialect<arith::ArithDialect, func::FuncDialect>();
-  OpBuilder b(&ctx);
-  Location loc = b.getUnknownLoc();
-  auto module = ModuleOp::create(loc);
-  b.setInsertionPointToEnd(module.getBody());
+TEST_F(ScalarCodegen, QuantScaleFitsTheTopBinade) {
   const float inf = std::numeric_limits<float>::infinity();
   const std::vector<float> amaxes = {
       0.0f,    1e-45f,  1e-39f, 1.2e-38f, 1e-30f, 1.0f / 64, 0.5f,    1.0f,
@@ -133,9 +136,7 @@ TEST(ScalarCodegen, QuantScaleFitsTheTopBinade) {
           mla::emitQuantScale(b, loc, mla::cstF32(b, loc, amaxes[i]), e);
       func::ReturnOp::create(b, loc, ValueRange{scale, inverse});
     }
-  PassManager pm(&ctx);
-  pm.addPass(createCanonicalizerPass());
-  ASSERT_TRUE(succeeded(pm.run(module)));
+  ASSERT_TRUE(succeeded(fold()));
   for (auto fn : module.getOps<func::FuncOp>()) {
     auto name = fn.getName().drop_front().str();
     int e = std::stoi(name.substr(0, name.find('_')));
