@@ -43,3 +43,22 @@ module {
     page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32,
     block_n = 64, num_warps = 4}
 }
+
+// -----
+
+// mla.quant_scale of a register tile (a dot's accumulator): the lowering
+// reduces tiles in shared memory only.
+mla.kernel @quant_scale_of_registers(%q: memref<?x64xbf16>, %kv: memref<?x64xbf16>,
+                                     %out: memref<?x64xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %qt = mla.load %q[%b, %c0] : memref<?x64xbf16> -> tensor<16x64xbf16>
+  %k = mla.load %kv[%c0, %c0] : memref<?x64xbf16> -> tensor<64x64xbf16>
+  %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
+  // expected-error @+1 {{the GPU lowering takes the largest magnitude of rank-2 tiles in shared memory only}}
+  %fit, %inv = mla.quant_scale %s to f8E4M3FN : tensor<16x64xf32>
+  %ss = mla.scale %s, %fit : tensor<16x64xf32>
+  mla.store %ss, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.return
+}
