@@ -8,6 +8,58 @@
 
 namespace mlir::mla::gpulower {
 
+/// Each of `parts` combined over the lanes that differ only in lane `bits`:
+/// in one permute chain of the chip where the bits are 0-3 and it has one,
+/// else an XOR butterfly of shuffles (bit by bit, every part each time).
+static void reduceOverLanes(Lowering &L, MutableArrayRef<Value> parts,
+                            ArrayRef<int64_t> bits,
+                            function_ref<Value(Value, Value)> combine) {
+  OpBuilder &b = L.b;
+  if (bits == ArrayRef<int64_t>{0, 1, 2, 3}) {
+    bool all = true;
+    for (Value &p : parts) {
+      std::optional<Value> r = L.target.reduce16Lanes(b, L.loc(), p, combine);
+      if (!r) {
+        all = false;
+        break;
+      }
+      p = *r;
+    }
+    if (all)
+      return;
+  }
+  for (int64_t j : bits)
+    for (Value &p : parts) {
+      auto shfl = gpu::ShuffleOp::create(
+          b, L.loc(), p, cstI32(b, L.loc(), int64_t(1) << j),
+          cstI32(b, L.loc(), L.wave), gpu::ShuffleMode::XOR);
+      p = combine(p, shfl.getShuffleResult());
+    }
+}
+
+/// The `n` f32 values of row `row` of the shared-memory region `red`
+/// folded with `combine` into `acc` (null: starting from the first), read
+/// with 16-byte loads where n is a multiple of 4.
+static Value foldSharedRow(Lowering &L, Value red, Value row, int64_t n,
+                           function_ref<Value(Value, Value)> combine,
+                           Value acc) {
+  OpBuilder &b = L.b;
+  auto fold = [&](Value x) { acc = acc ? combine(acc, x) : x; };
+  int64_t vec = n % 4 == 0 ? 4 : 1;
+  for (int64_t w = 0; w < n; w += vec) {
+    if (vec == 1) {
+      fold(memref::LoadOp::create(b, L.loc(), red, ValueRange{row, L.idx(w)}));
+      continue;
+    }
+    Value v = vector::LoadOp::create(
+        b, L.loc(), VectorType::get({vec}, b.getF32Type()), red,
+        ValueRange{row, L.idx(w)}, /*nontemporal=*/false, llvm::MaybeAlign(16));
+    for (int64_t j = 0; j < vec; ++j)
+      fold(vector::ExtractOp::create(b, L.loc(), v, ArrayRef<int64_t>{j}));
+  }
+  return acc;
+}
+
 SmallVector<Value>
 Lowering::acrossLanesAndWarps(const AccLayout &l, SmallVector<Value> part,
                               float identity,
@@ -19,29 +71,7 @@ Lowering::acrossLanesAndWarps(const AccLayout &l, SmallVector<Value> part,
   for (auto [j, base] : llvm::enumerate(l.mi->c.laneBases))
     if (base.row == 0)
       colBits.push_back(j);
-  if (colBits == SmallVector<int64_t>{0, 1, 2, 3}) {
-    bool all = true;
-    for (Value &p : part) {
-      std::optional<Value> r = target.reduce16Lanes(b, loc(), p, combine);
-      if (!r) {
-        all = false;
-        break;
-      }
-      p = *r;
-    }
-    if (all)
-      colBits.clear();
-  }
-  for (auto [j, base] : llvm::enumerate(l.mi->c.laneBases)) {
-    if (!llvm::is_contained(colBits, int64_t(j)))
-      continue;
-    for (Value &p : part) {
-      auto shfl =
-          gpu::ShuffleOp::create(b, loc(), p, cstI32(b, loc(), int64_t(1) << j),
-                                 cstI32(b, loc(), wave), gpu::ShuffleMode::XOR);
-      p = combine(p, shfl.getShuffleResult());
-    }
-  }
+  reduceOverLanes(*this, part, colBits, combine);
   if (warps == 1)
     return part;
   // Across warps through shared memory: red[row][warp], so that a lane
@@ -53,26 +83,10 @@ Lowering::acrossLanesAndWarps(const AccLayout &l, SmallVector<Value> part,
     memref::StoreOp::create(b, loc(), p, red,
                             ValueRange{addc(cRow, l.rowGroups[g]), warp});
   barrier();
-  int64_t vec = warps % 4 == 0 ? 4 : 1;
   SmallVector<Value> out;
-  for (auto [g, p] : llvm::enumerate(part)) {
-    Value row = addc(cRow, l.rowGroups[g]);
-    Value acc = cstF32(b, loc(), identity);
-    for (int64_t w = 0; w < warps; w += vec) {
-      if (vec == 1) {
-        acc = combine(acc, memref::LoadOp::create(b, loc(), red,
-                                                  ValueRange{row, idx(w)}));
-        continue;
-      }
-      Value v = vector::LoadOp::create(
-          b, loc(), VectorType::get({vec}, b.getF32Type()), red,
-          ValueRange{row, idx(w)}, /*nontemporal=*/false, llvm::MaybeAlign(16));
-      for (int64_t j = 0; j < vec; ++j)
-        acc = combine(
-            acc, vector::ExtractOp::create(b, loc(), v, ArrayRef<int64_t>{j}));
-    }
-    out.push_back(acc);
-  }
+  for (size_t g = 0; g < part.size(); ++g)
+    out.push_back(foldSharedRow(*this, red, addc(cRow, l.rowGroups[g]), warps,
+                                combine, cstF32(b, loc(), identity)));
   return out;
 }
 
@@ -86,14 +100,10 @@ Value Lowering::programMax(Value v) {
   // them, else an XOR butterfly of shuffles; CDNA4 would take its row
   // swaps for lane distances 16 and 32), then the groups through shared
   // memory: each group's value, read by all.
-  if (auto r = target.reduce16Lanes(b, loc(), v, combine))
-    v = *r;
-  else
-    for (int64_t s = 1; s < 16 && s < wave; s *= 2)
-      v = combine(v, gpu::ShuffleOp::create(b, loc(), v, cstI32(b, loc(), s),
-                                            cstI32(b, loc(), wave),
-                                            gpu::ShuffleMode::XOR)
-                         .getShuffleResult());
+  SmallVector<int64_t> bits;
+  for (int64_t j = 0; j < 4 && (int64_t(1) << j) < wave; ++j)
+    bits.push_back(j);
+  reduceOverLanes(*this, v, bits, combine);
   int64_t groups = llvm::divideCeil(threads, 16);
   if (groups == 1)
     return v;
@@ -103,21 +113,7 @@ Value Lowering::programMax(Value v) {
       b, loc(), v, red,
       ValueRange{idx(0), arith::DivUIOp::create(b, loc(), tid, idx(16))});
   barrier();
-  int64_t vec = groups % 4 == 0 ? 4 : 1;
-  Value acc;
-  auto fold = [&](Value x) { acc = acc ? combine(acc, x) : x; };
-  for (int64_t g = 0; g < groups; g += vec) {
-    if (vec == 1) {
-      fold(memref::LoadOp::create(b, loc(), red, ValueRange{idx(0), idx(g)}));
-      continue;
-    }
-    Value four = vector::LoadOp::create(
-        b, loc(), VectorType::get({vec}, b.getF32Type()), red,
-        ValueRange{idx(0), idx(g)}, /*nontemporal=*/false, llvm::MaybeAlign(16));
-    for (int64_t j = 0; j < vec; ++j)
-      fold(vector::ExtractOp::create(b, loc(), four, ArrayRef<int64_t>{j}));
-  }
-  return acc;
+  return foldSharedRow(*this, red, idx(0), groups, combine, Value());
 }
 
 LogicalResult Lowering::lowerQuantScale(QuantScaleOp op) {
