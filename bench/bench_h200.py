@@ -70,8 +70,9 @@ def make_inputs(lengths, kv_format, seed, s_q=1, heads=HEADS):
 
 
 def reference(data, deq):
-    """float32; causal with several query tokens: token i of s_q sees keys
-    [0, L - s_q + i] (a token that sees none gives 0)."""
+    """float32, with config's sm_scale; causal with several query tokens:
+    token i of s_q sees keys [0, L - s_q + i] (a token that sees none
+    gives 0)."""
     q, _, _, kv_indptr, config = data
     s_q, heads = config["q_seq_len"], config["num_heads"]
     out = torch.zeros((q.shape[0], heads, V), dtype=torch.float32, device="cuda")
@@ -83,7 +84,7 @@ def reference(data, deq):
             n = min(L, L - s_q + i + 1)
             if n <= 0:
                 continue
-            s = (q[b * s_q + i].float() @ k[:n].T) * SM_SCALE
+            s = (q[b * s_q + i].float() @ k[:n].T) * config.get("sm_scale", SM_SCALE)
             out[b * s_q + i] = torch.softmax(s, dim=-1) @ k[:n, :V]
     return out
 
