@@ -1,6 +1,6 @@
 #!/bin/bash
 # Two questions about sm_90a's e4m3 path (deepseek_r1_decode_fp8_qp8_sm90a,
-# docs/Performance.md "fp8 Q and P on sm_90a's e4m3 wgmma"):
+# docs/PerformanceLog.md "fp8 Q and P on sm_90a's e4m3 wgmma"):
 #
 #   mtp2       Is fp8 MTP 2 on the e4m3 form within issue #17's 1.3x of one
 #              token? Its spec (_mtp2: two warpgroups on 128-token tiles)

@@ -6,7 +6,7 @@
 // warps per program, 64-token tiles. one_launch: where a sequence's
 // splits fit one thread-block cluster (small batches), stage 1 combines
 // them itself and stage 2 is not launched; on the H200 2-3 % faster at
-// 4 x 1024 and 64 x 1024 (docs/Performance.md, "one launch for bf16
+// 4 x 1024 and 64 x 1024 (docs/PerformanceLog.md, "one launch for bf16
 // sm_90a's small batches"; the fp8 specs measured slower with it and keep
 // two launches).
 //

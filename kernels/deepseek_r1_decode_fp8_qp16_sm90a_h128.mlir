@@ -6,7 +6,7 @@
 // accumulating half of O^T's 512 columns over all 128, the fp8 bytes a tile
 // ahead shared by the 256 threads (238 registers, no spills; one warpgroup
 // on 64-token tiles needs 255 and spills). On the H200 at 64 x 8192
-// (docs/Performance.md, 2026-12-03): 589-596 us against 773-781 us for
+// (docs/PerformanceLog.md, 2026-12-03): 589-596 us against 773-781 us for
 // sm_90's fp8 _h128 spec (0.76x) and 665 us for one warpgroup (spilling);
 // the Python entry picks it for fp8 KV with 128 heads.
 //

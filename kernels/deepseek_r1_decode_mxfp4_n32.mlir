@@ -4,7 +4,7 @@
 // The same kernel as deepseek_r1_decode_mxfp4.mlir with half the tile: the
 // decoded bf16 tile (the largest shared-memory buffer) halves, so 3
 // programs share an SM instead of 1 (71 KiB of shared memory each against
-// 142 KiB). Measured on the H200 (docs/Performance.md, 2026-12-02): geomean
+// 142 KiB). Measured on the H200 (docs/PerformanceLog.md, 2026-12-02): geomean
 // of the task's 8 shapes 112.1 us against 122.6, faster on 6 of them
 // (256 x 8192: 1120 against 1371 us), slower at 4 x 8192 and 32 x 1024.
 // CDNA's 16-column MFMAs split a 32-token tile over 2 waves only: for

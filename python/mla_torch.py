@@ -71,7 +71,7 @@ _SHAPE_SPECS = {("fp8", "_mtp2"): "deepseek_r1_decode_fp8_qp16_sm90a",
 # faster than sm_90's mma.sync spec (11.7 / 21.1 / 21.0 against 12.4 /
 # 21.7 / 22.2 us at 4 x 1024, 4 x 8192, 32 x 1024; level at 64 x 1024);
 # from 262144 tokens on it reads more shared memory a token and is 6-10 %
-# slower (docs/Performance.md, 2026-12-03).
+# slower (docs/PerformanceLog.md, 2026-12-03).
 _SMALL_CALL_SPECS = {"fp8": ("deepseek_r1_decode_fp8_qp16_sm90a", 32768)}
 
 # mxfp4 KV: the packed bytes as uint8 / int8 or torch's fp4x2 type, the

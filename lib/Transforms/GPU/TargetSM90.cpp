@@ -320,7 +320,7 @@ public:
   /// lines are the L2's first victims, not the lines already there (after
   /// the benches' zeroing flush: dirty ones, whose write-back a call paid).
   /// Measured on the H200 with a clean L2 too, with two shapes slower:
-  /// docs/Performance.md, 2026-12-03.
+  /// docs/PerformanceLog.md, 2026-12-03.
   void tensorTileCopy(OpBuilder &b, Location loc, Value dst, Value map,
                       ValueRange coords, Value mbar, Value pred,
                       bool readOnce) const override {

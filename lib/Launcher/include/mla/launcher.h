@@ -262,7 +262,7 @@ typedef struct mla_decode_args {
  * one cluster per sequence (cluster_splits) instead of stage 1 + stage 2.
  * Without either flag the spec decides (mla_spec_desc::one_launch, from the
  * spec's `one_launch` attribute): on the H200 one launch pays for bf16 on
- * sm_90a and not for fp8 (docs/Performance.md, "one launch for bf16
+ * sm_90a and not for fp8 (docs/PerformanceLog.md, "one launch for bf16
  * sm_90a's small batches"). MLA_DECODE_ONE_LAUNCH asks for it whatever the spec
  * says, MLA_DECODE_TWO_LAUNCHES (ABI 11) refuses it; not both. */
 #define MLA_DECODE_ONE_LAUNCH 2u
