@@ -1,0 +1,2 @@
+// See docs/Design.md, "Paged KV".
+// And docs/Design.md, "Paged KV tables".
