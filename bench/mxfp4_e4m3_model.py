@@ -38,8 +38,9 @@ import numpy as np
 
 QK, V, H, TILE = 576, 512, 16, 64
 # The reference code is clamped from below so that the row sum's terms,
-# P'_t * 2^(133 - r_t), stay within float32 (2^100 at most): a token whose
-# every block has a code below 33 (values below 2^-94) decodes rounded.
+# P'_t * 2^(133 - r_t), stay within float32 (2^100 at most); blocks with
+# codes below 33 - 14 = 19 (values below 2^-106) then decode rounded, to
+# zero below code 15.
 R_MIN = 33
 E2M1 = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
 
