@@ -8,7 +8,8 @@ that both wgmma dots read; its shared-memory traffic is the bf16 path's,
 so its fewer DRAM bytes cannot show (docs/Performance.md, mxfp4). The e4m3
 path (fp8 Q and P, `qp_type` f8E4M3FN) reads an fp8 tile. A block's
 values fit e4m3 only relative to a reference exponent, so the design
-decodes per token t with r_t = the largest e8m0 code of its 18 blocks:
+decodes per token t with r_t = the largest e8m0 code of its 18 blocks
+(at least R_MIN, below):
 
     Vhat[t, d] = e2m1[t, d] * 2^(e[t, d / 32] - r_t + 6)    (e4m3, exact
                  while e[t, b] >= r_t - 14; rounded below that)
@@ -27,8 +28,9 @@ the dequantised cache (the kernel's error, as the benches count it) for
 the task's inputs (bf16 KV ~ N(0, 1), quantised by the OCP MX rule), the
 benches' extreme-scales case, and the current qp8 path on the fp8 cache
 for comparison (also with Q exact, which leaves P's rounding alone: why
-neither rounding can go and keep a 2e-2 bound); it also counts the decodes that are not exact and the
-largest row-sum term (float32 holds 2^127).
+neither rounding can go and keep a 2e-2 bound); it also counts the
+decodes that are not exact and the largest row-sum term (float32 holds
+2^127).
 
   /usr/bin/python3 bench/mxfp4_e4m3_model.py [--seed N]
 """
