@@ -66,7 +66,7 @@ artifacts: build
 	         kernels/deepseek_r1_decode_fp8_qp16_sm90a.mlir kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2.mlir \
 	         kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2_paged64.mlir kernels/deepseek_r1_decode_fp8_qp16_sm90a_h128.mlir \
 	         kernels/deepseek_r1_decode_mxfp4_sm90a.mlir kernels/deepseek_r1_decode_fp8_qp8_sm90a.mlir \
-	         kernels/deepseek_r1_decode_fp8_qp8_sm90a_mtp2.mlir; do \
+	         kernels/deepseek_r1_decode_fp8_qp8_sm90a_mtp2.mlir kernels/deepseek_r1_decode_mxfp4_qp8_sm90a.mlir; do \
 	  $(BUILD)/bin/mla-compile $$s --chip=sm_90a --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
 	# The qp8 specs with the softmax scale divided by 2^10 and multiplied
 	# by 2^12, which bench/q_magnitude_h200.py feeds Q times 2^10 / 2^-12.

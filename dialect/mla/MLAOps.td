@@ -19,6 +19,8 @@ def MLA_F32Tile : StaticShapeTensorOf<[F32]>;
 // scales); only `mla.load` makes them and only `mla.dequant` reads them.
 def MLA_ByteTile : StaticShapeTensorOf<[I8]>;
 def MLA_LoadedTile : StaticShapeTensorOf<[AnyFloat, I8]>;
+// Per-row or per-column powers of two (their exponents), as i32.
+def MLA_ExpTile : StaticShapeTensorOf<[I32]>;
 // A page table: a dynamically sized row of i32 entries.
 def MLA_PageTable : Type<
     CPred<"::llvm::isa<::mlir::MemRefType>($_self) && "
@@ -388,12 +390,29 @@ def MLA_DequantOp : MLA_Op<"dequant", [Pure]> {
     %s = mla.load %kv_scales[%r, %c0] bound %end : memref<?x?xi8> -> tensor<64x18xi8>
     %k = mla.dequant %d, %s format "mxfp4" : tensor<64x288xi8>, tensor<64x18xi8> -> tensor<64x576xbf16>
     ```
+
+    With an `f8E4M3FN` result the values are decoded against a power of
+    two per row, which the second result `exponents` (i32, one per row)
+    holds: with `r` = max(33, the row's largest scale code), element
+    (r, c) is `e2m1 * 2^(e - r + 6)` rounded to e4m3 (nearest even; exact
+    for every block whose code e is at least r - 14, so rounding happens
+    only in blocks 2^14 below their row's largest), NaN (0x7F) where e is
+    0xFF, and `exponents[r] = r - 133`: the decoded value times
+    2^exponents[r] is the format's value. The row's largest block then
+    lands in e4m3's top binades (at most 6 * 2^6 = 384), and the clamp at
+    33 keeps `exponents` >= -100. The matrix products read the e4m3 tile;
+    `mla.online_softmax ... col_exp` applies the powers of two to the
+    scores and probabilities.
+
+    ```mlir
+    %k8, %e = mla.dequant %d, %s format "mxfp4" : tensor<64x288xi8>, tensor<64x18xi8> -> tensor<64x576xf8E4M3FN>, tensor<64xi32>
+    ```
   }];
   let arguments = (ins MLA_ByteTile:$data, MLA_ByteTile:$scales,
                        StrAttr:$format);
-  let results = (outs MLA_Tile:$result);
+  let results = (outs MLA_Tile:$result, Optional<MLA_ExpTile>:$exponents);
   let assemblyFormat = [{
-    $data `,` $scales `format` $format attr-dict `:` type($data) `,` type($scales) `->` type($result)
+    $data `,` $scales `format` $format attr-dict `:` type($data) `,` type($scales) `->` type($result) (`,` type($exponents)^)?
   }];
   let hasVerifier = 1;
 }
@@ -544,13 +563,35 @@ def MLA_OnlineSoftmaxOp : MLA_Op<"online_softmax", [Pure,
     ```mlir
     %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %l, %acc : tensor<16x64xf32>, tensor<16xf32>, tensor<16x512xf32>
     ```
+
+    `col_exp` (N entries, i32, each in [-126, 127]) says that column j of
+    the scores and of the values the probabilities will weigh were stored
+    divided by 2^col_exp[j] (`mla.dequant` to e4m3 makes it: its
+    `exponents`). The step then works on x[r, j] = scores[r, j] *
+    2^col_exp[j] + col_exp[j], so that its running max covers the factor
+    and the probabilities, which the caller multiplies with the stored
+    values, stay at most 1; the row sum takes the true weights:
+
+    ```
+    x[r,j]     = scores[r, j] * 2^col_exp[j] + col_exp[j]
+    new_max[r] = max(max[r], max_j x[r, j])
+    probs[r,j] = exp2(x[r, j] - new_max[r])
+    new_sum[r] = sum[r] * alpha + sum_j exp2(x[r, j] - col_exp[j] - new_max[r])
+    ```
+
+    `mla.softmax_finalize` then gives the softmax of the true scores
+    (scores[r, j] * 2^col_exp[j]) over the true values, and their LSE.
+
+    ```mlir
+    %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %l, %acc col_exp %e : tensor<16x64xf32>, tensor<16xf32>, tensor<16x512xf32>, tensor<64xi32>
+    ```
   }];
   let arguments = (ins MLA_F32Tile:$scores, MLA_F32Tile:$max, MLA_F32Tile:$sum,
-                       MLA_F32Tile:$acc);
+                       MLA_F32Tile:$acc, Optional<MLA_ExpTile>:$col_exp);
   let results = (outs MLA_F32Tile:$probs, MLA_F32Tile:$new_max,
                       MLA_F32Tile:$new_sum, MLA_F32Tile:$new_acc);
   let assemblyFormat = [{
-    $scores `,` $max `,` $sum `,` $acc attr-dict `:` type($scores) `,` type($max) `,` type($acc)
+    $scores `,` $max `,` $sum `,` $acc (`col_exp` $col_exp^)? attr-dict `:` type($scores) `,` type($max) `,` type($acc) (`,` type($col_exp)^)?
   }];
   let hasVerifier = 1;
 }

@@ -150,7 +150,14 @@ LogicalResult DecodeOp::verify() {
     if (qp->isF16() && !isa<Float8E4M3FNType, Float8E4M3FNUZType>(kv))
       return emitOpError("qp_type f16 needs an fp8 kv_type, got ")
              << kv << ": every e4m3 value is an f16 value, a bf16 one is not";
-    if (!qp->isBF16() && !qp->isF16() && *qp != kv)
+    if (isa<Float4E2M1FNType>(kv) && !qp->isBF16() &&
+        !isa<Float8E4M3FNType>(*qp))
+      return emitOpError("qp_type ")
+             << *qp
+             << " with mxfp4 KV must be bf16 or f8E4M3FN: the tile is "
+                "decoded per row into e4m3fn for fp8 products";
+    if (!qp->isBF16() && !qp->isF16() && *qp != kv &&
+        !isa<Float4E2M1FNType>(kv))
       return emitOpError("qp_type ")
              << *qp << " must equal kv_type (" << kv
              << "): both operands of each matrix product share one fp8 format";
@@ -167,8 +174,9 @@ LogicalResult DecodeOp::verify() {
     return emitOpError("kv_scale = \"block32_e8m0\" goes with kv_type = "
                        "f4E2M1FN (mxfp4) and only with it, got kv_type ")
            << kv << " and kv_scale \"" << getKvScale() << "\"";
-  // (Every spec's qk_dim and v_dim are multiples of 32, mxfp4's block, and
-  // qp_type f16 / fp8 need an fp8 kv_type: mxfp4 runs with bf16 Q and P.)
+  // (Every spec's qk_dim and v_dim are multiples of 32, mxfp4's block;
+  // mxfp4 runs with bf16 Q and P, or with e4m3fn ones on a tile decoded per
+  // row into e4m3fn: mla.dequant's exponents.)
 
   float scale = getSoftmaxScale().convertToFloat();
   if (!(scale > 0.0f) || !std::isfinite(scale))
@@ -354,10 +362,20 @@ LogicalResult DequantOp::verify() {
   auto res = getResult().getType();
   if (data.getRank() != 2 || scales.getRank() != 2 || res.getRank() != 2)
     return emitOpError("data, scales and result must be rank-2 tiles");
-  if (!res.getElementType().isBF16())
-    return emitOpError("result element type must be bf16, got ")
-           << res.getElementType();
+  Type elt = res.getElementType();
+  if (!elt.isBF16() && !isa<Float8E4M3FNType>(elt))
+    return emitOpError("result element type must be bf16 or f8E4M3FN, got ")
+           << elt;
   int64_t rows = res.getDimSize(0), cols = res.getDimSize(1);
+  if (isa<Float8E4M3FNType>(elt) && !getExponents())
+    return emitOpError("an f8E4M3FN result needs the exponents result (one "
+                       "i32 per row)");
+  if (elt.isBF16() && getExponents())
+    return emitOpError("a bf16 result takes no exponents result");
+  if (getExponents() && (getExponents().getType().getRank() != 1 ||
+                         getExponents().getType().getDimSize(0) != rows))
+    return emitOpError() << "exponents must have one entry per row (" << rows
+                         << "), got " << getExponents().getType();
   if (data.getDimSize(0) != rows || scales.getDimSize(0) != rows)
     return emitOpError() << "data (" << data.getDimSize(0) << ") and scales ("
                          << scales.getDimSize(0)
@@ -517,8 +535,15 @@ static LogicalResult verifyRowStats(Operation *op, RankedTensorType matrix,
 }
 
 LogicalResult OnlineSoftmaxOp::verify() {
-  return verifyRowStats(*this, getScores().getType(), "scores",
-                        getMax().getType(), getAcc().getType());
+  if (failed(verifyRowStats(*this, getScores().getType(), "scores",
+                            getMax().getType(), getAcc().getType())))
+    return failure();
+  int64_t cols = getScores().getType().getDimSize(1);
+  if (getColExp() && (getColExp().getType().getRank() != 1 ||
+                      getColExp().getType().getDimSize(0) != cols))
+    return emitOpError() << "col_exp must have one entry per score column ("
+                         << cols << "), got " << getColExp().getType();
+  return success();
 }
 
 LogicalResult SoftmaxFinalizeOp::verify() {

@@ -94,21 +94,42 @@ struct OnlineSoftmaxLowering : TilePattern<OnlineSoftmaxOp> {
     Value newSum = alloc(rw, loc, convert(op.getSum().getType()));
     Value newAcc = alloc(rw, loc, convert(accT));
     Value n = cstIndex(rw, loc, sT.getDimSize(1));
+    // Score j of row r, and (col_exp) its column's exponent e: x = s * 2^e
+    // + e, whose row sum term is exp2(x - e - ref) (see the op).
+    auto score = [&](Value r, Value j) -> std::pair<Value, Value> {
+      Value s = load(rw, loc, a.getScores(), {r, j});
+      if (!a.getColExp())
+        return {s, Value()};
+      Value e = load(rw, loc, a.getColExp(), {j});
+      return {arith::AddFOp::create(
+                  rw, loc,
+                  arith::MulFOp::create(rw, loc, s, pow2F32(rw, loc, e)),
+                  arith::SIToFPOp::create(rw, loc, rw.getF32Type(), e)),
+              e};
+    };
     loopNest(rw, loc, {sT.getDimSize(0)}, [&](ValueRange r) {
       Value oldMax = load(rw, loc, a.getMax(), r);
       Value mx = reduceLoop(rw, loc, n, oldMax, [&](Value j, Value acc) {
-        Value s = load(rw, loc, a.getScores(), {r[0], j});
-        return arith::MaximumFOp::create(rw, loc, acc, s);
+        return arith::MaximumFOp::create(rw, loc, acc, score(r[0], j).first);
       });
       Value ref = finiteOrZero(rw, loc, mx);
       Value alpha = math::Exp2Op::create(
           rw, loc, arith::SubFOp::create(rw, loc, oldMax, ref));
       Value rowSum =
           reduceLoop(rw, loc, n, cstF32(rw, loc, 0), [&](Value j, Value acc) {
-            Value s = load(rw, loc, a.getScores(), {r[0], j});
+            auto [x, e] = score(r[0], j);
             Value p = math::Exp2Op::create(
-                rw, loc, arith::SubFOp::create(rw, loc, s, ref));
+                rw, loc, arith::SubFOp::create(rw, loc, x, ref));
             store(rw, loc, p, probs, {r[0], j});
+            if (e)
+              p = math::Exp2Op::create(
+                  rw, loc,
+                  arith::SubFOp::create(
+                      rw, loc,
+                      arith::SubFOp::create(
+                          rw, loc, x,
+                          arith::SIToFPOp::create(rw, loc, rw.getF32Type(), e)),
+                      ref));
             return arith::AddFOp::create(rw, loc, acc, p);
           });
       Value oldSum = load(rw, loc, a.getSum(), r);

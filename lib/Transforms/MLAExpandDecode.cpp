@@ -471,7 +471,11 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
     Value n = body->getArgument(0);
     Value m = body->getArgument(1), l = body->getArgument(2);
     Value acc = body->getArgument(3);
-    Type kvElt = s.mxfp4 ? b.getBF16Type() : s.kvType;
+    // mxfp4 decodes into bf16, or for fp8 products into e4m3fn against a
+    // power of two per row (its exponents), which the online softmax
+    // applies to the scores and the probabilities (mla.dequant).
+    bool mxfp4Fp8 = s.mxfp4 && isa<Float8E4M3FNType>(opType);
+    Type kvElt = !s.mxfp4 ? s.kvType : mxfp4Fp8 ? opType : b.getBF16Type();
     auto kT = tile({s.blockN, s.qkDim}, kvElt);
     auto loadRows = [&](RankedTensorType t, Value src) -> Value {
       if (pageTable) // rows gathered from token n on through the table
@@ -483,12 +487,17 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
           ValueRange{arith::AddIOp::create(b, loc, kvBegin, n), c0}, rowEnd,
           Value(), Value(), IntegerAttr());
     };
-    Value k;
+    Value k, kvExp;
     if (s.mxfp4) {
       Type i8 = b.getI8Type();
       Value data = loadRows(tile({s.blockN, s.qkDim / 2}, i8), kv);
       Value scales = loadRows(tile({s.blockN, s.qkDim / 32}, i8), kvScales);
-      k = DequantOp::create(b, loc, kT, data, scales, b.getStringAttr("mxfp4"));
+      auto dq = DequantOp::create(
+          b, loc, kT,
+          mxfp4Fp8 ? Type(tile({s.blockN}, b.getI32Type())) : Type(), data,
+          scales, b.getStringAttr("mxfp4"));
+      k = dq.getResult();
+      kvExp = dq.getExponents();
     } else {
       k = loadRows(kT, kv);
     }
@@ -503,7 +512,7 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
         causalRows ? b.getI64IntegerAttr(s.heads) : IntegerAttr(),
         b.getI64IntegerAttr(1), b.getF32FloatAttr(negInf));
     auto sm = OnlineSoftmaxOp::create(
-        b, loc, TypeRange{scoresT, rowT, rowT, accT}, scores, m, l, acc);
+        b, loc, TypeRange{scoresT, rowT, rowT, accT}, scores, m, l, acc, kvExp);
     Value p = sm.getProbs();
     if (!opType.isF32())
       p = CastOp::create(b, loc, tile({bm, s.blockN}, opType), p);

@@ -210,7 +210,29 @@ struct DequantLowering : TilePattern<DequantOp> {
                                 ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
     Type i32 = rw.getI32Type();
-    replaceByElements(op, op.getResult().getType(), rw, [&](ValueRange iv) {
+    auto resT = op.getResult().getType();
+    // Into e4m3fn: first each row's reference (the largest scale code, at
+    // least kMxfp4E4m3MinRef) and its exponent.
+    Value exps;
+    if (op.getExponents()) {
+      exps = alloc(rw, loc, convert(op.getExponents().getType()));
+      int64_t blocks = op.getScales().getType().getDimSize(1);
+      loopNest(rw, loc, {resT.getDimSize(0)}, [&](ValueRange r) {
+        Value ref = reduceLoop(
+            rw, loc, cstIndex(rw, loc, blocks),
+            cstI32(rw, loc, kMxfp4E4m3MinRef), [&](Value j, Value acc) {
+              Value e = arith::ExtUIOp::create(
+                  rw, loc, i32, load(rw, loc, a.getScales(), {r[0], j}));
+              return arith::MaxSIOp::create(rw, loc, acc, e);
+            });
+        store(rw, loc,
+              arith::SubIOp::create(rw, loc, ref,
+                                    cstI32(rw, loc, kMxfp4E4m3ExpOffset)),
+              exps, r);
+      });
+    }
+    Value out = alloc(rw, loc, convert(resT));
+    loopNest(rw, loc, resT.getShape(), [&](ValueRange iv) {
       Value r = iv[0], col = iv[1];
       Value byteCol =
           arith::DivUIOp::create(rw, loc, col, cstIndex(rw, loc, 2));
@@ -230,8 +252,20 @@ struct DequantLowering : TilePattern<DequantOp> {
           cstI32(rw, loc, 0xF));
       Value scale = arith::ExtUIOp::create(
           rw, loc, i32, load(rw, loc, a.getScales(), {r, blockCol}));
-      return mxfp4ToBf16(rw, loc, code, scale);
+      Value v;
+      if (exps) {
+        Value ref = arith::AddIOp::create(rw, loc, load(rw, loc, exps, {r}),
+                                          cstI32(rw, loc, kMxfp4E4m3ExpOffset));
+        v = mxfp4ToE4m3(rw, loc, code, scale, ref);
+      } else {
+        v = mxfp4ToBf16(rw, loc, code, scale);
+      }
+      store(rw, loc, v, out, iv);
     });
+    if (exps)
+      rw.replaceOp(op, {out, exps});
+    else
+      rw.replaceOp(op, out);
     return success();
   }
 };

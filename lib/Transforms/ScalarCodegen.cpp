@@ -196,6 +196,49 @@ Value mlir::mla::mxfp4ToBf16(OpBuilder &b, Location loc, Value code,
   return arith::TruncIOp::create(b, loc, b.getI16Type(), bits);
 }
 
+Value mlir::mla::mxfp4ToE4m3(OpBuilder &b, Location loc, Value code,
+                             Value scale, Value ref) {
+  auto c = [&](int64_t v) { return cstI32(b, loc, v); };
+  // The product through bf16, exactly: with scale code k + 127 (clamped at
+  // 0, below which every product rounds to zero in e4m3 anyway), then
+  // rounded once to e4m3.
+  Value k127 = arith::AddIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, scale, ref), c(127 + 6));
+  k127 = arith::MaxSIOp::create(b, loc, k127, c(0));
+  Value bf = arith::ExtUIOp::create(b, loc, b.getI32Type(),
+                                    mxfp4ToBf16(b, loc, code, k127));
+  Value f = arith::BitcastOp::create(b, loc, b.getF32Type(),
+                                     arith::ShLIOp::create(b, loc, bf, c(16)));
+  Value byte = fromF32(b, loc, f, Float8E4M3FNType::get(b.getContext()));
+  Value nan =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, scale, c(255));
+  return arith::SelectOp::create(
+      b, loc, nan,
+      arith::ConstantOp::create(b, loc, b.getIntegerAttr(b.getI8Type(), 0x7F)),
+      byte);
+}
+
+std::pair<Value, Value> mlir::mla::mxfp4E4m3Table(OpBuilder &b, Location loc,
+                                                  Value k6) {
+  // Magnitude m >= 2 is e2m1 exponent E and mantissa bit M with (E, M) =
+  // m: its e4m3 byte is (m << 2) + (k6 << 3); 0.5 (m = 1) is k6 << 3, 0
+  // is 0. Per byte: {0, 0, 8, 12, 16, 20, 24, 28} + k6 * {0, 8, 8, ...}.
+  auto c = [&](int64_t v) { return cstI32(b, loc, v); };
+  Value lo = arith::AddIOp::create(
+      b, loc, c(0x0C080000), arith::MulIOp::create(b, loc, k6, c(0x08080800)));
+  Value hi = arith::AddIOp::create(
+      b, loc, c(0x1C181410), arith::MulIOp::create(b, loc, k6, c(0x08080808)));
+  return {lo, hi};
+}
+
+Value mlir::mla::pow2F32(OpBuilder &b, Location loc, Value e) {
+  return arith::BitcastOp::create(
+      b, loc, b.getF32Type(),
+      arith::ShLIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, e, cstI32(b, loc, 127)),
+          cstI32(b, loc, 23)));
+}
+
 Value mlir::mla::mxfp4Base(OpBuilder &b, Location loc, Value scale) {
   return arith::SubIOp::create(
       b, loc, arith::ShLIOp::create(b, loc, scale, cstI32(b, loc, 7)),

@@ -49,6 +49,30 @@ Value mxfp4Base(OpBuilder &b, Location loc, Value scale);
 /// Whether mxfp4ToBf16Normal holds for `scale` (i1).
 Value mxfp4ScaleIsNormal(OpBuilder &b, Location loc, Value scale);
 
+/// mla.dequant into e4m3fn: the row reference of a row whose largest scale
+/// code is `largest` is max(kMxfp4E4m3MinRef, largest); its exponent
+/// (mla.dequant's `exponents`) is that reference minus kMxfp4E4m3ExpOffset.
+constexpr int64_t kMxfp4E4m3MinRef = 33, kMxfp4E4m3ExpOffset = 133;
+
+/// The e4m3fn byte (i8) of one mxfp4 element decoded against its row's
+/// reference `ref` (i32): e2m1 `code` times 2^(scale - ref + 6), rounded to
+/// nearest even (exact for scale >= ref - 14), NaN (0x7F) for scale 255.
+/// Integer and f32 arithmetic only, so every target decodes alike.
+Value mxfp4ToE4m3(OpBuilder &b, Location loc, Value code, Value scale,
+                  Value ref);
+
+/// For blocks with k = scale - ref + 6 >= -5 (every product a normal e4m3
+/// value or zero) and scale != 255: the e4m3fn bytes of the eight e2m1
+/// magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6 times 2^k, as two i32 words
+/// (magnitudes 0-3 and 4-7, byte i of a word = magnitude i): a byte-permute
+/// table equal to mxfp4ToE4m3 for those blocks (ScalarCodegenTest checks
+/// it). `k6` is k + 6 (i32, >= 1).
+std::pair<Value, Value> mxfp4E4m3Table(OpBuilder &b, Location loc, Value k6);
+
+/// 2^e as f32 for an i32 `e` in [-126, 127], built from its exponent field
+/// (exact on every target; mla.online_softmax's col_exp).
+Value pow2F32(OpBuilder &b, Location loc, Value e);
+
 /// The stored zero of float type `t`.
 Value storedZero(OpBuilder &b, Location loc, Type t);
 

@@ -101,6 +101,11 @@ mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, ro
 
 // -----
 
+// expected-error @+1 {{qp_type 'f8E4M3FNUZ' with mxfp4 KV must be bf16 or f8E4M3FN: the tile is decoded per row into e4m3fn for fp8 products}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f4E2M1FN, out_type = bf16, kv_scale = "block32_e8m0", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, qp_type = f8E4M3FNUZ}
+
+// -----
+
 // expected-error @+1 {{qp_type 'f8E4M3FN' must equal kv_type ('bf16'): both operands of each matrix product share one fp8 format}}
 mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = bf16, out_type = bf16, kv_scale = "none", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, qp_type = f8E4M3FN}
 
@@ -458,6 +463,14 @@ func.func @f(%s: tensor<16x64xf32>, %m: tensor<8xf32>, %a: tensor<16x512xf32>) {
 
 // -----
 
+func.func @f(%s: tensor<16x64xf32>, %m: tensor<16xf32>, %a: tensor<16x512xf32>, %e: tensor<16xi32>) {
+  // expected-error @+1 {{col_exp must have one entry per score column (64), got 'tensor<16xi32>'}}
+  %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %m, %a col_exp %e : tensor<16x64xf32>, tensor<16xf32>, tensor<16x512xf32>, tensor<16xi32>
+  return
+}
+
+// -----
+
 func.func @f(%a: tensor<16x512xf32>, %m: tensor<8xf32>) {
   // expected-error @+1 {{row count mismatch: accumulator has 16 rows, max has 8}}
   %o, %l = mla.softmax_finalize %a, %m, %m : tensor<16x512xf32>, tensor<8xf32>
@@ -711,8 +724,38 @@ mla.kernel @k(%d: memref<?x288xi8>, %s: memref<?x?xi8>, %i: index) attributes {g
 mla.kernel @k(%d: memref<?x288xi8>, %s: memref<?x?xi8>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
   %dt = mla.load %d[%i, %i] : memref<?x288xi8> -> tensor<64x288xi8>
   %st = mla.load %s[%i, %i] : memref<?x?xi8> -> tensor<64x18xi8>
-  // expected-error @+1 {{result element type must be bf16, got 'f32'}}
+  // expected-error @+1 {{result element type must be bf16 or f8E4M3FN, got 'f32'}}
   %k = mla.dequant %dt, %st format "mxfp4" : tensor<64x288xi8>, tensor<64x18xi8> -> tensor<64x576xf32>
+  mla.return
+}
+
+// -----
+
+mla.kernel @k(%d: memref<?x288xi8>, %s: memref<?x?xi8>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %dt = mla.load %d[%i, %i] : memref<?x288xi8> -> tensor<64x288xi8>
+  %st = mla.load %s[%i, %i] : memref<?x?xi8> -> tensor<64x18xi8>
+  // expected-error @+1 {{an f8E4M3FN result needs the exponents result (one i32 per row)}}
+  %k = mla.dequant %dt, %st format "mxfp4" : tensor<64x288xi8>, tensor<64x18xi8> -> tensor<64x576xf8E4M3FN>
+  mla.return
+}
+
+// -----
+
+mla.kernel @k(%d: memref<?x288xi8>, %s: memref<?x?xi8>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %dt = mla.load %d[%i, %i] : memref<?x288xi8> -> tensor<64x288xi8>
+  %st = mla.load %s[%i, %i] : memref<?x?xi8> -> tensor<64x18xi8>
+  // expected-error @+1 {{a bf16 result takes no exponents result}}
+  %k, %e = mla.dequant %dt, %st format "mxfp4" : tensor<64x288xi8>, tensor<64x18xi8> -> tensor<64x576xbf16>, tensor<64xi32>
+  mla.return
+}
+
+// -----
+
+mla.kernel @k(%d: memref<?x288xi8>, %s: memref<?x?xi8>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %dt = mla.load %d[%i, %i] : memref<?x288xi8> -> tensor<64x288xi8>
+  %st = mla.load %s[%i, %i] : memref<?x?xi8> -> tensor<64x18xi8>
+  // expected-error @+1 {{exponents must have one entry per row (64), got 'tensor<32xi32>'}}
+  %k, %e = mla.dequant %dt, %st format "mxfp4" : tensor<64x288xi8>, tensor<64x18xi8> -> tensor<64x576xf8E4M3FN>, tensor<32xi32>
   mla.return
 }
 

@@ -43,6 +43,20 @@ mla.kernel @mxfp4_tile(%d: memref<?x288xi8>, %s: memref<?x?xi8>, %i: index, %n: 
   mla.return
 }
 
+// CHECK-LABEL: mla.kernel @mxfp4_e4m3_tile
+// CHECK: %[[K8:.*]], %[[E:.*]] = mla.dequant %{{.*}}, %{{.*}} format "mxfp4" : tensor<64x288xi8>, tensor<64x18xi8> -> tensor<64x576xf8E4M3FN>, tensor<64xi32>
+// CHECK: mla.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} col_exp %[[E]] : tensor<16x64xf32>, tensor<16xf32>, tensor<16x512xf32>, tensor<64xi32>
+mla.kernel @mxfp4_e4m3_tile(%d: memref<?x288xi8>, %s: memref<?x?xi8>, %i: index, %n: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %dt = mla.load %d[%i, %i] bound %n : memref<?x288xi8> -> tensor<64x288xi8>
+  %st = mla.load %s[%i, %i] bound %n : memref<?x?xi8> -> tensor<64x18xi8>
+  %k, %e = mla.dequant %dt, %st format "mxfp4" : tensor<64x288xi8>, tensor<64x18xi8> -> tensor<64x576xf8E4M3FN>, tensor<64xi32>
+  %sc = mla.fill 0.0 : tensor<16x64xf32>
+  %m = mla.fill 0.0 : tensor<16xf32>
+  %acc = mla.fill 0.0 : tensor<16x512xf32>
+  %p, %nm, %nl, %na = mla.online_softmax %sc, %m, %m, %acc col_exp %e : tensor<16x64xf32>, tensor<16xf32>, tensor<16x512xf32>, tensor<64xi32>
+  mla.return
+}
+
 // CHECK-LABEL: mla.kernel @tiles
 // CHECK-SAME: (%[[Q:.*]]: memref<?x16x64xbf16>, %[[KV:.*]]: memref<?x64xf8E4M3FN>, %[[PART:.*]]: memref<?x?x16x32xf32>, %[[LSE:.*]]: memref<?x?x16xf32>, %[[N:.*]]: index, %[[OUT:.*]]: memref<?x16x32xbf16>, %{{.*}}: memref<?xi32>)
 // CHECK-SAME: block_n = 16

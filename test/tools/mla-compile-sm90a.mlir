@@ -28,6 +28,8 @@
 // RUN: FileCheck %s --check-prefix=FP8-QP8-MTP2-PTX < %t/fp8qp8mtp2/deepseek_r1_decode_fp8_qp8_sm90a_mtp2.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_mxfp4_sm90a.mlir --chip=sm_90a -o %t/mxfp4 | FileCheck %s --check-prefix=MXFP4
 // RUN: FileCheck %s --check-prefix=MXFP4-PTX < %t/mxfp4/deepseek_r1_decode_mxfp4_sm90a.ptx
+// RUN: mla-compile %kernels/deepseek_r1_decode_mxfp4_qp8_sm90a.mlir --chip=sm_90a -o %t/mxfp4qp8 | FileCheck %s --check-prefix=MXFP4-QP8
+// RUN: FileCheck %s --check-prefix=MXFP4-QP8-PTX < %t/mxfp4qp8/deepseek_r1_decode_mxfp4_qp8_sm90a.ptx
 
 // REPORT: kernel resources (sm_90a, ptxas -v):
 // REPORT-NEXT: deepseek_r1_decode_bf16_sm90a_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 1 programs/SM
@@ -258,3 +260,22 @@
 // MXFP4-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16
 // MXFP4-PTX-NOT: cp.async
 // MXFP4-PTX: .entry deepseek_r1_decode_mxfp4_sm90a_stage2
+
+// mxfp4 KV on the e4m3 form (fp8 Q and P): the bytes copied asynchronously,
+// decoded in shared memory through the blocks' byte-permute tables into an
+// e4m3 tile (no bf16 anywhere in the loop), both products e4m3 wgmma, the
+// softmax's two exp2 a score (probabilities and the row sum's true
+// weights); 2 programs per SM, no spills.
+// MXFP4-QP8: deepseek_r1_decode_mxfp4_qp8_sm90a_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
+// MXFP4-QP8: deepseek_r1_decode_mxfp4_qp8_sm90a_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
+// MXFP4-QP8-PTX-LABEL: .entry deepseek_r1_decode_mxfp4_qp8_sm90a_stage1_mask_free
+// MXFP4-QP8-PTX: cp.async.cg.shared.global
+// MXFP4-QP8-PTX: ld.shared.v2.b32
+// MXFP4-QP8-PTX: prmt.b32
+// MXFP4-QP8-PTX: st.shared.v4.b32
+// MXFP4-QP8-PTX: wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3
+// MXFP4-QP8-PTX: ex2.approx
+// MXFP4-QP8-PTX: ex2.approx
+// MXFP4-QP8-PTX: wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3
+// MXFP4-QP8-PTX-NOT: bf16
+// MXFP4-QP8-PTX: .entry deepseek_r1_decode_mxfp4_qp8_sm90a_stage2

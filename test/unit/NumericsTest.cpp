@@ -277,6 +277,33 @@ TEST(DecodeNumericsSpecs, Fp8QpAnyQMagnitude) {
     }
 }
 
+/// mxfp4 KV with qp_type e4m3: the tile decoded per token into e4m3 against
+/// a power of two (mla.dequant's exponents), applied by the online softmax
+/// (col_exp). Its error against the float64 reference on the dequantised
+/// cache must keep the qp8 specs' bound, sit near the fp8 qp8 spec's on
+/// the same lengths (the same Q and P rounding; the decode adds none), and
+/// be above the bf16-Q/P mxfp4 spec's, or nothing was quantised.
+TEST(DecodeNumericsSpecs, Mxfp4OnE4m3Error) {
+  Compiled &qp = specFor("deepseek_r1_decode_mxfp4_qp8_sm90a.mlir");
+  double tile = runCase(
+      qp, {"mxfp4_qp8_bs4_kv1024", {1024, 1024, 1024, 1024}, 0, "mask_free"},
+      5e-2);
+  double ragged = runCase(
+      qp, {"mxfp4_qp8_varlen", {5, 300, 1024, 77, 640, 8191, 0}, 0, "masked"},
+      5e-2);
+  double fp8 = runCase(
+      specFor("deepseek_r1_decode_fp8_qp8.mlir"),
+      {"fp8_qp8_bs4_kv1024", {1024, 1024, 1024, 1024}, 0, "mask_free"}, 5e-2);
+  double base = runCase(
+      specFor("deepseek_r1_decode_mxfp4.mlir"),
+      {"mxfp4_bf16_bs4_kv1024", {1024, 1024, 1024, 1024}, 0, "mask_free"});
+  std::printf("mxfp4 on e4m3: relative error %.3e (bs4 kv1024), %.3e "
+              "(ragged); fp8 qp8 %.3e; mxfp4 bf16 Q/P %.3e\n",
+              tile, ragged, fp8, base);
+  EXPECT_GT(tile, 2 * base);
+  EXPECT_LT(tile, 2 * fp8);
+}
+
 // qp_type = f16 (the H200 default of python/mla_torch.py): Q and P keep 11
 // significant bits instead of bf16's 8, so the error against the float64
 // reference must drop below the bf16 default's (what is left is mostly the

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 using namespace mlir;
 
@@ -112,6 +113,90 @@ TEST_F(ScalarCodegen, Mxfp4ToBf16EveryCodeAndScale) {
     }
   }
   EXPECT_EQ(checked, 16 * 256);
+}
+
+/// mla.dequant into e4m3fn: mxfp4ToE4m3 folded for every e2m1 code and
+/// every scale code against row references from the clamp (33) to 255,
+/// compared with the reference codecs (e2m1 x 2^(scale - ref + 6) rounded
+/// to e4m3fn, NaN for scale 0xFF); and the GPU's byte-permute table
+/// (mxfp4E4m3Table, k + 6 = 1 .. 12) equal to it for every magnitude.
+TEST_F(ScalarCodegen, Mxfp4ToE4m3EveryCodeScaleAndReference) {
+  const int refs[] = {33, 40, 100, 127, 140, 200, 254, 255};
+  SmallVector<Type> results(16, b.getI8Type());
+  for (int ref : refs)
+    for (int scale = 0; scale <= ref; ++scale) {
+      auto fn = func::FuncOp::create(
+          b, loc, llvm::formatv("r{0}_{1}", ref, scale).str(),
+          b.getFunctionType({}, results));
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(fn.addEntryBlock());
+      SmallVector<Value> bytes;
+      for (int code = 0; code < 16; ++code)
+        bytes.push_back(mla::mxfp4ToE4m3(b, loc, mla::cstI32(b, loc, code),
+                                         mla::cstI32(b, loc, scale),
+                                         mla::cstI32(b, loc, ref)));
+      func::ReturnOp::create(b, loc, bytes);
+    }
+  for (int k6 = 1; k6 <= 12; ++k6) {
+    auto fn = func::FuncOp::create(
+        b, loc, llvm::formatv("t{0}", k6).str(),
+        b.getFunctionType({}, {b.getI32Type(), b.getI32Type()}));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(fn.addEntryBlock());
+    auto [lo, hi] = mla::mxfp4E4m3Table(b, loc, mla::cstI32(b, loc, k6));
+    func::ReturnOp::create(b, loc, ValueRange{lo, hi});
+  }
+  ASSERT_TRUE(succeeded(fold()));
+  std::map<std::pair<int, int>, std::vector<uint8_t>> decoded;
+  int checked = 0, tables = 0;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    auto name = fn.getName().str();
+    if (name[0] != 'r')
+      continue;
+    int ref = std::stoi(name.substr(1, name.find('_') - 1));
+    int scale = std::stoi(name.substr(name.find('_') + 1));
+    auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+    for (int code = 0; code < 16; ++code) {
+      auto cst = ret.getOperand(code).getDefiningOp<arith::ConstantIntOp>();
+      ASSERT_TRUE(cst) << name << " code " << code << ": not a constant";
+      uint8_t got = static_cast<uint8_t>(cst.value());
+      decoded[{ref, scale}].push_back(got);
+      uint8_t want =
+          scale == 255
+              ? 0x7F
+              : mla_ref::encodeFp8(
+                    std::ldexp(mla_ref::decodeFp4E2M1(code), scale - ref + 6),
+                    mla_ref::Fp8Format::E4M3FN);
+      EXPECT_EQ(got, want) << "ref " << ref << " scale " << scale << " code "
+                           << code;
+      ++checked;
+    }
+  }
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    auto name = fn.getName().str();
+    if (name[0] != 't')
+      continue;
+    int k6 = std::stoi(name.substr(1));
+    auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+    uint32_t words[2];
+    for (int j = 0; j < 2; ++j) {
+      auto cst = ret.getOperand(j).getDefiningOp<arith::ConstantIntOp>();
+      ASSERT_TRUE(cst) << name;
+      words[j] = static_cast<uint32_t>(cst.value());
+    }
+    for (int ref : {127, 254}) {
+      const std::vector<uint8_t> &exact = decoded[{ref, ref + k6 - 12}];
+      ASSERT_EQ(exact.size(), 16u);
+      for (int m = 0; m < 8; ++m) {
+        uint8_t byte = (words[m / 4] >> (8 * (m % 4))) & 0xFF;
+        EXPECT_EQ(byte, exact[m]) << "k + 6 = " << k6 << " magnitude " << m;
+        EXPECT_EQ(byte | 0x80, exact[m + 8]) << "k + 6 = " << k6 << " -" << m;
+      }
+      ++tables;
+    }
+  }
+  EXPECT_EQ(tables, 24);
+  EXPECT_GT(checked, 16 * 1000);
 }
 
 /// mla.quant_scale's power of two (emitQuantScale), folded to constants for

@@ -101,7 +101,9 @@ std::optional<RegPrefetch> Lowering::registerPrefetchOf(LoadOp op,
   if (!op->hasOneUse())
     return std::nullopt;
   auto dq = dyn_cast<DequantOp>(*op->getUsers().begin());
-  if (!dq || dq.getData() != op.getResult() || dq.getFormat() != "mxfp4")
+  // (Decoded into e4m3 against row exponents: from shared memory.)
+  if (!dq || dq.getData() != op.getResult() || dq.getFormat() != "mxfp4" ||
+      dq.getExponents())
     return std::nullopt;
   auto sc = dq.getScales().getDefiningOp<LoadOp>();
   auto out = dq.getResult().getType();

@@ -8,6 +8,209 @@
 
 namespace mlir::mla::gpulower {
 
+/// mla.dequant into e4m3fn (docs/Design.md, mxfp4 KV, "the e4m3 route"):
+/// the tile and its scales in shared memory, as lowerDequant's. Each row
+/// belongs to `per` adjacent lanes (or each lane to rows / threads rows),
+/// a lane to every per-th block of it: the lanes take their blocks' scales,
+/// the row's reference from a butterfly over the `per` lanes (no division,
+/// no extra barrier), and decode a block (16 bytes in, 32 bytes out) at a
+/// time. Where all of a lane's blocks have k = scale - ref + 6 >= -5 and no
+/// NaN scale (real caches: blocks within 11 binades of their row's
+/// largest), each 4-byte word goes through the block's magnitude table
+/// (mxfp4E4m3Table, TargetInfo::mxfp4WordToE4m3); otherwise ScalarCodegen's
+/// exact decode, the host lowering's.
+static LogicalResult lowerDequantToE4m3(Lowering &L, DequantOp op) {
+  OpBuilder &b = L.b;
+  Location loc = L.loc();
+  auto data = L.get(op.getData()), scales = L.get(op.getScales());
+  if (!data || !scales || data->kind != Kind::Smem ||
+      scales->kind != Kind::Smem)
+    return L.fail("the GPU lowering decodes shared-memory tiles only");
+  auto t = op.getResult().getType();
+  int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+  int64_t blocks = cols / 32, threads = L.threads;
+  // Lanes per row (per > 1) or rows per lane (rowsEach > 1).
+  int64_t per = threads % rows == 0 ? threads / rows : 1;
+  int64_t rowsEach = rows % threads == 0 ? rows / threads : 1;
+  if ((threads % rows && rows % threads) || !llvm::isPowerOf2_64(per) ||
+      per > L.wave || per > blocks)
+    return L.fail("decodes rows of " + Twine(blocks) +
+                  " blocks into e4m3 with whole rows or a power-of-two "
+                  "share of a row's blocks per thread; " +
+                  Twine(rows) + " rows do not divide among " + Twine(threads) +
+                  " threads that way");
+  // Blocks a lane decodes in a row: the last one only where blocks % per
+  // leaves it one (`ragged`).
+  int64_t mine = llvm::divideCeil(blocks, per);
+  bool ragged = blocks % per != 0;
+  Type i8 = b.getI8Type(), i32 = b.getI32Type();
+  auto c32 = [&](int64_t v) { return cstI32(b, loc, v); };
+  auto tile = std::make_shared<Tile>();
+  tile->kind = Kind::Smem;
+  tile->type = t;
+  tile->view = L.allocSmem(rows, cols, t.getElementType());
+  auto expTile = std::make_shared<Tile>();
+  expTile->kind = Kind::Smem;
+  expTile->type = op.getExponents().getType();
+  expTile->view = L.allocSmem(1, rows, i32);
+  L.barrierBeforeRewrite(); // the previous iteration's readers
+  Value part = arith::RemUIOp::create(b, loc, L.tid, L.idx(per));
+  Value row0 = arith::DivUIOp::create(b, loc, L.tid, L.idx(per));
+  for (int64_t rr = 0; rr < rowsEach; ++rr) {
+    Value r = L.addc(row0, rr * (threads / per));
+    // This lane's blocks part + per * i, their scales, and the row's
+    // reference: max(33, the largest code), over the row's lanes.
+    SmallVector<Value> blk, scale;
+    Value ref = c32(kMxfp4E4m3MinRef);
+    for (int64_t i = 0; i < mine; ++i) {
+      blk.push_back(L.addc(part, per * i));
+      // (A lane with no last block reads its row's last scale instead.)
+      if (ragged && i == mine - 1)
+        blk.back() =
+            arith::MinUIOp::create(b, loc, blk.back(), L.idx(blocks - 1));
+      Value sc = memref::LoadOp::create(
+          b, loc, scales->view,
+          ValueRange{L.addc(r, scales->rowOff),
+                     L.addc(blk.back(), scales->colOff)});
+      scale.push_back(arith::ExtUIOp::create(b, loc, i32, sc));
+      ref = arith::MaxSIOp::create(b, loc, ref, scale.back());
+    }
+    for (int64_t bit = 1; bit < per; bit *= 2)
+      ref = arith::MaxSIOp::create(b, loc, ref,
+                                   gpu::ShuffleOp::create(b, loc, ref, c32(bit),
+                                                          c32(L.wave),
+                                                          gpu::ShuffleMode::XOR)
+                                       .getShuffleResult());
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, part, L.idx(0));
+    auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
+      memref::StoreOp::create(
+          b, loc, arith::SubIOp::create(b, loc, ref, c32(kMxfp4E4m3ExpOffset)),
+          expTile->view, ValueRange{L.idx(0), r});
+    }
+    // Block i's 16 bytes as 4 words, and its 32 decoded bytes stored.
+    auto words = [&](int64_t i) {
+      Value v = vector::LoadOp::create(
+          b, loc, VectorType::get({16}, i8), data->view,
+          L.smemAt(data->view, L.addc(r, data->rowOff),
+                   L.addc(L.mul(blk[i], 16), data->colOff)),
+          /*nontemporal=*/false, llvm::MaybeAlign(16));
+      Value w = vector::BitCastOp::create(b, loc, VectorType::get({4}, i32), v);
+      SmallVector<Value, 4> out;
+      for (int64_t j = 0; j < 4; ++j)
+        out.push_back(
+            vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{j}));
+      return out;
+    };
+    auto store = [&](int64_t i, ArrayRef<Value> outWords) {
+      for (int64_t h = 0; h < 2; ++h) {
+        Value v = vector::FromElementsOp::create(
+            b, loc, VectorType::get({4}, i32), outWords.slice(4 * h, 4));
+        vector::StoreOp::create(
+            b, loc,
+            vector::BitCastOp::create(b, loc, VectorType::get({16}, i8), v),
+            tile->view,
+            L.smemAt(tile->view, r, L.addc(L.mul(blk[i], 32), 16 * h)),
+            /*nontemporal=*/false, llvm::MaybeAlign(16));
+      }
+    };
+    SmallVector<Value> k6s;
+    Value allTable;
+    for (int64_t i = 0; i < mine; ++i) {
+      Value k6 = arith::AddIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, scale[i], ref), c32(12));
+      k6s.push_back(k6);
+      Value ok = arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, k6, c32(1)),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, scale[i],
+                                c32(255)));
+      allTable = allTable
+                     ? arith::AndIOp::create(b, loc, allTable, ok).getResult()
+                     : ok;
+    }
+    scf::IfOp::create(
+        b, loc, allTable,
+        [&](OpBuilder &, Location) {
+          for (int64_t i = 0; i < mine; ++i) {
+            OpBuilder::InsertionGuard g(b);
+            if (ragged && i == mine - 1) {
+              auto has = scf::IfOp::create(
+                  b, loc,
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        L.addc(part, per * i), L.idx(blocks)),
+                  /*withElseRegion=*/false);
+              b.setInsertionPoint(has.thenBlock()->getTerminator());
+            }
+            auto [lo, hi] = mxfp4E4m3Table(b, loc, k6s[i]);
+            SmallVector<Value> out;
+            for (Value w : words(i)) {
+              auto [a, c] = L.target.mxfp4WordToE4m3(b, loc, w, lo, hi);
+              out.push_back(a);
+              out.push_back(c);
+            }
+            store(i, out);
+          }
+          scf::YieldOp::create(b, loc);
+        },
+        [&](OpBuilder &, Location) {
+          // Rare (blocks 2^12 below their row's largest, NaN scales): one
+          // block an iteration, so that the code stays small.
+          Value count = arith::DivUIOp::create(
+              b, loc,
+              arith::SubIOp::create(b, loc, L.idx(blocks + per - 1), part),
+              L.idx(per));
+          auto loop = scf::ForOp::create(b, loc, L.idx(0), count, L.idx(1));
+          {
+            OpBuilder::InsertionGuard g(b);
+            b.setInsertionPointToStart(loop.getBody());
+            Value bi = L.add(part, L.mul(loop.getInductionVar(), per));
+            Value sc = arith::ExtUIOp::create(
+                b, loc, i32,
+                memref::LoadOp::create(b, loc, scales->view,
+                                       ValueRange{L.addc(r, scales->rowOff),
+                                                  L.addc(bi, scales->colOff)}));
+            Value v = vector::LoadOp::create(
+                b, loc, VectorType::get({16}, i8), data->view,
+                L.smemAt(data->view, L.addc(r, data->rowOff),
+                         L.addc(L.mul(bi, 16), data->colOff)),
+                /*nontemporal=*/false, llvm::MaybeAlign(16));
+            Value w =
+                vector::BitCastOp::create(b, loc, VectorType::get({4}, i32), v);
+            for (int64_t h = 0; h < 2; ++h) {
+              SmallVector<Value> out;
+              for (int64_t n = 0; n < 16; ++n) {
+                Value word = vector::ExtractOp::create(
+                    b, loc, w, ArrayRef<int64_t>{2 * h + n / 8});
+                Value code = arith::AndIOp::create(
+                    b, loc,
+                    arith::ShRUIOp::create(b, loc, word, c32(4 * (n % 8))),
+                    c32(0xF));
+                out.push_back(mxfp4ToE4m3(b, loc, code, sc, ref));
+              }
+              vector::StoreOp::create(
+                  b, loc,
+                  vector::FromElementsOp::create(
+                      b, loc, VectorType::get({16}, i8), out),
+                  tile->view,
+                  L.smemAt(tile->view, r, L.addc(L.mul(bi, 32), 16 * h)),
+                  /*nontemporal=*/false, llvm::MaybeAlign(16));
+            }
+          }
+          scf::YieldOp::create(b, loc);
+        });
+  }
+  L.barrier();
+  L.note(op, "decoded into an e4m3 tile against row exponents in shared "
+             "memory");
+  L.tiles[op.getResult()] = tile;
+  L.tiles[op.getExponents()] = expTile;
+  return success();
+}
+
 // mxfp4: the packed tile and its scales were copied to shared memory as
 // bytes by their loads (the data tile by the chip's usual KV copy:
 // sm_90's prefetched asynchronous copies, CDNA's bounds-checked buffer),
@@ -24,11 +227,14 @@ namespace mlir::mla::gpulower {
 // operations a value; other batches take mxfp4ToBf16, the host lowering's
 // exact decode (ScalarCodegenTest checks the two agree, the emulator's
 // known answers the instruction).
+
 /// Rounds of items decoded under one branch: their scales and codes stay
 /// live together (sm_90 with 4 warps spilled with a whole tile's 36).
 constexpr int64_t kDequantBatch = 9;
 
 LogicalResult Lowering::lowerDequant(DequantOp op) {
+  if (op.getExponents())
+    return lowerDequantToE4m3(*this, op);
   if (regPrefetch && regPrefetch->dequant == op)
     return lowerRegisterPrefetched(op);
   auto data = get(op.getData()), scales = get(op.getScales());
@@ -188,7 +394,7 @@ LogicalResult Lowering::lowerDequant(DequantOp op) {
     (void)loopUnrollFull(batches);
   barrier();
   note(op, "decoded into a bf16 tile in shared memory");
-  tiles[op] = tile;
+  tiles[op.getResult()] = tile;
   return success();
 }
 

@@ -165,8 +165,27 @@ LogicalResult Lowering::lowerOnlineSoftmax(OnlineSoftmaxOp op) {
   auto addf = [&](Value x, Value y) -> Value {
     return arith::AddFOp::create(b, loc(), x, y);
   };
+  // col_exp: the score of column j becomes x = s * 2^e + e (e = col_exp[j],
+  // from its shared-memory row), whose row-sum term is exp2(x - e - ref).
+  SmallVector<Value> x = s->regs, colExp;
+  if (op.getColExp()) {
+    auto ex = get(op.getColExp());
+    if (!ex || ex->kind != Kind::Smem)
+      return fail("col_exp must be a shared-memory tile (mla.dequant's "
+                  "exponents)");
+    for (int64_t r = 0; r < ls->size(); ++r) {
+      Value col = accCoord(*ls, r).second;
+      Value e = memref::LoadOp::create(b, loc(), ex->view,
+                                       smemAt(ex->view, idx(0), col));
+      Value ef = arith::SIToFPOp::create(b, loc(), b.getF32Type(), e);
+      colExp.push_back(ef);
+      x[r] = arith::AddFOp::create(
+          b, loc(), arith::MulFOp::create(b, loc(), x[r], pow2F32(b, loc(), e)),
+          ef);
+    }
+  }
   SmallVector<Value> tileMax =
-      rowReduce(*ls, s->regs, -std::numeric_limits<float>::infinity(), maxf);
+      rowReduce(*ls, x, -std::numeric_limits<float>::infinity(), maxf);
   SmallVector<Value> newMax, ref, alpha;
   for (auto [g, old] : llvm::enumerate(m->regs)) {
     newMax.push_back(maxf(old, tileMax[g]));
@@ -174,19 +193,27 @@ LogicalResult Lowering::lowerOnlineSoftmax(OnlineSoftmaxOp op) {
     alpha.push_back(target.exp2(
         b, loc(), arith::SubFOp::create(b, loc(), old, ref.back())));
   }
-  SmallVector<Value> probs;
+  SmallVector<Value> probs, terms;
   for (int64_t r = 0; r < ls->size(); ++r) {
     int64_t g = ls->group(r);
-    probs.push_back(target.exp2(
-        b, loc(), arith::SubFOp::create(b, loc(), s->regs[r], ref[g])));
+    probs.push_back(
+        target.exp2(b, loc(), arith::SubFOp::create(b, loc(), x[r], ref[g])));
+    terms.push_back(
+        colExp.empty()
+            ? probs.back()
+            : target.exp2(b, loc(),
+                          arith::SubFOp::create(
+                              b, loc(),
+                              arith::SubFOp::create(b, loc(), x[r], colExp[r]),
+                              ref[g])));
   }
   // A running sum kept per lane (RowPartial) takes this lane's share of
   // the tile's row sums: the sum over lanes and warps is linear in it, so
   // it is formed once, in the finalize, instead of every tile (shuffles,
   // a shared-memory exchange and a barrier).
   SmallVector<Value> rowSum = lsum->kind == Kind::RowPartial
-                                  ? laneRowReduce(*ls, probs, 0.0f, addf)
-                                  : rowReduce(*ls, probs, 0.0f, addf);
+                                  ? laneRowReduce(*ls, terms, 0.0f, addf)
+                                  : rowReduce(*ls, terms, 0.0f, addf);
   SmallVector<Value> newSum;
   for (auto [g, old] : llvm::enumerate(lsum->regs))
     newSum.push_back(

@@ -176,6 +176,41 @@ SmallVector<Value> TargetInfo::ldmatrixX4(OpBuilder &, Location, Value, Value,
 Value TargetInfo::mxfp4WordToBf16(OpBuilder &, Location, Value, Value) const {
   missing("an mxfp4 decode instruction sequence");
 }
+std::pair<Value, Value> TargetInfo::mxfp4WordToE4m3(OpBuilder &b, Location loc,
+                                                    Value word, Value lo,
+                                                    Value hi) const {
+  auto c = [&](int64_t v) { return cstI32(b, loc, v); };
+  Value out[2];
+  for (int64_t half = 0; half < 2; ++half) {
+    Value acc = c(0);
+    for (int64_t j = 0; j < 4; ++j) {
+      int64_t n = 4 * half + j;
+      Value code = arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, word, c(4 * n)), c(0xF));
+      Value m = arith::AndIOp::create(b, loc, code, c(7));
+      Value table = arith::SelectOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, m, c(4)), lo,
+          hi);
+      Value byte = arith::AndIOp::create(
+          b, loc,
+          arith::ShRUIOp::create(
+              b, loc, table,
+              arith::ShLIOp::create(
+                  b, loc, arith::AndIOp::create(b, loc, m, c(3)), c(3))),
+          c(0x7F));
+      // The sign: bit 3 of the code to bit 7 of the byte.
+      byte = arith::OrIOp::create(
+          b, loc, byte,
+          arith::ShLIOp::create(
+              b, loc, arith::AndIOp::create(b, loc, code, c(8)), c(4)));
+      acc = arith::OrIOp::create(b, loc, acc,
+                                 arith::ShLIOp::create(b, loc, byte, c(8 * j)));
+    }
+    out[half] = acc;
+  }
+  return {out[0], out[1]};
+}
 void TargetInfo::waitForPrerequisiteGrid(OpBuilder &, Location) const {
   missing("a dependent-launch wait");
 }

@@ -263,6 +263,13 @@ public:
   /// e8m0 code as i32, 2 .. 252) as 8 bf16 values (vector<8 x i16>).
   virtual Value mxfp4WordToBf16(OpBuilder &b, Location loc, Value word,
                                 Value scale) const;
+  /// The 8 e2m1 codes of `word` (as mxfp4WordToBf16) as e4m3fn bytes (two
+  /// i32, codes 0-3 and 4-7) through the magnitude table `lo` / `hi`
+  /// (mxfp4E4m3Table: byte m = magnitude m's e4m3 byte), the sign bit set
+  /// for negative codes. Shifts and masks here; sm_90 permutes bytes.
+  virtual std::pair<Value, Value> mxfp4WordToE4m3(OpBuilder &b, Location loc,
+                                                  Value word, Value lo,
+                                                  Value hi) const;
   /// asyncTileCopy / ldsDmaLoads16: closes the group of this thread's
   /// copies issued so far.
   virtual void asyncCommitGroup(OpBuilder &b, Location loc) const;

@@ -193,6 +193,32 @@ public:
   /// the sign bytes 0x00 / 0x80; two more interleave low and high bytes
   /// into bf16 pairs; one mul.rn.bf16x2 a pair by 2^(scale - 127) then
   /// gives the value, exact (scale 2 .. 252: normal products).
+  /// Two prmt on the magnitudes' nibble selectors (0-7: bytes of the
+  /// table) and one on the sign bits shifted to bit 0 of their nibbles
+  /// (selecting 0x00 or 0x80) for every 4 codes.
+  std::pair<Value, Value> mxfp4WordToE4m3(OpBuilder &b, Location loc,
+                                          Value word, Value lo,
+                                          Value hi) const override {
+    Type i32 = b.getI32Type();
+    auto c = [&](uint32_t v) { return cstI32(b, loc, int64_t(int32_t(v))); };
+    auto prmt = [&](Value x, Value y, Value sel) -> Value {
+      return NVVM::PermuteOp::create(b, loc, i32, x, y, sel,
+                                     NVVM::PermuteMode::DEFAULT);
+    };
+    auto shr = [&](Value v, int64_t n) -> Value {
+      return arith::ShRUIOp::create(b, loc, v, cstI32(b, loc, n));
+    };
+    Value mag = arith::AndIOp::create(b, loc, word, c(0x77777777));
+    Value sgn = arith::AndIOp::create(b, loc, shr(word, 3), c(0x11111111));
+    Value out[2];
+    for (int64_t half = 0; half < 2; ++half) {
+      Value m = half ? shr(mag, 16) : mag, s = half ? shr(sgn, 16) : sgn;
+      out[half] = arith::OrIOp::create(b, loc, prmt(lo, hi, m),
+                                       prmt(c(0x00008000), c(0), s));
+    }
+    return {out[0], out[1]};
+  }
+
   Value mxfp4WordToBf16(OpBuilder &b, Location loc, Value word,
                         Value scale) const override {
     Type i32 = b.getI32Type();
