@@ -19,8 +19,9 @@ a ragged batch with zero lengths, and one whose scales include 0 and 1
 (subnormal values, the kernels' exact decode); each called on the same buffers twice, on
 fresh copies, and captured in a CUDA graph through torch.ops.mla.decode
 (new q written, replayed). Error against the float32 reference on the
-dequantised cache (the kernel's own error, bound 2e-2) and against the bf16
-cache (the format's error, reported). Bad scale tensors are refused naming
+dequantised cache (the kernel's own error, bound 2e-2; 5e-2 for the specs
+with fp8 Q and P, _qp8, as wgmma_h200.py's) and against the bf16 cache (the
+format's error, reported). Bad scale tensors are refused naming
 kv_scales.
 
 Timing (bench_h200's method: L2 flushed, events around the whole call,
@@ -96,6 +97,11 @@ def rel(got, ref):
     den = ref.norm().item()
     e = (got.float() - ref).norm().item()
     return e / den if den > 0 else e
+
+
+def bound(spec):
+    """The relative error a spec must keep: 2e-2, or 5e-2 with fp8 Q and P."""
+    return 5e-2 if "_qp8" in spec else 2e-2
 
 
 def use_spec(name):
@@ -178,11 +184,12 @@ def main():
     print(f"device {torch.cuda.get_device_name()}, seed base {seed}")
     if args.memcheck_case:  # a ragged batch, with ordinary and extreme scales
         bad = 0
+        spec = args.variants.split(",")[0] if args.variants else None
         for extreme in (False, True):
-            err, _, nan = check([3, 70, 0, 129], seed, extreme=extreme)
+            err, _, nan = check([3, 70, 0, 129], seed, spec, extreme=extreme)
             print(f"memcheck case{' (extreme scales)' if extreme else ''}: rel err "
                   f"{err:.3e}{' NaN' if nan else ''}")
-            bad += err > 2e-2 or nan
+            bad += err > bound(spec or mla_torch.spec_for("mxfp4").name) or nan
         sys.exit(1 if bad else 0)
     chosen = mla_torch.spec_for("mxfp4").name
     specs = [chosen] + [v for v in args.variants.split(",") if v and v != chosen]
@@ -196,7 +203,7 @@ def main():
     for spec in specs:
         for i, (name, lengths) in enumerate(cases):
             err, fmt_err, nan = check(lengths, seed + i, spec, name == "extreme scales")
-            ok = err <= 2e-2 and not nan
+            ok = err <= bound(spec) and not nan
             failed += not ok
             results["correctness"].append(dict(spec=spec, case=name, rel_err=err,
                                                format_err=fmt_err, nan=nan, ok=ok))

@@ -24,7 +24,7 @@ import argparse
 import sys
 
 ap = argparse.ArgumentParser()
-ap.add_argument("--format", default="bf16", choices=["fp8", "bf16"])
+ap.add_argument("--format", default="bf16", choices=["fp8", "bf16", "mxfp4"])
 ap.add_argument("--q-seq-len", type=int, default=1)
 ap.add_argument("--heads", type=int, default=16)
 ap.add_argument("--shapes", default="4x1024,32x1024,64x1024,256x1024")
@@ -84,12 +84,20 @@ if fm:
     from serving_h200 import flashmla_fn
 for sh in args.shapes.split(","):
     bs, kv = (int(x) for x in sh.split("x"))
-    data, _ = B.make_inputs([kv] * bs, args.format, 1, args.q_seq_len, args.heads)
-    kv_t, scale = data[1]["fp8"] if args.format == "fp8" else (data[1]["bf16"], None)
-    q, _, qo, kvp, cfg = data
-    inputs = M._as_kernel_inputs(s, q, kv_t, scale, qo, kvp)
+    extra = {}
+    if args.format == "mxfp4":  # the task's mxfp4 inputs (bench/mxfp4_h200.py)
+        import mxfp4_h200
+        data, _, _ = mxfp4_h200.make_inputs([kv] * bs, 1)
+        kv_t, extra["kv_scales"] = data[1]["mxfp4"]
+        q, _, qo, kvp, cfg = data
+        inputs = (q, kv_t, None, qo, kvp)
+    else:
+        data, _ = B.make_inputs([kv] * bs, args.format, 1, args.q_seq_len, args.heads)
+        kv_t, scale = data[1]["fp8"] if args.format == "fp8" else (data[1]["bf16"], None)
+        q, _, qo, kvp, cfg = data
+        inputs = M._as_kernel_inputs(s, q, kv_t, scale, qo, kvp)
     for _ in range(3):
-        s.decode(*inputs, bs, kv, num_splits=args.splits)
+        s.decode(*inputs, bs, kv, num_splits=args.splits, **extra)
     if fm:
         run = flashmla_fn(fm, data, args.q_seq_len, args.q_seq_len > 1)
         for _ in range(3):
@@ -98,6 +106,7 @@ for sh in args.shapes.split(","):
     line = f"{bs}x{kv}: splits {s.plan(bs, kv, args.splits).splits}"
     if args.time:
         flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
-        us = graph_median(lambda: s.decode(*inputs, bs, kv, num_splits=args.splits), flush)
+        us = graph_median(lambda: s.decode(*inputs, bs, kv, num_splits=args.splits, **extra),
+                          flush)
         line += f", call {us:.1f} us"
     print(line, flush=True)
