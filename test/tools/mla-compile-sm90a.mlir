@@ -261,8 +261,9 @@
 // MXFP4-PTX-NOT: cp.async
 // MXFP4-PTX: .entry deepseek_r1_decode_mxfp4_sm90a_stage2
 
-// mxfp4 KV on the e4m3 form (fp8 Q and P): the bytes copied asynchronously,
-// decoded in shared memory through the blocks' byte-permute tables into an
+// mxfp4 KV on the e4m3 form (fp8 Q and P): the bytes copied asynchronously;
+// a lane's scales, the row's reference by a butterfly over its two lanes,
+// each block decoded through its byte-permute table into an
 // e4m3 tile (no bf16 anywhere in the loop), both products e4m3 wgmma, the
 // softmax's two exp2 a score (probabilities and the row sum's true
 // weights); 2 programs per SM, no spills.
@@ -270,7 +271,9 @@
 // MXFP4-QP8: deepseek_r1_decode_mxfp4_qp8_sm90a_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
 // MXFP4-QP8-PTX-LABEL: .entry deepseek_r1_decode_mxfp4_qp8_sm90a_stage1_mask_free
 // MXFP4-QP8-PTX: cp.async.cg.shared.global
-// MXFP4-QP8-PTX: ld.shared.v2.b32
+// MXFP4-QP8-PTX: ld.shared.b8
+// MXFP4-QP8-PTX: shfl.sync.bfly.b32
+// MXFP4-QP8-PTX: ld.shared.v4.b32
 // MXFP4-QP8-PTX: prmt.b32
 // MXFP4-QP8-PTX: st.shared.v4.b32
 // MXFP4-QP8-PTX: wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3
