@@ -50,6 +50,9 @@ _DEFAULT_SPECS = {"fp8": ["deepseek_r1_decode_fp8_qp16", "deepseek_r1_decode_fp8
           # tile for wgmma: the H200 1.8x faster than the 32-token sm_90 spec
           # on the task's geomean) where compiled, else the 32-token spec (3
           # programs per SM, 1.09x faster than 64 tokens), else the 64-token.
+          # MLA_SPEC_MXFP4=deepseek_r1_decode_mxfp4_qp8_sm90a: the tile decoded
+          # per token into e4m3 for fp8 Q and P (opt-in: ~3e-2 error, and
+          # slower on the H200, docs/Design.md, mxfp4 KV).
           "mxfp4": ["deepseek_r1_decode_mxfp4_sm90a", "deepseek_r1_decode_mxfp4_n32",
                     "deepseek_r1_decode_mxfp4"]}
 _SPECS = {k: [os.environ[f"MLA_SPEC_{k.upper()}"]] if f"MLA_SPEC_{k.upper()}" in os.environ
