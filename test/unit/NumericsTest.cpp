@@ -430,4 +430,27 @@ TEST(DecodeNumericsServing, CausalTokensAndHeadGroups) {
   }
 }
 
+/// mxfp4 decoded into e4m3 against row exponents (the opt-in sm_90a spec)
+/// with several tokens, more heads and paged rows: the exponents follow
+/// each row through its page entry and the causal mask, at the qp8 bound.
+TEST(DecodeNumericsServing, Mxfp4OnE4m3) {
+  const ServingCase cases[] = {
+      {2, 16, 0, "deepseek_r1_decode_mxfp4_qp8_sm90a.mlir"},
+      {1, 64, 0, "deepseek_r1_decode_mxfp4_qp8_sm90a.mlir"},
+      {1, 16, 0, "deepseek_r1_decode_mxfp4_qp8_sm90a.mlir", "block_table", 64},
+      {2, 32, 0, "deepseek_r1_decode_mxfp4_qp8_sm90a.mlir", "token_indices", 1},
+  };
+  for (const ServingCase &sc : cases) {
+    SCOPED_TRACE(std::string("q_seq_len ") + std::to_string(sc.qSeqLen) +
+                 " heads " + std::to_string(sc.heads) + " " +
+                 (sc.layout ? sc.layout : "contiguous"));
+    auto c = compileSpec(servingSpec(sc.file, sc.qSeqLen, sc.heads, sc.blockM,
+                                     sc.layout, sc.pageSize));
+    ASSERT_TRUE(c);
+    const char *variant = sc.qSeqLen > 1 ? "masked" : "";
+    runCase(*c, {"ragged", {0, 1, 2, 3, 65, 64, 130, 1000}, 0, variant}, 5e-2);
+    runCase(*c, {"ragged_splits16", {3, 64, 129, 700}, 16, variant}, 5e-2);
+  }
+}
+
 } // namespace
