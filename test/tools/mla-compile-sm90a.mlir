@@ -271,11 +271,18 @@
 // MXFP4-QP8: deepseek_r1_decode_mxfp4_qp8_sm90a_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
 // MXFP4-QP8-PTX-LABEL: .entry deepseek_r1_decode_mxfp4_qp8_sm90a_stage1_mask_free
 // MXFP4-QP8-PTX: cp.async.cg.shared.global
+// MXFP4-QP8-PTX: cp.async.wait_group 0
 // MXFP4-QP8-PTX: ld.shared.b8
 // MXFP4-QP8-PTX: shfl.sync.bfly.b32
 // MXFP4-QP8-PTX: ld.shared.v4.b32
 // MXFP4-QP8-PTX: prmt.b32
 // MXFP4-QP8-PTX: st.shared.v4.b32
+// The one byte buffer's next tile goes out as soon as the decode has read
+// it, before the dots (no wait until the next iteration's top).
+// MXFP4-QP8-PTX: bar.sync
+// MXFP4-QP8-PTX: cp.async.cg.shared.global
+// MXFP4-QP8-PTX: cp.async.commit_group
+// MXFP4-QP8-PTX-NOT: cp.async.wait_group
 // MXFP4-QP8-PTX: wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3
 // MXFP4-QP8-PTX: ex2.approx
 // MXFP4-QP8-PTX: ex2.approx

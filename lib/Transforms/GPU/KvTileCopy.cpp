@@ -36,6 +36,17 @@ Value Lowering::rematAt(Value v, KvLoopOp loop, Value iv, IRMapping &m) {
   return c->getResult(cast<OpResult>(v).getResultNumber());
 }
 
+/// The bytes of an mxfp4 tile decoded into e4m3 (mla.dequant with
+/// exponents) where the products read fp8 tiles: one buffer whose next tile
+/// is sent once the decode has read it (Prefetch::earlySend), so that two
+/// programs still fit beside each other and the copy overlaps the dots.
+static bool sendsEarly(LoadOp op) {
+  if (!op->hasOneUse())
+    return false;
+  auto dq = dyn_cast<DequantOp>(*op->getUsers().begin());
+  return dq && dq.getData() == op.getResult() && dq.getExponents();
+}
+
 bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
   bool dma = ldsDmaCopies(op);
   if ((!target.chip.facts.asyncTileCopy && !dma) || !contiguousRows(op))
@@ -85,7 +96,7 @@ bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
   // the task's geomean, 498 against 593 us at 256 x 8192; the loop is
   // latency-bound there, docs/Performance.md).
   if (fp8Operands)
-    return false;
+    return sendsEarly(op) && !dma && fits(2, 1) && computableAhead(op, loop);
   if (!fits(2, kvStages) && !alone)
     return false;
   return computableAhead(op, loop);
@@ -408,7 +419,8 @@ std::optional<Prefetch> Lowering::startPrefetch(KvLoopOp loop,
                     [&](Value v) { return readyAhead(v, loop, outer); }))
     return std::nullopt;
   auto t = pf->load.getResult().getType();
-  for (int64_t i = 0; i < kvStages; ++i) {
+  pf->earlySend = fp8Operands && sendsEarly(pf->load);
+  for (int64_t i = 0; i < (pf->earlySend ? 1 : kvStages); ++i) {
     Value v = allocSmem(t.getDimSize(0), t.getDimSize(1), t.getElementType());
     pf->viewType = cast<MemRefType>(v.getType());
     pf->offsets.push_back(lastSmemOffset);
@@ -458,6 +470,8 @@ LogicalResult Lowering::lowerPrefetchedLoad(LoadOp op) {
   Value iter = arith::DivUIOp::create(
       b, loc(), arith::SubIOp::create(b, loc(), p.iv, p.lower), p.step);
   auto bufferAt = [&](Value i) -> Value {
+    if (p.earlySend)
+      return idx(p.offsets[0]);
     return addc(
         mul(arith::RemUIOp::create(b, loc(), i, idx(kvStages)), p.bufferBytes),
         p.offsets[0]);
@@ -483,6 +497,16 @@ LogicalResult Lowering::lowerPrefetchedLoad(LoadOp op) {
   else
     target.asyncWaitGroups(b, loc(), kvStages - 2);
   barrier();
+  if (p.earlySend) { // sendEarlyTile, once the decode has read the buffer
+    p.sendNext = true;
+    auto tile = std::make_shared<Tile>();
+    tile->kind = Kind::Smem;
+    tile->type = op.getResult().getType();
+    tile->view = memref::ViewOp::create(b, loc(), p.viewType, smemBase,
+                                        bufferAt(iter), ValueRange{});
+    tiles[op] = tile;
+    return success();
+  }
   Value next = add(p.iv, mul(p.step, kvStages - 1));
   Value hasNext =
       arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, next, p.upper);
@@ -512,6 +536,31 @@ LogicalResult Lowering::lowerPrefetchedLoad(LoadOp op) {
                                       bufferAt(iter), ValueRange{});
   tiles[op] = tile;
   return success();
+}
+
+void Lowering::sendEarlyTile() {
+  if (!prefetch || !prefetch->earlySend || !prefetch->sendNext)
+    return;
+  Prefetch &p = *prefetch;
+  p.sendNext = false;
+  LoadOp op = p.load;
+  Value bound = op.getBound() ? scalars.lookup(op.getBound()) : Value();
+  Value next = add(p.iv, p.step);
+  Value hasNext =
+      arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, next, p.upper);
+  auto ifOp = scf::IfOp::create(b, loc(), hasNext, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    IRMapping m;
+    Value row0 = rematAt(op.getIndices()[0], p.loop, next, m);
+    Value col0 = rematAt(op.getIndices()[1], p.loop, next, m);
+    emitAsyncTileCopy(op, row0, col0, bound, idx(p.offsets[0]),
+                      op.isPaged() ? scalars.lookup(op.getTable()) : Value(),
+                      op.isPaged() ? scalars.lookup(op.getTableOffset())
+                                   : Value());
+  }
+  target.asyncCommitGroup(b, loc());
 }
 
 } // namespace mlir::mla::gpulower

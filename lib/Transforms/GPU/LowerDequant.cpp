@@ -204,6 +204,7 @@ static LogicalResult lowerDequantToE4m3(Lowering &L, DequantOp op) {
         });
   }
   L.barrier();
+  L.sendEarlyTile(); // the bytes' buffer is free: the next tile's copy
   L.note(op, "decoded into an e4m3 tile against row exponents in shared "
              "memory");
   L.tiles[op.getResult()] = tile;

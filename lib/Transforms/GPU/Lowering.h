@@ -517,9 +517,9 @@ struct Lowering {
 
   /// `v` as a lowered scalar at the current point: its lowering if it has
   /// one, else a clone of the pure arith ops that compute it from lowered
-  /// values (null where that is not possible). Lets code that the tile IR
-  /// places later start earlier (startPrefetch). readyAhead: whether `v`,
-  /// in `loop`, is arith on its induction variable over such values.
+  /// values (null where that is not possible): code the tile IR places
+  /// later starts earlier (startPrefetch). readyAhead: whether `v`, in
+  /// `loop`, is arith on its induction variable over such values.
   Value scalarNow(Value v, IRMapping &m);
   bool readyAhead(Value v, KvLoopOp loop, IRMapping &m);
 
@@ -531,11 +531,11 @@ struct Lowering {
   /// if the loop's bounds or the tile's indices cannot be computed yet.
   std::optional<Prefetch> startPrefetch(KvLoopOp loop, int64_t reserve);
 
-  /// The multi-buffered tile load inside the KV loop (kvStages buffers,
-  /// kvStages - 1 tiles in flight): wait for this tile's copies, start
-  /// tile t + kvStages - 1's into the buffer the previous iteration read,
-  /// and read this one.
+  /// The KV loop's multi-buffered tile load: wait for this tile's copies,
+  /// start tile t + kvStages - 1's into the buffer the previous iteration
+  /// read (earlySend: sendEarlyTile, once its reader is done), read this.
   LogicalResult lowerPrefetchedLoad(LoadOp op);
+  void sendEarlyTile();
 
   LogicalResult
   lowerElementwise(Value result, Value source,

@@ -75,6 +75,9 @@ struct Prefetch {
   /// Tensor-map copies (Lowering::tensorMapCopies): the shared byte offset
   /// of one mbarrier per buffer; -1: cp.async.
   int64_t mbarOffset = -1;
+  /// One buffer whose next tile is sent as soon as its reader (an e4m3
+  /// mla.dequant) is done with it, not at the wait (sendNext pending).
+  bool earlySend = false, sendNext = false;
 };
 
 /// The KV loop's fp8 tile, or mxfp4 data tile and its scales' (read by
