@@ -464,6 +464,34 @@ std::optional<Prefetch> Lowering::startPrefetch(KvLoopOp loop,
   return pf;
 }
 
+/// Sends the tile of `p.load` that starts at induction value `next`, if
+/// that is still in the loop, into the shared byte offset `buffer()`: by a
+/// tensor-map copy completing on `mbar()` (shared memory at `smem`), or by
+/// cp.async copies where `mbar` is null.
+static void sendTileAt(Lowering &L, const Prefetch &p, Value next,
+                       function_ref<Value()> buffer, function_ref<Value()> mbar,
+                       Value smem) {
+  OpBuilder &b = L.b;
+  LoadOp op = p.load;
+  Value bound = op.getBound() ? L.scalars.lookup(op.getBound()) : Value();
+  Value hasNext = arith::CmpIOp::create(b, L.loc(), arith::CmpIPredicate::slt,
+                                        next, p.upper);
+  auto ifOp = scf::IfOp::create(b, L.loc(), hasNext, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  IRMapping m;
+  Value row0 = L.rematAt(op.getIndices()[0], p.loop, next, m);
+  Value col0 = L.rematAt(op.getIndices()[1], p.loop, next, m);
+  if (mbar) {
+    L.sendTensorMapTile(op, row0, col0, L.add(smem, buffer()), mbar());
+    return;
+  }
+  L.emitAsyncTileCopy(op, row0, col0, bound, buffer(),
+                      op.isPaged() ? L.scalars.lookup(op.getTable()) : Value(),
+                      op.isPaged() ? L.scalars.lookup(op.getTableOffset())
+                                   : Value());
+}
+
 LogicalResult Lowering::lowerPrefetchedLoad(LoadOp op) {
   Prefetch &p = *prefetch;
   Value bound = op.getBound() ? scalars.lookup(op.getBound()) : Value();
@@ -497,38 +525,16 @@ LogicalResult Lowering::lowerPrefetchedLoad(LoadOp op) {
   else
     target.asyncWaitGroups(b, loc(), kvStages - 2);
   barrier();
+  auto ahead = [&] { return bufferAt(addc(iter, kvStages - 1)); };
+  auto aheadMbar = [&] { return mbarAt(*this, p, addc(iter, kvStages - 1)); };
   if (p.earlySend) { // sendEarlyTile, once the decode has read the buffer
     p.sendNext = true;
-    auto tile = std::make_shared<Tile>();
-    tile->kind = Kind::Smem;
-    tile->type = op.getResult().getType();
-    tile->view = memref::ViewOp::create(b, loc(), p.viewType, smemBase,
-                                        bufferAt(iter), ValueRange{});
-    tiles[op] = tile;
-    return success();
+  } else {
+    sendTileAt(*this, p, add(p.iv, mul(p.step, kvStages - 1)), ahead,
+               tma ? function_ref<Value()>(aheadMbar) : nullptr, smem);
+    if (!tma)
+      target.asyncCommitGroup(b, loc());
   }
-  Value next = add(p.iv, mul(p.step, kvStages - 1));
-  Value hasNext =
-      arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, next, p.upper);
-  auto ifOp = scf::IfOp::create(b, loc(), hasNext, /*withElseRegion=*/false);
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    IRMapping m;
-    Value row0 = rematAt(op.getIndices()[0], p.loop, next, m);
-    Value col0 = rematAt(op.getIndices()[1], p.loop, next, m);
-    if (tma)
-      sendTensorMapTile(op, row0, col0,
-                        add(smem, bufferAt(addc(iter, kvStages - 1))),
-                        mbarAt(*this, p, addc(iter, kvStages - 1)));
-    else
-      emitAsyncTileCopy(
-          op, row0, col0, bound, bufferAt(addc(iter, kvStages - 1)),
-          op.isPaged() ? scalars.lookup(op.getTable()) : Value(),
-          op.isPaged() ? scalars.lookup(op.getTableOffset()) : Value());
-  }
-  if (!tma)
-    target.asyncCommitGroup(b, loc());
   auto tile = std::make_shared<Tile>();
   tile->kind = Kind::Smem;
   tile->type = op.getResult().getType();
@@ -543,23 +549,9 @@ void Lowering::sendEarlyTile() {
     return;
   Prefetch &p = *prefetch;
   p.sendNext = false;
-  LoadOp op = p.load;
-  Value bound = op.getBound() ? scalars.lookup(op.getBound()) : Value();
-  Value next = add(p.iv, p.step);
-  Value hasNext =
-      arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, next, p.upper);
-  auto ifOp = scf::IfOp::create(b, loc(), hasNext, /*withElseRegion=*/false);
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    IRMapping m;
-    Value row0 = rematAt(op.getIndices()[0], p.loop, next, m);
-    Value col0 = rematAt(op.getIndices()[1], p.loop, next, m);
-    emitAsyncTileCopy(op, row0, col0, bound, idx(p.offsets[0]),
-                      op.isPaged() ? scalars.lookup(op.getTable()) : Value(),
-                      op.isPaged() ? scalars.lookup(op.getTableOffset())
-                                   : Value());
-  }
+  sendTileAt(
+      *this, p, add(p.iv, p.step), [&] { return idx(p.offsets[0]); }, nullptr,
+      Value());
   target.asyncCommitGroup(b, loc());
 }
 

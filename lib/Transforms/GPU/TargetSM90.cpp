@@ -15,6 +15,20 @@
 namespace mlir::mla::gpulower {
 namespace {
 
+/// The prmt nibble selectors of an e2m1 word's 8 codes (code n in nibble
+/// n): the magnitudes (0-7, a byte of an 8-byte table each) and the sign
+/// bits shifted to bit 0 of their nibbles (0 or 1), codes 0-3 in the low
+/// 16 bits (shr16 brings codes 4-7 there).
+std::pair<Value, Value> e2m1Selectors(OpBuilder &b, Location loc, Value word) {
+  return {arith::AndIOp::create(b, loc, word, cstI32(b, loc, 0x77777777)),
+          arith::AndIOp::create(
+              b, loc, arith::ShRUIOp::create(b, loc, word, cstI32(b, loc, 3)),
+              cstI32(b, loc, 0x11111111))};
+}
+Value shr16(OpBuilder &b, Location loc, Value v) {
+  return arith::ShRUIOp::create(b, loc, v, cstI32(b, loc, 16));
+}
+
 class Sm90TargetInfo final : public TargetInfo {
 public:
   Sm90TargetInfo(const ChipInfo &chip, const MatrixInstr *mma)
@@ -185,6 +199,25 @@ public:
         b, loc, vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0}), op);
   }
 
+  /// Two prmt on the magnitudes' nibble selectors (0-7: bytes of the
+  /// table) and one on the sign bits shifted to bit 0 of their nibbles
+  /// (selecting 0x00 or 0x80) for every 4 codes.
+  std::pair<Value, Value> mxfp4WordToE4m3(OpBuilder &b, Location loc,
+                                          Value word, Value lo,
+                                          Value hi) const override {
+    auto [mag, sgn] = e2m1Selectors(b, loc, word);
+    Value out[2];
+    for (int64_t half = 0; half < 2; ++half) {
+      Value m = half ? shr16(b, loc, mag) : mag,
+            s = half ? shr16(b, loc, sgn) : sgn;
+      out[half] =
+          arith::OrIOp::create(b, loc, bytePermute(b, loc, lo, hi, m),
+                               bytePermute(b, loc, cstI32(b, loc, 0x00008000),
+                                           cstI32(b, loc, 0), s));
+    }
+    return {out[0], out[1]};
+  }
+
   /// No e2m1 conversion before sm_100: byte tables. The bf16 bytes of the
   /// 8 e2m1 magnitudes (0, 0.5, 1, 1.5, 2, 3, 4, 6) are two 8-byte tables
   /// (low and high bytes); a prmt whose selector is 4 of the word's
@@ -193,45 +226,14 @@ public:
   /// the sign bytes 0x00 / 0x80; two more interleave low and high bytes
   /// into bf16 pairs; one mul.rn.bf16x2 a pair by 2^(scale - 127) then
   /// gives the value, exact (scale 2 .. 252: normal products).
-  /// Two prmt on the magnitudes' nibble selectors (0-7: bytes of the
-  /// table) and one on the sign bits shifted to bit 0 of their nibbles
-  /// (selecting 0x00 or 0x80) for every 4 codes.
-  std::pair<Value, Value> mxfp4WordToE4m3(OpBuilder &b, Location loc,
-                                          Value word, Value lo,
-                                          Value hi) const override {
-    Type i32 = b.getI32Type();
-    auto c = [&](uint32_t v) { return cstI32(b, loc, int64_t(int32_t(v))); };
-    auto prmt = [&](Value x, Value y, Value sel) -> Value {
-      return NVVM::PermuteOp::create(b, loc, i32, x, y, sel,
-                                     NVVM::PermuteMode::DEFAULT);
-    };
-    auto shr = [&](Value v, int64_t n) -> Value {
-      return arith::ShRUIOp::create(b, loc, v, cstI32(b, loc, n));
-    };
-    Value mag = arith::AndIOp::create(b, loc, word, c(0x77777777));
-    Value sgn = arith::AndIOp::create(b, loc, shr(word, 3), c(0x11111111));
-    Value out[2];
-    for (int64_t half = 0; half < 2; ++half) {
-      Value m = half ? shr(mag, 16) : mag, s = half ? shr(sgn, 16) : sgn;
-      out[half] = arith::OrIOp::create(b, loc, prmt(lo, hi, m),
-                                       prmt(c(0x00008000), c(0), s));
-    }
-    return {out[0], out[1]};
-  }
-
   Value mxfp4WordToBf16(OpBuilder &b, Location loc, Value word,
                         Value scale) const override {
     Type i32 = b.getI32Type();
     auto c = [&](uint32_t v) { return cstI32(b, loc, int64_t(int32_t(v))); };
-    auto prmt = [&](Value lo, Value hi, Value sel) -> Value {
-      return NVVM::PermuteOp::create(b, loc, i32, lo, hi, sel,
-                                     NVVM::PermuteMode::DEFAULT);
+    auto prmt = [&](Value lo, Value hi, Value sel) {
+      return bytePermute(b, loc, lo, hi, sel);
     };
-    auto shr = [&](Value v, int64_t n) -> Value {
-      return arith::ShRUIOp::create(b, loc, v, cstI32(b, loc, n));
-    };
-    Value mag = arith::AndIOp::create(b, loc, word, c(0x77777777));
-    Value sgn = arith::AndIOp::create(b, loc, shr(word, 3), c(0x11111111));
+    auto [mag, sgn] = e2m1Selectors(b, loc, word);
     // 2^(scale - 127) as a bf16 pair: the code in both exponent fields.
     auto pairT = VectorType::get({2}, b.getBF16Type());
     Value mul = vector::BitCastOp::create(
@@ -241,7 +243,8 @@ public:
             arith::MulIOp::create(b, loc, scale, c(0x00800080))));
     SmallVector<Value> pairs;
     for (int64_t half = 0; half < 2; ++half) {
-      Value m = half ? shr(mag, 16) : mag, s = half ? shr(sgn, 16) : sgn;
+      Value m = half ? shr16(b, loc, mag) : mag,
+            s = half ? shr16(b, loc, sgn) : sgn;
       Value lo = prmt(c(0xC0800000), c(0xC0804000), m);
       Value hi =
           arith::OrIOp::create(b, loc, prmt(c(0x3F3F3F00), c(0x40404040), m),
