@@ -54,6 +54,28 @@ static LogicalResult lowerDequantToE4m3(Lowering &L, DequantOp op) {
   expTile->type = op.getExponents().getType();
   expTile->view = L.allocSmem(1, rows, i32);
   L.barrierBeforeRewrite(); // the previous iteration's readers
+  // Block `bi` of row `r`: its scale code (i32), its 16 bytes as 4 words,
+  // and the store of 16 decoded bytes as half `h` of its 32.
+  auto scaleAt = [&](Value r, Value bi) -> Value {
+    Value sc = memref::LoadOp::create(
+        b, loc, scales->view,
+        ValueRange{L.addc(r, scales->rowOff), L.addc(bi, scales->colOff)});
+    return arith::ExtUIOp::create(b, loc, i32, sc);
+  };
+  auto blockWords = [&](Value r, Value bi) -> Value {
+    Value v =
+        vector::LoadOp::create(b, loc, VectorType::get({16}, i8), data->view,
+                               L.smemAt(data->view, L.addc(r, data->rowOff),
+                                        L.addc(L.mul(bi, 16), data->colOff)),
+                               /*nontemporal=*/false, llvm::MaybeAlign(16));
+    return vector::BitCastOp::create(b, loc, VectorType::get({4}, i32), v);
+  };
+  auto storeHalf = [&](Value r, Value bi, int64_t h, Value bytes16) {
+    vector::StoreOp::create(
+        b, loc, bytes16, tile->view,
+        L.smemAt(tile->view, r, L.addc(L.mul(bi, 32), 16 * h)),
+        /*nontemporal=*/false, llvm::MaybeAlign(16));
+  };
   Value part = arith::RemUIOp::create(b, loc, L.tid, L.idx(per));
   Value row0 = arith::DivUIOp::create(b, loc, L.tid, L.idx(per));
   for (int64_t rr = 0; rr < rowsEach; ++rr) {
@@ -68,11 +90,7 @@ static LogicalResult lowerDequantToE4m3(Lowering &L, DequantOp op) {
       if (ragged && i == mine - 1)
         blk.back() =
             arith::MinUIOp::create(b, loc, blk.back(), L.idx(blocks - 1));
-      Value sc = memref::LoadOp::create(
-          b, loc, scales->view,
-          ValueRange{L.addc(r, scales->rowOff),
-                     L.addc(blk.back(), scales->colOff)});
-      scale.push_back(arith::ExtUIOp::create(b, loc, i32, sc));
+      scale.push_back(scaleAt(r, blk.back()));
       ref = arith::MaxSIOp::create(b, loc, ref, scale.back());
     }
     for (int64_t bit = 1; bit < per; bit *= 2)
@@ -91,32 +109,6 @@ static LogicalResult lowerDequantToE4m3(Lowering &L, DequantOp op) {
           b, loc, arith::SubIOp::create(b, loc, ref, c32(kMxfp4E4m3ExpOffset)),
           expTile->view, ValueRange{L.idx(0), r});
     }
-    // Block i's 16 bytes as 4 words, and its 32 decoded bytes stored.
-    auto words = [&](int64_t i) {
-      Value v = vector::LoadOp::create(
-          b, loc, VectorType::get({16}, i8), data->view,
-          L.smemAt(data->view, L.addc(r, data->rowOff),
-                   L.addc(L.mul(blk[i], 16), data->colOff)),
-          /*nontemporal=*/false, llvm::MaybeAlign(16));
-      Value w = vector::BitCastOp::create(b, loc, VectorType::get({4}, i32), v);
-      SmallVector<Value, 4> out;
-      for (int64_t j = 0; j < 4; ++j)
-        out.push_back(
-            vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{j}));
-      return out;
-    };
-    auto store = [&](int64_t i, ArrayRef<Value> outWords) {
-      for (int64_t h = 0; h < 2; ++h) {
-        Value v = vector::FromElementsOp::create(
-            b, loc, VectorType::get({4}, i32), outWords.slice(4 * h, 4));
-        vector::StoreOp::create(
-            b, loc,
-            vector::BitCastOp::create(b, loc, VectorType::get({16}, i8), v),
-            tile->view,
-            L.smemAt(tile->view, r, L.addc(L.mul(blk[i], 32), 16 * h)),
-            /*nontemporal=*/false, llvm::MaybeAlign(16));
-      }
-    };
     SmallVector<Value> k6s;
     Value allTable;
     for (int64_t i = 0; i < mine; ++i) {
@@ -146,13 +138,24 @@ static LogicalResult lowerDequantToE4m3(Lowering &L, DequantOp op) {
               b.setInsertionPoint(has.thenBlock()->getTerminator());
             }
             auto [lo, hi] = mxfp4E4m3Table(b, loc, k6s[i]);
+            Value w = blockWords(r, blk[i]);
             SmallVector<Value> out;
-            for (Value w : words(i)) {
-              auto [a, c] = L.target.mxfp4WordToE4m3(b, loc, w, lo, hi);
+            for (int64_t j = 0; j < 4; ++j) {
+              auto [a, c] = L.target.mxfp4WordToE4m3(
+                  b, loc,
+                  vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{j}),
+                  lo, hi);
               out.push_back(a);
               out.push_back(c);
             }
-            store(i, out);
+            for (int64_t h = 0; h < 2; ++h) {
+              Value v = vector::FromElementsOp::create(
+                  b, loc, VectorType::get({4}, i32),
+                  ArrayRef(out).slice(4 * h, 4));
+              storeHalf(r, blk[i], h,
+                        vector::BitCastOp::create(
+                            b, loc, VectorType::get({16}, i8), v));
+            }
           }
           scf::YieldOp::create(b, loc);
         },
@@ -168,18 +171,8 @@ static LogicalResult lowerDequantToE4m3(Lowering &L, DequantOp op) {
             OpBuilder::InsertionGuard g(b);
             b.setInsertionPointToStart(loop.getBody());
             Value bi = L.add(part, L.mul(loop.getInductionVar(), per));
-            Value sc = arith::ExtUIOp::create(
-                b, loc, i32,
-                memref::LoadOp::create(b, loc, scales->view,
-                                       ValueRange{L.addc(r, scales->rowOff),
-                                                  L.addc(bi, scales->colOff)}));
-            Value v = vector::LoadOp::create(
-                b, loc, VectorType::get({16}, i8), data->view,
-                L.smemAt(data->view, L.addc(r, data->rowOff),
-                         L.addc(L.mul(bi, 16), data->colOff)),
-                /*nontemporal=*/false, llvm::MaybeAlign(16));
-            Value w =
-                vector::BitCastOp::create(b, loc, VectorType::get({4}, i32), v);
+            Value sc = scaleAt(r, bi);
+            Value w = blockWords(r, bi);
             for (int64_t h = 0; h < 2; ++h) {
               SmallVector<Value> out;
               for (int64_t n = 0; n < 16; ++n) {
@@ -191,13 +184,9 @@ static LogicalResult lowerDequantToE4m3(Lowering &L, DequantOp op) {
                     c32(0xF));
                 out.push_back(mxfp4ToE4m3(b, loc, code, sc, ref));
               }
-              vector::StoreOp::create(
-                  b, loc,
-                  vector::FromElementsOp::create(
-                      b, loc, VectorType::get({16}, i8), out),
-                  tile->view,
-                  L.smemAt(tile->view, r, L.addc(L.mul(bi, 32), 16 * h)),
-                  /*nontemporal=*/false, llvm::MaybeAlign(16));
+              storeHalf(r, bi, h,
+                        vector::FromElementsOp::create(
+                            b, loc, VectorType::get({16}, i8), out));
             }
           }
           scf::YieldOp::create(b, loc);
@@ -228,7 +217,6 @@ static LogicalResult lowerDequantToE4m3(Lowering &L, DequantOp op) {
 // operations a value; other batches take mxfp4ToBf16, the host lowering's
 // exact decode (ScalarCodegenTest checks the two agree, the emulator's
 // known answers the instruction).
-
 /// Rounds of items decoded under one branch: their scales and codes stay
 /// live together (sm_90 with 4 warps spilled with a whole tile's 36).
 constexpr int64_t kDequantBatch = 9;
