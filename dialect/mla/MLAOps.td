@@ -560,6 +560,13 @@ def MLA_OnlineSoftmaxOp : MLA_Op<"online_softmax", [Pure,
     A row whose max is still -inf (every score masked) keeps alpha = 1 and
     gets probabilities 0, so no NaN is produced.
 
+    A lowering may keep `new_max[r] = max[r]` (alpha = 1) in a step where
+    no score of the row exceeds max[r] + 8: the probabilities then reach
+    2^8 and the sum grows by the same factor, so `mla.softmax_finalize`'s
+    output and LSE are unchanged. The sm_90 lowerings do this
+    (ChipTuning::rescaleSlackLog2); the host and CDNA lowerings keep the
+    exact maximum.
+
     ```mlir
     %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %l, %acc : tensor<16x64xf32>, tensor<16xf32>, tensor<16x512xf32>
     ```

@@ -72,7 +72,7 @@ static const ChipInfo kChips[] = {
                .dependentLaunch = true,
                .clusterPrograms = 16,
                .mxfp4Decode = Mxfp4Decode::ByteTables},
-     .tuning = {.splitKAcrossWarps = true}},
+     .tuning = {.splitKAcrossWarps = true, .rescaleSlackLog2 = 8}},
     // H200 with sm_90a's wgmma (issue #19): every dot on warpgroup MMAs
     // from shared memory (docs/Design.md, "sm_90a: wgmma").
     {.name = "sm_90a",
@@ -90,7 +90,7 @@ static const ChipInfo kChips[] = {
                .dependentLaunch = true,
                .clusterPrograms = 16,
                .mxfp4Decode = Mxfp4Decode::ByteTables},
-     .tuning = {.prefetchWhenAlone = true}},
+     .tuning = {.prefetchWhenAlone = true, .rescaleSlackLog2 = 8}},
     {.name = "host",
      .vendor = Vendor::Host,
      .description = "host CPU (reference execution)",

@@ -38,6 +38,17 @@ mla.kernel @qk(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>, %n: index, %out: m
 // CHECK: scf.for
 // CHECK: nvvm.cp.async.wait.group 0
 // CHECK: nvvm.mma.sync
+// The row maxima (ChipTuning::rescaleSlackLog2): the program votes in one
+// barrier whether a score exceeds its row's running max + 8; only then
+// the exchange across warps (its own barrier) and the rescale.
+// CHECK: arith.cmpf ogt
+// CHECK: nvvm.barrier #nvvm.reduction<or>
+// CHECK: scf.if
+// CHECK: gpu.shuffle xor
+// CHECK: gpu.barrier
+// CHECK: } else {
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.yield
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // CHECK: nvgpu.ldmatrix
 // CHECK: nvvm.mma.sync
@@ -69,6 +80,40 @@ mla.kernel @attention(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>, %n: index,
     mla.yield %m1, %l1, %o : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
   }
   // PLACE: :[[@LINE+1]]:12: remark: placement: acc (8 registers per lane); row-slice (2 registers per lane)
+  %o, %e = mla.softmax_finalize %r#2, %r#0, %r#1 : tensor<16x64xf32>, tensor<16xf32>
+  mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.store %e, %lse[%b] : tensor<16xf32> -> memref<?xf32>
+  mla.return
+}
+
+// -----
+
+// One warp: no exchange across warps, so no barrier to vote in: the row
+// maxima stay exact (shuffles only), with no branch.
+// CHECK-LABEL: gpu.func @attentionOneWarp
+// CHECK: scf.for
+// CHECK-NOT: nvvm.barrier
+// CHECK-NOT: scf.if {{.*}} -> (f32
+// CHECK: gpu.shuffle xor
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// CHECK: scf.yield
+mla.kernel @attentionOneWarp(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>, %n: index,
+                             %out: memref<?x64xf32>, %lse: memref<?xf32>)
+    attributes {grid = ["batch"], num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %qt = mla.load %q[%b, %c0] : memref<?x64xbf16> -> tensor<16x64xbf16>
+  %m0 = mla.fill 0xFF800000 : tensor<16xf32>
+  %l0 = mla.fill 0.0 : tensor<16xf32>
+  %a0 = mla.fill 0.0 : tensor<16x64xf32>
+  %r:3 = mla.kv_loop %i = %c0 to %n step 64 iter_args(%m = %m0, %l = %l0, %a = %a0) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>) {
+    %k = mla.load %kv[%i, %c0] bound %n : memref<?x64xbf16> -> tensor<64x64xbf16>
+    %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
+    %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %l, %a : tensor<16x64xf32>, tensor<16xf32>, tensor<16x64xf32>
+    %pb = mla.cast %p : tensor<16x64xf32> -> tensor<16x64xbf16>
+    %o = mla.dot %pb, %k acc(%a1 : tensor<16x64xf32>) : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
+    mla.yield %m1, %l1, %o : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+  }
   %o, %e = mla.softmax_finalize %r#2, %r#0, %r#1 : tensor<16x64xf32>, tensor<16xf32>
   mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
   mla.store %e, %lse[%b] : tensor<16xf32> -> memref<?xf32>

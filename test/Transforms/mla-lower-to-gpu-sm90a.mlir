@@ -247,8 +247,25 @@ mla.kernel @mxfp4loop(%kv: memref<?x32xi8>, %scales: memref<?x?xi8>, %q: memref<
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK: scf.yield
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK-COUNT-16: arith.addf
-// CHECK-NOT: arith.addf
+// CHECK-COUNT-16: arith.addf %{{[0-9]+}}#
+// CHECK-NOT: arith.addf %{{[0-9]+}}#
+// The row maxima (ChipTuning::rescaleSlackLog2): each thread compares its
+// scores with its rows' running maxima + 8, one voting barrier, and only
+// a tile where some score was above reduces maxima over lanes and warps
+// and rescales (the exchange's barrier inside the branch; nothing else).
+// CHECK: arith.constant 8.000000e+00 : f32
+// CHECK: arith.cmpf ogt
+// CHECK: nvvm.fence.proxy
+// CHECK: %[[ANY:.*]] = nvvm.barrier #nvvm.reduction<or> %{{.*}} -> i32
+// CHECK: %[[VOTE:.*]] = arith.cmpi ne, %[[ANY]]
+// CHECK: scf.if %[[VOTE]] -> (f32,
+// CHECK: gpu.shuffle xor
+// CHECK: gpu.barrier
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// CHECK: } else {
+// CHECK-NOT: gpu.barrier
+// CHECK: arith.constant 1.000000e+00 : f32
+// CHECK-NEXT: scf.yield
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // O^T: each warpgroup 64 of the 128 columns, over all 128 tokens.
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <col>]

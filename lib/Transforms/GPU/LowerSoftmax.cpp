@@ -90,6 +90,19 @@ Lowering::acrossLanesAndWarps(const AccLayout &l, SmallVector<Value> part,
   return out;
 }
 
+/// Lowering::barrier's barrier (with its async-proxy fence) that also
+/// returns whether `pred` held in any thread (TargetInfo::barrierAny);
+/// null where the target has none (a chip whose tuning asks for it must
+/// implement it).
+static Value barrierAny(Lowering &L, Value pred) {
+  if (L.target.mma->smemOperands)
+    L.target.asyncProxyFence(L.b, L.loc());
+  Value any = L.target.barrierAny(L.b, L.loc(), pred);
+  if (any && L.kvBody && L.b.getInsertionBlock() == L.kvBody)
+    L.kvBodyBarrier = true;
+  return any;
+}
+
 Value Lowering::maxNum(Value x, Value y) {
   return LLVM::MaxNumOp::create(b, loc(), x, y);
 }
@@ -184,15 +197,69 @@ LogicalResult Lowering::lowerOnlineSoftmax(OnlineSoftmaxOp op) {
           ef);
     }
   }
-  SmallVector<Value> tileMax =
-      rowReduce(*ls, x, -std::numeric_limits<float>::infinity(), maxf);
-  SmallVector<Value> newMax, ref, alpha;
-  for (auto [g, old] : llvm::enumerate(m->regs)) {
-    newMax.push_back(maxf(old, tileMax[g]));
-    ref.push_back(finiteOrZero(b, loc(), newMax.back()));
-    alpha.push_back(target.exp2(
-        b, loc(), arith::SubFOp::create(b, loc(), old, ref.back())));
+  // The new running maxima, their rescale factors and the rescaled
+  // accumulators: exact (the tile's row maxima over lanes and warps), or,
+  // with a slack (ChipTuning::rescaleSlackLog2), only in tiles where some
+  // thread saw a score above its row's running maximum + slack; the
+  // others keep the maxima and the accumulators as they are. The vote
+  // takes the place of the barrier the exchange across warps needs (one
+  // warp has none: it stays exact).
+  auto exact = [&]() {
+    SmallVector<Value> tileMax =
+        rowReduce(*ls, x, -std::numeric_limits<float>::infinity(), maxf);
+    SmallVector<Value> out;
+    for (auto [g, old] : llvm::enumerate(m->regs))
+      out.push_back(maxf(old, tileMax[g]));
+    for (auto [g, old] : llvm::enumerate(m->regs))
+      out.push_back(
+          target.exp2(b, loc(),
+                      arith::SubFOp::create(b, loc(), old,
+                                            finiteOrZero(b, loc(), out[g]))));
+    for (int64_t r = 0; r < la->size(); ++r)
+      out.push_back(arith::MulFOp::create(b, loc(), acc->regs[r],
+                                          out[m->regs.size() + la->group(r)]));
+    return out;
+  };
+  SmallVector<Value> updated;
+  if (int64_t slack = target.chip.tuning.rescaleSlackLog2; slack && warps > 1) {
+    Value above = arith::ConstantIntOp::create(b, loc(), b.getI1Type(), 0);
+    SmallVector<Value> limit;
+    for (Value old : m->regs)
+      limit.push_back(
+          arith::AddFOp::create(b, loc(), old, cstF32(b, loc(), float(slack))));
+    for (int64_t r = 0; r < ls->size(); ++r)
+      above = arith::OrIOp::create(
+          b, loc(), above,
+          arith::CmpFOp::create(b, loc(), arith::CmpFPredicate::OGT, x[r],
+                                limit[ls->group(r)]));
+    Value any = barrierAny(*this, above);
+    if (!any)
+      return fail("the chip's tuning keeps a slack in the row maximum, but "
+                  "its target has no voting barrier");
+    SmallVector<Type> types(m->regs.size() * 2 + la->size(), b.getF32Type());
+    auto ifOp = scf::IfOp::create(b, loc(), types, any, /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      scf::YieldOp::create(b, loc(), exact());
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      SmallVector<Value> keep = m->regs;
+      keep.append(m->regs.size(), cstF32(b, loc(), 1.0f));
+      keep.append(acc->regs.begin(), acc->regs.end());
+      scf::YieldOp::create(b, loc(), keep);
+    }
+    updated.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+  } else {
+    updated = exact();
   }
+  size_t groups = m->regs.size();
+  SmallVector<Value> newMax(updated.begin(), updated.begin() + groups);
+  SmallVector<Value> alpha(updated.begin() + groups,
+                           updated.begin() + 2 * groups);
+  SmallVector<Value> newAcc(updated.begin() + 2 * groups, updated.end());
+  SmallVector<Value> ref;
+  for (Value v : newMax)
+    ref.push_back(finiteOrZero(b, loc(), v));
   SmallVector<Value> probs, terms;
   for (int64_t r = 0; r < ls->size(); ++r) {
     int64_t g = ls->group(r);
@@ -218,10 +285,6 @@ LogicalResult Lowering::lowerOnlineSoftmax(OnlineSoftmaxOp op) {
   for (auto [g, old] : llvm::enumerate(lsum->regs))
     newSum.push_back(
         addf(arith::MulFOp::create(b, loc(), old, alpha[g]), rowSum[g]));
-  SmallVector<Value> newAcc;
-  for (int64_t r = 0; r < la->size(); ++r)
-    newAcc.push_back(
-        arith::MulFOp::create(b, loc(), acc->regs[r], alpha[la->group(r)]));
   tiles[op.getProbs()] = regTile(Kind::Acc, s->type, probs);
   tiles[op.getNewMax()] = regTile(Kind::RowSlice, m->type, newMax);
   tiles[op.getNewSum()] = regTile(lsum->kind, lsum->type, newSum);

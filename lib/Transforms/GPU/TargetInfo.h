@@ -218,6 +218,12 @@ public:
                 function_ref<Value(Value, Value)> combine) const {
     return std::nullopt;
   }
+  /// ChipTuning::rescaleSlackLog2: a workgroup barrier that also returns
+  /// whether `pred` (i1) held in any thread of the program (i1, the same
+  /// in every thread); null where the chip has no such barrier.
+  virtual Value barrierAny(OpBuilder &b, Location loc, Value pred) const {
+    return Value();
+  }
   /// ldsDmaLoads16: a workgroup barrier after which every wave sees the
   /// shared-memory writes (not the global ones) of every wave before it,
   /// and which does not wait for the LDS DMA loads in flight (the lowering

@@ -64,6 +64,20 @@ public:
         NVVM::SharedSpaceAttr::get(b.getContext(),
                                    NVVM::SharedSpace::shared_cta));
   }
+  // bar.red.or.pred: the CTA barrier that ORs a predicate over its
+  // threads.
+  Value barrierAny(OpBuilder &b, Location loc,
+                   Value pred) const override {
+    Value p32 = arith::ExtUIOp::create(b, loc, b.getI32Type(), pred);
+    auto bar = NVVM::BarrierOp::create(
+        b, loc, b.getI32Type(), /*barrierId=*/Value(),
+        /*numberOfThreads=*/Value(),
+        NVVM::BarrierReductionAttr::get(b.getContext(),
+                                        NVVM::BarrierReduction::OR),
+        p32);
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                 bar.getRes(), cstI32(b, loc, 0));
+  }
   void warpgroupFence(OpBuilder &b, Location loc) const override {
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
   }

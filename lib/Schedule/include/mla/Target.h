@@ -145,6 +145,17 @@ struct ChipTuning {
   /// fit with one buffer, they stay: two single-buffered bf16 programs
   /// beat one double-buffered (602 vs 679 us at 256 x 8192).
   bool prefetchWhenAlone = false;
+  /// The online softmax keeps its running row maximum while no score of
+  /// the tile exceeds it by more than 2^slack (log2 units; 0: an exact
+  /// maximum every tile). Probabilities then reach 2^slack, and the one
+  /// barrier the row maximum needs across warps also votes whether any
+  /// thread saw such a score (TargetInfo::barrierAny): only then does the
+  /// tile reduce its maxima over lanes and warps and rescale the running
+  /// sum and the accumulators. The finalize divides by the sum formed with
+  /// the same reference, so outputs and LSE do not change. The P operand
+  /// types take 2^8: f16 (65504), bf16, e4m3fn (448). Set where the target
+  /// implements barrierAny (sm_90: bar.red.or).
+  int64_t rescaleSlackLog2 = 0;
 };
 
 struct ChipInfo {
