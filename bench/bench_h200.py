@@ -46,14 +46,29 @@ SM_SCALE = 1.0 / math.sqrt(QK)
 TASK_SHAPES = [(bs, kv) for bs in (4, 32, 64, 256) for kv in (1024, 8192)]
 
 
-def make_inputs(lengths, kv_format, seed, s_q=1, heads=HEADS):
+def make_inputs(lengths, kv_format, seed, s_q=1, heads=HEADS, rising=False):
     """The task's inputs for sequences of `lengths` (s_q query tokens of
-    `heads` heads each: bench/serving_h200.py), and the dequantised KV."""
+    `heads` heads each: bench/serving_h200.py), and the dequantised KV.
+    rising: q times 4 and each sequence's KV rows times 1 ... 7 along it, so
+    that the scores' running maximum keeps growing by more than the sm_90
+    lowerings' slack of 2^8 (docs/Design.md: the row max moves only when
+    it must) in tiles all along the sequence, not only in the first. Such
+    scores (up to ~100 in log2 units) would turn Q's own rounding into
+    percents of error, so q then holds e4m3 values (exact in every Q / P
+    type, and under the qp8 specs' power-of-two Q scale): the case tests
+    the softmax, not Q's format."""
     g = torch.Generator(device="cuda").manual_seed(seed)
     bs = len(lengths)
-    q = torch.randn((bs * s_q, heads, QK), generator=g, device="cuda").to(torch.bfloat16)
+    q = torch.randn((bs * s_q, heads, QK), generator=g, device="cuda")
+    if rising:
+        q = (q * 4).to(torch.float8_e4m3fn).float()
+    q = q.to(torch.bfloat16)
     total = max(sum(lengths), 1)
-    kv = torch.randn((total, 1, QK), generator=g, device="cuda").to(torch.bfloat16)
+    kv = torch.randn((total, 1, QK), generator=g, device="cuda")
+    if rising and sum(lengths) > 0:
+        ramp = torch.cat([torch.linspace(1, 7, n, device="cuda") for n in lengths if n])
+        kv = kv * ramp.reshape(-1, 1, 1)
+    kv = kv.to(torch.bfloat16)
     finfo = torch.finfo(torch.float8_e4m3fn)
     amax = kv.abs().amax().float().clamp(min=1e-12)
     scale = (amax / finfo.max).reshape(1)
@@ -105,8 +120,18 @@ def checked_call(data, ref):
     return out, (e / den if den > 0 else e), bool(torch.isnan(got).any())
 
 
-def check(kv_format, lengths, seed):
-    data, deq = make_inputs(lengths, kv_format, seed)
+def rising_bound(tol):
+    """The error bound of the rising case for a spec whose bound is tol:
+    the same, except for the fp8 Q / P specs (tol 5e-2), whose e4m3 P
+    keeps its 2^-4 rounding where a few probabilities dominate a row, as
+    rising scores make them: 6.4-6.8e-2 on the H200, with the exact row
+    maximum as with the slack (PerformanceLog, 2026-12-04, fourteenth
+    session), so 1e-1 there."""
+    return tol if tol <= 2e-2 else max(tol, 1e-1)
+
+
+def check(kv_format, lengths, seed, rising=False):
+    data, deq = make_inputs(lengths, kv_format, seed, rising=rising)
     ref = reference(data, deq)
     err, nan = 0.0, False
 
@@ -314,6 +339,8 @@ def main():
     cases = [(f"bs{bs}/kv{kv}", [kv] * bs) for bs, kv in TASK_SHAPES]
     cases += [(f"kv{n}", [n]) for n in (1, 17, 1000, 8191)]
     cases += [("ragged", [5, 300, 1024, 77, 640, 8191]), ("zero-length", [0, 100, 64, 0])]
+    # Scores whose row maxima keep rising along each sequence (make_inputs).
+    cases += [("rising", [8192, 3000, 77, 0])]
     results = {"date": time.strftime("%Y-%m-%d"), "device": torch.cuda.get_device_name(),
                "correctness": [], "timing": []}
     failed = 0
@@ -322,8 +349,9 @@ def main():
     print("specs", results["specs"], "small calls", results["small_call_specs"])
     for fmt in args.formats.split(","):
         for i, (name, lengths) in enumerate(cases):
-            err, nan = check(fmt, lengths, seed + i)
-            ok = err <= args.tol and not nan
+            rising = name == "rising"
+            err, nan = check(fmt, lengths, seed + i, rising=rising)
+            ok = err <= (rising_bound(args.tol) if rising else args.tol) and not nan
             failed += not ok
             results["correctness"].append(dict(kv=fmt, case=name, rel_err=err, nan=nan, ok=ok))
             print(f"check {fmt:4} {name:12} rel err {err:.3e} {'NaN ' if nan else ''}{'ok' if ok else 'FAIL'}")

@@ -82,10 +82,11 @@ def dequantize_mxfp4(data, scales, rows):
     return (val.reshape(rows, QK // 32, 32) * s.unsqueeze(-1)).reshape(rows, 1, QK)
 
 
-def make_inputs(lengths, seed):
-    """bench_h200's inputs with kv_data["mxfp4"] added and config's format
-    set to it; also the dequantised mxfp4 cache and the bf16 one."""
-    data, _ = B.make_inputs(lengths, "fp8", seed)
+def make_inputs(lengths, seed, rising=False):
+    """bench_h200's inputs (rising: its scores that keep rising along each
+    sequence) with kv_data["mxfp4"] added and config's format set to it;
+    also the dequantised mxfp4 cache and the bf16 one."""
+    data, _ = B.make_inputs(lengths, "fp8", seed, rising=rising)
     q, kvd, qo, kvp, config = data
     mx, scales, deq = quantize_mxfp4(kvd["bf16"])
     e8m0 = getattr(torch, "float8_e8m0fnu", None)
@@ -123,11 +124,11 @@ def extreme_scales(data):
     return dequantize_mxfp4(mx, s, rows)
 
 
-def check(lengths, seed, spec=None, extreme=False):
+def check(lengths, seed, spec=None, extreme=False, rising=False):
     """(kernel error, format error, NaN seen) over the call modes."""
     if spec:
         use_spec(spec)
-    data, deq, bf16 = make_inputs(lengths, seed)
+    data, deq, bf16 = make_inputs(lengths, seed, rising)
     if extreme:
         deq = extreme_scales(data)
     ref, ref_bf16 = B.reference(data, deq), B.reference(data, bf16)
@@ -200,10 +201,13 @@ def main():
     cases += [(f"kv{n}", [n]) for n in (1, 17, 1000, 8191)]
     cases += [("ragged", [5, 300, 1024, 0, 77, 640, 8191, 0])]
     cases += [("extreme scales", [1000, 77, 0, 130])]
+    cases += [("rising", [8192, 3000, 77, 0])]
     for spec in specs:
         for i, (name, lengths) in enumerate(cases):
-            err, fmt_err, nan = check(lengths, seed + i, spec, name == "extreme scales")
-            ok = err <= bound(spec) and not nan
+            err, fmt_err, nan = check(lengths, seed + i, spec, name == "extreme scales",
+                                      name == "rising")
+            ok = err <= (B.rising_bound(bound(spec)) if name == "rising"
+                         else bound(spec)) and not nan
             failed += not ok
             results["correctness"].append(dict(spec=spec, case=name, rel_err=err,
                                                format_err=fmt_err, nan=nan, ok=ok))

@@ -114,6 +114,12 @@ def main():
                     else f"ragged {lengths}")
             print(f"check {s} {name}: err {err:.2e} nan {nan} {'ok' if ok else 'FAIL'}")
             results["correctness"].append(dict(spec=s, lengths=name, err=err, nan=nan, ok=ok))
+        # Row maxima rising all along each sequence (bench_h200.make_inputs).
+        err, nan = B.check(fmt_of[s], [8192, 3000, 77, 0], seed, rising=True)
+        ok = err <= B.rising_bound(tol_of[s]) and not nan
+        failed += not ok
+        print(f"check {s} rising: err {err:.2e} nan {nan} {'ok' if ok else 'FAIL'}")
+        results["correctness"].append(dict(spec=s, lengths="rising", err=err, nan=nan, ok=ok))
     fm = B.flashmla_module(args.flashmla)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     cols = {}
