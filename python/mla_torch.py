@@ -60,7 +60,7 @@ _SPECS = {k: [os.environ[f"MLA_SPEC_{k.upper()}"]] if f"MLA_SPEC_{k.upper()}" in
 # Serving shapes whose fastest spec is not the format's first one (the
 # H200, docs/Performance.md): (format, shape_suffix) -> the base name tried
 # first, while _SPECS[format] is the default list. fp8 MTP 2: sm_90a's
-# wgmma with both tokens and two warpgroups in one program, 1.4x one
+# wgmma with both tokens and two warpgroups in one program, 1.34x one
 # token's time against 1.8x for sm_90's MTP 2 spec. fp8 with 128 heads: the
 # same schedule on 32 heads a program, 0.76x the time of sm_90's _h128 spec
 # at 64 x 8192.
