@@ -90,19 +90,6 @@ Lowering::acrossLanesAndWarps(const AccLayout &l, SmallVector<Value> part,
   return out;
 }
 
-/// Lowering::barrier's barrier (with its async-proxy fence) that also
-/// returns whether `pred` held in any thread (TargetInfo::barrierAny);
-/// null where the target has none (a chip whose tuning asks for it must
-/// implement it).
-static Value barrierAny(Lowering &L, Value pred) {
-  if (L.target.mma->smemOperands)
-    L.target.asyncProxyFence(L.b, L.loc());
-  Value any = L.target.barrierAny(L.b, L.loc(), pred);
-  if (any && L.kvBody && L.b.getInsertionBlock() == L.kvBody)
-    L.kvBodyBarrier = true;
-  return any;
-}
-
 Value Lowering::maxNum(Value x, Value y) {
   return LLVM::MaxNumOp::create(b, loc(), x, y);
 }
@@ -232,7 +219,7 @@ LogicalResult Lowering::lowerOnlineSoftmax(OnlineSoftmaxOp op) {
           b, loc(), above,
           arith::CmpFOp::create(b, loc(), arith::CmpFPredicate::OGT, x[r],
                                 limit[ls->group(r)]));
-    Value any = barrierAny(*this, above);
+    Value any = barrier(above);
     if (!any)
       return fail("the chip's tuning keeps a slack in the row maximum, but "
                   "its target has no voting barrier");

@@ -93,7 +93,6 @@ struct Lowering {
 
   /// sum_j bit_j(lane) * (row or col of base j).
   Value laneOffset(Value laneV, ArrayRef<Coord> bases, bool row);
-
   void init(Location l);
 
   /// A fresh shared-memory region holding a rows x cols tile of `elt`,
@@ -148,8 +147,9 @@ struct Lowering {
   }
 
   /// A workgroup barrier (after an async-proxy fence where warpgroup MMAs
-  /// read shared memory); Tiles.cpp.
-  void barrier();
+  /// read shared memory); with `anyOf` (i1) the target's voting barrier,
+  /// whose vote it returns (TargetInfo::barrierAny; null: none). Tiles.cpp.
+  Value barrier(Value anyOf = {});
 
   /// The barrier before overwriting a shared-memory region that the
   /// previous execution of the same code may still be reading. Every region

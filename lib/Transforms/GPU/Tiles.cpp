@@ -498,7 +498,7 @@ LogicalResult Lowering::lowerStore(StoreOp op) {
   }
 }
 
-void Lowering::barrier() {
+Value Lowering::barrier(Value anyOf) {
   // With LDS DMA loads in flight (a double-buffered KV tile on CDNA4),
   // one that does not wait for them; the lowering's barriers only order
   // LDS (waves never exchange data through global memory).
@@ -506,12 +506,16 @@ void Lowering::barrier() {
   // threads (generic proxy): each thread's fence before the barrier.
   if (target.mma->smemOperands)
     target.asyncProxyFence(b, loc());
-  if (target.chip.facts.ldsDmaLoads16 && (prefetch || !started.empty()))
+  Value any;
+  if (anyOf)
+    any = target.barrierAny(b, loc(), anyOf);
+  else if (target.chip.facts.ldsDmaLoads16 && (prefetch || !started.empty()))
     target.ldsOnlyBarrier(b, loc());
   else
     gpu::BarrierOp::create(b, loc());
   if (kvBody && b.getInsertionBlock() == kvBody)
     kvBodyBarrier = true;
+  return any;
 }
 
 LogicalResult Lowering::lowerIf(scf::IfOp op) {
