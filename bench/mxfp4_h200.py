@@ -201,7 +201,7 @@ def main():
     cases += [(f"kv{n}", [n]) for n in (1, 17, 1000, 8191)]
     cases += [("ragged", [5, 300, 1024, 0, 77, 640, 8191, 0])]
     cases += [("extreme scales", [1000, 77, 0, 130])]
-    cases += [("rising", [8192, 3000, 77, 0])]
+    cases += [("rising", B.RISING)]
     for spec in specs:
         for i, (name, lengths) in enumerate(cases):
             err, fmt_err, nan = check(lengths, seed + i, spec, name == "extreme scales",
