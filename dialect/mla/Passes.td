@@ -103,7 +103,10 @@ def MLALowerToGPU : Pass<"mla-lower-to-gpu", "::mlir::ModuleOp"> {
            "chip to generate code for (see Target.h)">,
     Option<"reportPlacements", "report-placements", "bool", /*default=*/"false",
            "emit a remark per tile op naming its result's placement and the "
-           "lowering's decisions (copy path, matrix instruction)">
+           "lowering's decisions (copy path, matrix instruction)">,
+    Option<"wgmmaRegisterA", "wgmma-register-a", "bool", /*default=*/"false",
+           "sm_90a: S^T takes the fp8 KV tile as wgmma's register A "
+           "(ChipTuning::wgmmaRegisterA; not yet the default)">
   ];
   let dependentDialects = ["::mlir::amdgpu::AMDGPUDialect",
                            "::mlir::arith::ArithDialect",

@@ -120,11 +120,13 @@ void mla::registerCompilerDialects(DialectRegistry &registry) {
   registerNVVMDialectTranslation(registry);
 }
 
-void mla::buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip) {
+void mla::buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip,
+                                   bool wgmmaRegisterA) {
   // Tile ops -> per-lane gpu.func code (shared memory, shuffles, matrix
   // instructions from the chip's descriptor).
   mla::MLALowerToGPUOptions options;
   options.chip = chip;
+  options.wgmmaRegisterA = wgmmaRegisterA;
   pm.addPass(mla::createMLALowerToGPU(options));
   // The lowering emits index arithmetic per use; fold and share it before
   // the LLVM conversion multiplies it.

@@ -204,7 +204,8 @@ const MatrixInstr kWgmmaM64k16Bf16{
     {kWgCLane, kWgCElem, 16, 16},
     /*aByLdmatrix=*/false,
     /*warpsPerInstr=*/4,
-    /*smemOperands=*/true};
+    /*smemOperands=*/true,
+    /*aRegisters=*/{kNvALane, kNvAElem, 16, 16}};
 const MatrixInstr kWgmmaM64k16F16{
     "wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16",
     16,
@@ -218,7 +219,8 @@ const MatrixInstr kWgmmaM64k16F16{
     {kWgCLane, kWgCElem, 16, 16},
     /*aByLdmatrix=*/false,
     /*warpsPerInstr=*/4,
-    /*smemOperands=*/true};
+    /*smemOperands=*/true,
+    /*aRegisters=*/{kNvALane, kNvAElem, 16, 16}};
 
 // wgmma m64nNk32 with e4m3 (OCP) operands: K = 32 bytes a step, both
 // operands K-major (the PTX ISA allows no MN-major fp8), in the 64-byte
@@ -296,6 +298,8 @@ bool mlir::mla::RegisterTileMap::valid() const {
   if (atomBytes < 16 || atomBytes % 16 || 128 % atomBytes || wave <= 0 ||
       wave % lanesPerRow() || warps <= 0 || rowBytes % atomBytes)
     return false;
+  if (warpRows && (rowsPerRound() != 8 || rows != 16 * warps))
+    return false;
   return rowsPerRound() % 8 == 0 && rows % (rowsPerRound() * warps) == 0;
 }
 
@@ -359,12 +363,20 @@ std::optional<GroupedOperands> mlir::mla::groupKSteps(const MatrixInstr &mi,
     llvm::sort(out);
     return true;
   };
+  // (wgmma: A in registers; B from shared memory, in any K order.)
+  const LaneLayout &a = mi.smemOperands ? mi.aRegisters : mi.a;
   std::vector<int64_t> aElem, aLane, bElem, bLane;
-  if (!kWeights(mi.a.elemBases, true, aElem) ||
-      !kWeights(mi.a.laneBases, true, aLane) ||
-      !kWeights(mi.b.elemBases, false, bElem) ||
-      !kWeights(mi.b.laneBases, false, bLane) || aElem != bElem ||
-      aLane != bLane)
+  if (a.laneBases.empty() || !kWeights(a.elemBases, true, aElem) ||
+      !kWeights(a.laneBases, true, aLane))
+    return std::nullopt;
+  if (mi.smemOperands) {
+    bElem = aElem;
+    bLane = aLane;
+  } else if (!kWeights(mi.b.elemBases, false, bElem) ||
+             !kWeights(mi.b.laneBases, false, bLane)) {
+    return std::nullopt;
+  }
+  if (aElem != bElem || aLane != bLane)
     return std::nullopt;
   // The K bits must be distinct powers of two covering 0 .. k - 1.
   int64_t covered = 0;
@@ -402,13 +414,16 @@ std::optional<GroupedOperands> mlir::mla::groupKSteps(const MatrixInstr &mi,
   g.n = mi.n;
   g.k = mi.k * steps;
   g.kRun = run * steps;
-  g.aLane = mapBases(mi.a.laneBases, true);
-  g.aElem = mapBases(mi.a.elemBases, true);
-  g.bLane = mapBases(mi.b.laneBases, false);
-  g.bElem = mapBases(mi.b.elemBases, false);
+  g.aLane = mapBases(a.laneBases, true);
+  g.aElem = mapBases(a.elemBases, true);
+  if (!mi.smemOperands) {
+    g.bLane = mapBases(mi.b.laneBases, false);
+    g.bElem = mapBases(mi.b.elemBases, false);
+  }
   for (int64_t s = 1; s < steps; s *= 2) {
     g.aElem.push_back({0, run * s});
-    g.bElem.push_back({run * s, 0});
+    if (!mi.smemOperands)
+      g.bElem.push_back({run * s, 0});
   }
   for (int64_t w = 1; w < mi.k; w *= 2)
     g.logicalBitTo.push_back(remap(w));

@@ -60,7 +60,9 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
                          << "' (known: " << knownChipNames() << ")";
       return signalPassFailure();
     }
-    auto created = TargetInfo::create(*chipInfo, module);
+    ChipInfo tuned = *chipInfo;
+    tuned.tuning.wgmmaRegisterA |= wgmmaRegisterA;
+    auto created = TargetInfo::create(tuned, module);
     if (failed(created))
       return signalPassFailure();
     const TargetInfo &target = **created;

@@ -4,8 +4,9 @@
 // a KV tile's 16-byte chunks and where the 16-bit pieces they convert to go
 // in the 128-byte swizzle. Checked: every chunk and every slot of the tile
 // exactly once, a warp's stores conflict-free (each bank group equally), its
-// global reads whole sectors, and that the row-wise layout it replaced would
-// fail the conflict check.
+// global reads whole sectors, that the row-wise layout it replaced would
+// fail the conflict check, and that the warpRows variant hands each thread
+// the elements of wgmma's register A for S^T = K Q^T.
 //
 //===----------------------------------------------------------------------===//
 #include "mla/MatrixInstr.h"
@@ -22,9 +23,11 @@ namespace {
 /// The shipped shapes: fp8 (64 x 576 bytes, atoms of 64 bytes) and mxfp4
 /// (64 x 288, atoms of 32), one warpgroup; fp8 over two warpgroups, and
 /// mxfp4 with twice the rows.
+/// With warpRows (wgmma's register A): one and two warpgroups.
 std::vector<RegisterTileMap> registerMaps() {
-  return {
-      {64, 576, 64, 4}, {64, 288, 32, 4}, {64, 576, 64, 8}, {128, 288, 32, 4}};
+  return {{64, 576, 64, 4},           {64, 288, 32, 4},
+          {64, 576, 64, 8},           {128, 288, 32, 4},
+          {64, 576, 64, 4, 32, true}, {128, 576, 64, 8, 32, true}};
 }
 } // namespace
 
@@ -113,4 +116,44 @@ TEST(RegisterTileMap, RejectsShapesItCannotCover) {
   EXPECT_FALSE((RegisterTileMap{64, 570, 64, 4}.valid()));  // partial atom
   EXPECT_FALSE((RegisterTileMap{64, 576, 24, 4}.valid()));  // not 16-byte
   EXPECT_FALSE((RegisterTileMap{64, 576, 256, 4}.valid())); // > 128-byte row
+}
+
+// warpRows: what the lowering (Lowering::dotRegisterA) feeds wgmma's
+// register A from. For every thread, atom and K step, register r's element
+// e is grouped element 8 s + 2 r + e of the atom's grouping (groupKSteps
+// over MatrixInstr::aRegisters), taken from the thread's chunk of row round
+// row / 8, byte col. That must be the K tile's element at the PTX
+// fragment's row (16 w + g + 8 (r % 2) of the program's tile: warpgroup
+// w / 4's instruction tile, warp w % 4 of it) and at the K column that Q's
+// stored column 64 atom + 16 s + k holds (physicalK), k the fragment's.
+TEST(RegisterTileMap, WarpRowsHoldTheRegisterAOperand) {
+  const MatrixInstr *mi =
+      lookupMatrixInstr("wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16");
+  ASSERT_NE(mi, nullptr);
+  std::optional<GroupedOperands> g = groupKSteps(*mi, 4);
+  ASSERT_TRUE(g.has_value());
+  LaneLayout ga = g->a();
+  for (const RegisterTileMap &m : registerMaps()) {
+    if (!m.warpRows)
+      continue;
+    ASSERT_TRUE(m.valid());
+    ASSERT_EQ(m.rounds() / m.atoms(), 2); // rows g and g + 8
+    for (int64_t w = 0; w < m.warps; ++w)
+      for (int64_t l = 0; l < m.wave; ++l)
+        for (int64_t atom = 0; atom < m.atoms(); ++atom)
+          for (int64_t s = 0; s < 4; ++s)
+            for (int64_t r = 0; r < 4; ++r)
+              for (int64_t e = 0; e < 2; ++e) {
+                Coord c = ga.map(0, 8 * s + 2 * r + e);
+                int64_t round = c.row / 8 * m.atoms() + atom;
+                int64_t row = m.baseRow(w, l) + m.roundRow(round);
+                int64_t byte = m.baseByte(l) + m.roundByte(round) + c.col;
+                Coord ptx = mi->aRegisters.map(l, 2 * r + e);
+                EXPECT_EQ(row, 16 * w + ptx.row)
+                    << "warp " << w << " lane " << l;
+                EXPECT_EQ(byte, g->physicalK(64 * atom + 16 * s + ptx.col))
+                    << "warp " << w << " lane " << l << " atom " << atom
+                    << " step " << s << " register " << r;
+              }
+  }
 }

@@ -246,3 +246,68 @@ TEST(Wgmma, DescriptorBits) {
 }
 
 } // namespace
+
+// wgmma m64nNk16 with A in registers (PTX ISA, "Register fragment: matrix
+// A" of wgmma .m64nNk16, 16-bit types): thread t = 32 w + 4 g + q holds
+// four 32-bit registers, element i (two a register) at A[m][k] with
+// m = 16 w + g + 8 ((i >> 1) & 1), k = 2 q + (i & 1) + 8 (i >> 2).
+// aRegisters is one warp's part (rows 16 w ..); e4m3 has none. CUTLASS
+// spells the same map ALayout_64x16 (mma_traits_sm90_gmma.hpp): thread
+// strides (128, 1, 16) over (q, g, w), value strides (64, 8, 512), M-major.
+TEST(Wgmma, RegisterAIsThePtxFragment) {
+  for (llvm::StringRef name :
+       {"wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16",
+        "wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16"}) {
+    const MatrixInstr *mi = lookupMatrixInstr(name);
+    ASSERT_NE(mi, nullptr) << name.str();
+    const LaneLayout &a = mi->aRegisters;
+    ASSERT_EQ(a.lanes(), 32);
+    ASSERT_EQ(a.elemsPerLane(), 8);
+    for (int64_t l = 0; l < 32; ++l)
+      for (int64_t i = 0; i < 8; ++i) {
+        int64_t g = l / 4, q = l % 4;
+        EXPECT_EQ(a.map(l, i), (Coord{g + 8 * ((i >> 1) & 1),
+                                      2 * q + (i & 1) + 8 * (i >> 2)}))
+            << name.str() << " lane " << l << " element " << i;
+      }
+  }
+  const MatrixInstr *e4m3 =
+      lookupMatrixInstr("wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3");
+  ASSERT_NE(e4m3, nullptr);
+  EXPECT_TRUE(e4m3->aRegisters.laneBases.empty());
+  EXPECT_FALSE(groupKSteps(*e4m3, 4).has_value());
+}
+
+// The 4 K steps of a 64-column atom grouped (what Q is stored in and the
+// K tile's chunks are read in with ChipTuning::wgmmaRegisterA): lane l
+// holds K 16 (l % 4) .. + 15 of its rows, so one 16-byte fp8 chunk a row
+// and atom; the logical K index's bits (element, lane, row-half, step)
+// land at 1, 16, 32, 2, 4, 8. B comes from shared memory: no layout.
+TEST(Wgmma, RegisterAGroupedOverAnAtom) {
+  const MatrixInstr *mi =
+      lookupMatrixInstr("wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16");
+  ASSERT_NE(mi, nullptr);
+  std::optional<GroupedOperands> g = groupKSteps(*mi, 4);
+  ASSERT_TRUE(g.has_value());
+  EXPECT_EQ(g->k, 64);
+  EXPECT_EQ(g->kRun, 16);
+  EXPECT_EQ(g->logicalBitTo, (std::vector<int64_t>{1, 16, 32, 2, 4, 8}));
+  EXPECT_TRUE(g->bLane.empty() && g->bElem.empty());
+  LaneLayout a = g->a();
+  for (int64_t l = 0; l < 32; ++l) {
+    std::set<int64_t> cols;
+    for (int64_t i = 0; i < a.elemsPerLane(); ++i) {
+      Coord c = a.map(l, i);
+      EXPECT_EQ(c.row % 8, l / 4);
+      cols.insert(c.col);
+      // Step s's element i is the instruction's element i at logical K
+      // 16 s + its k, which the grouping moves to column physicalK.
+      int64_t s = i / 8, e = i % 8;
+      Coord ptx = mi->aRegisters.map(l, e);
+      EXPECT_EQ(c.row, ptx.row);
+      EXPECT_EQ(c.col, g->physicalK(16 * s + ptx.col));
+    }
+    EXPECT_EQ(*cols.begin(), 16 * (l % 4));
+    EXPECT_EQ(*cols.rbegin(), 16 * (l % 4) + 15);
+  }
+}

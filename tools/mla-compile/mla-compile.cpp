@@ -61,6 +61,11 @@ static cl::opt<std::string> ptxasPath("ptxas",
                                       cl::desc("ptxas to assemble NVPTX with"),
                                       cl::init("/usr/local/cuda/bin/ptxas"),
                                       cl::cat(compileCategory));
+static cl::opt<bool> wgmmaRegisterA(
+    "wgmma-register-a",
+    cl::desc("sm_90a: S^T takes the fp8 KV tile as wgmma's register A "
+             "(not yet the default: docs/Design.md)"),
+    cl::init(false));
 static cl::opt<std::string> rocmToolkit(
     "rocm-toolkit",
     cl::desc("folder whose llvm/bin/ld.lld links AMDGPU code objects "
@@ -151,6 +156,7 @@ int main(int argc, char **argv) {
     opts.emit = emit;
     opts.ptxas = ptxasPath;
     opts.rocmToolkit = rocmToolkit;
+    opts.wgmmaRegisterA = wgmmaRegisterA;
     opts.report = &llvm::outs();
     auto out = mla::compileForChip(ctx, *module, *chip, opts);
     if (failed(out))

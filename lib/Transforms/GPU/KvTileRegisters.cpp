@@ -41,7 +41,7 @@ struct RegChunk {
 RegChunk baseChunk(Lowering &L, const RegisterTileMap &map) {
   OpBuilder &b = L.b;
   Value rowBase = L.add(
-      L.mul(L.warp, map.rowsPerRound()),
+      L.mul(L.warp, map.warpRowStride()),
       arith::DivUIOp::create(b, L.loc(), L.lane, L.idx(map.lanesPerRow())));
   Value colBase = L.mul(
       arith::RemUIOp::create(b, L.loc(), L.lane, L.idx(map.lanesPerRow())), 16);
@@ -76,6 +76,34 @@ bool aheadable(Lowering &L, LoadOp op, KvLoopOp loop, bool paged = false) {
 }
 } // namespace
 
+std::optional<GroupedOperands> Lowering::registerAGrouping(DotOp d) {
+  auto lhsT = d.getLhs().getType(), rhsT = d.getRhs().getType();
+  int64_t k = lhsT.getDimSize(1), rows = rhsT.getDimSize(0);
+  if (!target.chip.tuning.wgmmaRegisterA || !target.mma->smemOperands ||
+      !d.getTransposeRhs() || !isFp8(rhsT.getElementType()))
+    return std::nullopt;
+  const MatrixInstr *mi =
+      target.instrFor(lhsT.getElementType(), rhsT.getElementType(), k);
+  if (!mi || !mi->smemOperands || mi->aRegisters.laneBases.empty() ||
+      sixteenBitOperand(b, mi) != lhsT.getElementType())
+    return std::nullopt;
+  // A KV loop's tile, one instruction tile (64 rows) per warpgroup, whose
+  // chunks the warps can hold in the instruction's rows.
+  auto ld = d.getRhs().getDefiningOp<LoadOp>();
+  auto loop = ld ? dyn_cast<KvLoopOp>(ld->getParentOp()) : KvLoopOp();
+  RegisterTileMap map{rows, k, 64, warps, wave, /*warpRows=*/true};
+  if (!loop || d->getParentOp() != loop.getOperation() ||
+      rows != 64 * (warps / mi->warpsPerInstr) || !mapFits(*this, map))
+    return std::nullopt;
+  // The K steps of one 64-byte atom (a thread's 16 bytes of it in each of
+  // its two rows) grouped: element i of step j comes from byte
+  // g.a().map(0, 8 j + i).col of the row g.a().map(...).row / 8 chunk.
+  auto g = groupKSteps(*mi, 64 / mi->k);
+  if (!g || g->k != 64 || k % 64)
+    return std::nullopt;
+  return g;
+}
+
 std::optional<RegPrefetch> Lowering::registerPrefetchOf(LoadOp op,
                                                         KvLoopOp loop) {
   if (!target.mma->smemOperands ||
@@ -90,10 +118,14 @@ std::optional<RegPrefetch> Lowering::registerPrefetchOf(LoadOp op,
   rp.warps = warps;
   // fp8 KV read by dots (through slices) as 16-bit tiles.
   if (Type to = stagesInPlace(op)) {
-    if (!mapFits(*this, {rows, cols, 64, warps, wave}))
-      return std::nullopt;
     rp.to = to;
     rp.atomBytes = 64;
+    for (Operation *user : op->getUsers())
+      if (auto d = dyn_cast<DotOp>(user);
+          d && d.getRhs() == op.getResult() && registerAGrouping(d))
+        rp.kRegisters = true;
+    if (!mapFits(*this, rp.map()))
+      return std::nullopt;
     return rp;
   }
   // mxfp4: i8 data (2 values a byte) whose one reader is its dequant, and
@@ -270,7 +302,7 @@ void Lowering::storeChunkPieces(const Tile &dst, const RegPrefetch &p,
     atom = arith::RemUIOp::create(b, loc(), chunk, idx(map.atoms()));
     row = add(c0.rowBase,
               mul(arith::DivUIOp::create(b, loc(), chunk, idx(map.atoms())),
-                  map.rowsPerRound() * map.warps));
+                  map.roundRowStride()));
   }
   Value rm = arith::RemUIOp::create(b, loc(), c0.rowBase, idx(8));
   Value first = mul(arith::DivUIOp::create(b, loc(), c0.colBase, idx(16)),
@@ -324,6 +356,20 @@ LogicalResult Lowering::lowerRegisterPrefetched(Operation *op) {
   whole->type = RankedTensorType::get({rows, cols}, p.to);
   whole->view = allocSmem(rows, cols, p.to);
   barrierBeforeRewrite(); // the previous tile's dots read the region
+  // wgmma's register A: the dot converts, stores and loads the next tile.
+  if (p.kRegisters) {
+    p.pending = whole;
+    auto tile = std::make_shared<Tile>();
+    tile->kind = Kind::Smem;
+    tile->type = t;
+    tile->view = whole->view;
+    convertedTiles[{whole->view.getAsOpaquePointer(),
+                    p.to.getAsOpaquePointer()}] = whole;
+    tiles[op->getResult(0)] = tile;
+    note(op, "loaded into registers a tile ahead, the A operand of the "
+             "dot that reads it transposed (converted there)");
+    return success();
+  }
   if (p.dequant)
     decodeMxfp4Chunks(*whole, p);
   else

@@ -22,6 +22,19 @@ std::optional<GroupedOperands> Lowering::kOrderFor(LoadOp ld) {
     if (!d || d.getLhs() != v || d.getRhs() == v || !d.getTransposeRhs() ||
         !loop || loop->isAncestor(ld))
       return std::nullopt;
+    // wgmma with K in registers: Q (its B) in their K order.
+    if (target.mma->smemOperands) {
+      auto g = registerAGrouping(d);
+      auto kv = d.getRhs().getDefiningOp<LoadOp>();
+      std::optional<RegPrefetch> rp;
+      if (g && kv)
+        rp = registerPrefetchOf(kv, loop);
+      if (!rp || !rp->kRegisters ||
+          (order && order->logicalBitTo != g->logicalBitTo))
+        return std::nullopt;
+      order = std::move(g);
+      continue;
+    }
     auto ranges =
         target.kRanges(t.getElementType(),
                        d.getRhs().getType().getElementType(), t.getDimSize(1));

@@ -370,10 +370,10 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
           part = vector::ShuffleOp::create(
               b, loc(), v, v,
               llvm::to_vector(llvm::seq<int64_t>(j, j + piece)));
-        vector::StoreOp::create(b, loc(), part, tile->view,
-                                ValueRange{r, storedColumn(*order, addc(c, j))},
-                                /*nontemporal=*/false,
-                                llvm::MaybeAlign(piece * eltBytes));
+        vector::StoreOp::create(
+            b, loc(), part, tile->view,
+            smemAt(tile->view, r, storedColumn(*order, addc(c, j))),
+            /*nontemporal=*/false, llvm::MaybeAlign(piece * eltBytes));
       }
     } else {
       vector::StoreOp::create(b, loc(), v, tile->view, smemAt(tile->view, r, c),

@@ -91,11 +91,15 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   auto rhs = vt ? FailureOr<Tile>(*vt) : operand(op.getRhs(), "right");
   if (failed(lhs) || failed(rhs))
     return failure();
-  note(op, Twine(mi->name) + ", transposed: A = " +
-               (trans ? "rhs (K-major)"
-                : vt  ? "rhs^T (transposed into a K-major fp8 tile)"
-                      : "rhs^T (MN-major)") +
-               ", B = lhs^T (K-major), descriptors from shared memory");
+  // K converted from the registers it was loaded into (registerAGrouping).
+  bool regA = trans && regPrefetch && regPrefetch->pending &&
+              op.getRhs().getDefiningOp<LoadOp>() == regPrefetch->load;
+  if (!regA)
+    note(op, Twine(mi->name) + ", transposed: A = " +
+                 (trans ? "rhs (K-major)"
+                  : vt  ? "rhs^T (transposed into a K-major fp8 tile)"
+                        : "rhs^T (MN-major)") +
+                 ", B = lhs^T (K-major), descriptors from shared memory");
   int64_t group = mi->warpsPerInstr;
   if (warps % group)
     return fail("wgmma needs the warps in whole warpgroups of " + Twine(group) +
@@ -191,6 +195,9 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   SmallVector<Value> init = acc;
   for (int64_t c = 1; c < chains; ++c)
     init.append(l.size(), cstF32(b, loc(), 0.0f));
+  if (regA)
+    return dotRegisterA(op, l, mi, *lhs, bDesc, bRows,
+                        ArrayRef(init).take_front(chains * l.size()), chains);
   target.warpgroupFence(b, loc());
   auto loop = scf::ForOp::create(b, loc(), idx(0), idx(steps / unroll), idx(1),
                                  ValueRange(init));
@@ -300,6 +307,100 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
       acc[r] = arith::AddFOp::create(b, loc(), acc[r],
                                      loop.getResult(c * l.size() + r));
   }
+  tiles[op] = regTile(Kind::Acc, op.getResult().getType(), std::move(acc));
+  return success();
+}
+
+LogicalResult Lowering::dotRegisterA(DotOp op, const AccLayout &l,
+                                     const MatrixInstr *mi, const Tile &q,
+                                     Value bDesc, int64_t bRows,
+                                     ArrayRef<Value> init, int64_t chains) {
+  RegPrefetch &p = *regPrefetch;
+  std::optional<GroupedOperands> g = registerAGrouping(op);
+  if (!g || !p.kRegisters || !q.kPerm ||
+      q.kPerm->logicalBitTo != g->logicalBitTo)
+    return fail("the K tile in registers needs Q stored in its K order "
+                "(internal error)");
+  RegisterTileMap map = p.map();
+  Type fp8 = op.getRhs().getType().getElementType();
+  int64_t atoms = map.atoms(), rowRounds = map.rounds() / atoms;
+  // The columns that other readers of the tile take (V: a slice, read by
+  // O^T from the 16-bit tile): the atoms stored.
+  SmallVector<bool> stored(atoms, false);
+  for (OpOperand &use : op.getRhs().getUses()) {
+    if (use.getOwner() == op.getOperation())
+      continue;
+    int64_t lo = 0, hi = atoms * 64;
+    if (auto sl = dyn_cast<SliceOp>(use.getOwner())) {
+      lo = sl.getOffsets()[1];
+      hi = lo + sl.getResult().getType().getDimSize(1);
+    }
+    for (int64_t a = lo / 64; a < atoms && a * 64 < hi; ++a)
+      stored[a] = true;
+  }
+  auto cstI64 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc(), v, 64);
+  };
+  // Q's K-major descriptor at K column kk (its atom, then 32 bytes a step).
+  int64_t qOff = smemSwizzledOffset(q.rowOff, q.colOff, bRows, 2);
+  auto descB = [&](int64_t kk) {
+    int64_t off = kk / 64 * bRows * 128 + kk % 64 * 2 + qOff;
+    return arith::AddIOp::create(b, loc(), bDesc, cstI64(off / 16)).getResult();
+  };
+  int64_t n = l.rows(), perStep = int64_t(1) << mi->aRegisters.elemBases.size();
+  SmallVector<Value> cur(init);
+  auto i32x4 = VectorType::get({4}, b.getI32Type());
+  for (int64_t a = 0; a < atoms; ++a) {
+    // This thread's 16 bytes of atom a in each of its row rounds, as 16-bit
+    // words in byte order; the atoms V needs stored as well.
+    SmallVector<SmallVector<Value>> words(rowRounds);
+    for (int64_t h = 0; h < rowRounds; ++h) {
+      int64_t chunk = h * atoms + a;
+      SmallVector<Value, 2> pieces = convertedPieces(p.cur[chunk], fp8, p.to);
+      if (stored[a])
+        storeChunkPieces(*p.pending, p, idx(chunk), pieces);
+      for (Value piece : pieces) {
+        Value w = vector::BitCastOp::create(b, loc(), i32x4, piece);
+        for (int64_t e = 0; e < 4; ++e)
+          words[h].push_back(
+              vector::ExtractOp::create(b, loc(), w, ArrayRef<int64_t>{e}));
+      }
+    }
+    target.warpgroupFence(b, loc());
+    for (int64_t s = 0; s < g->steps; ++s) {
+      SmallVector<Value> regs;
+      for (int64_t e = 0; e < perStep; e += 2) {
+        Coord c = g->a().map(0, s * perStep + e);
+        regs.push_back(words[c.row / 8][c.col / 2]);
+      }
+      int64_t chain = ((a * g->steps + s) % chains) * l.size();
+      SmallVector<Value> d;
+      for (int64_t mb = 0; mb < l.mBlocks; ++mb)
+        for (int64_t i = 0; i < l.elems; ++i)
+          d.push_back(cur[chain + l.reg(mb, 0, i)]);
+      d = target.warpgroupMmaRegisterA(b, loc(), mi, n, regs,
+                                       descB(a * 64 + s * mi->k), d);
+      for (int64_t mb = 0; mb < l.mBlocks; ++mb)
+        for (int64_t i = 0; i < l.elems; ++i)
+          cur[chain + l.reg(mb, 0, i)] = d[mb * l.elems + i];
+    }
+    // One group per atom; at most two in flight, so that the registers of
+    // the older ones are free again.
+    target.warpgroupCommitAndWait(b, loc(), 1);
+  }
+  // The next tile's loads, in flight during this tile's softmax and O^T.
+  Value next = addc(p.iv, p.loop.getStep());
+  Value hasNext =
+      arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, next, p.upper);
+  p.next = loadTileToRegisters(p, next, hasNext);
+  p.pending.reset();
+  target.warpgroupCommitAndWait(b, loc(), 0);
+  SmallVector<Value> acc(cur.begin(), cur.begin() + l.size());
+  for (int64_t r = 0; r < l.size(); ++r)
+    for (int64_t c = 1; c < chains; ++c)
+      acc[r] = arith::AddFOp::create(b, loc(), acc[r], cur[c * l.size() + r]);
+  note(op, Twine(mi->name) + ", transposed: A = rhs from registers (" +
+               Twine(g->steps) + " K steps an atom), B = lhs^T (K-major)");
   tiles[op] = regTile(Kind::Acc, op.getResult().getType(), std::move(acc));
   return success();
 }

@@ -428,6 +428,17 @@ struct Lowering {
   // KvTileRegisters.cpp (sm_90a): the KV loop's fp8 tile, or mxfp4 data
   // and scales, a tile ahead in registers (RegPrefetch).
   std::optional<RegPrefetch> registerPrefetchOf(LoadOp op, KvLoopOp loop);
+  /// Where dot `d` (S^T = K Q^T on wgmma, K an fp8 KV tile) takes K as
+  /// register A (RegPrefetch::kRegisters): the K order of its atoms, which
+  /// Q is stored in (kOrderFor). No S^T operand read from shared memory.
+  std::optional<GroupedOperands> registerAGrouping(DotOp d);
+  /// dotOnWarpgroups' S^T with K from registers (LowerWarpgroupDot.cpp):
+  /// per atom, its chunks converted (and stored where V reads them), then
+  /// its K steps on wgmma's register form against Q at `bDesc`.
+  LogicalResult dotRegisterA(DotOp op, const AccLayout &l,
+                             const MatrixInstr *mi, const Tile &q, Value bDesc,
+                             int64_t bRows, ArrayRef<Value> init,
+                             int64_t chains);
   static constexpr int64_t kMaxRegisterRounds = 20; ///< chunks a thread
   /// The tile(s) at iteration `iv` as 16-byte chunks (+ i32 scales): zeros
   /// (scale 127) where `present` is false or at rows from the bound.

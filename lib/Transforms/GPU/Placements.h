@@ -94,11 +94,17 @@ struct RegPrefetch {
   KvLoopOp loop;
   Value iv, upper;
   int64_t warps = 4;
+  /// fp8 read by a dot as wgmma's register A (Lowering::registerAGrouping):
+  /// the chunks in RegisterTileMap::warpRows order, and that dot converts
+  /// them, stores the columns other readers take into `pending` (the 16-bit
+  /// tile) and loads the next tile.
+  bool kRegisters = false;
+  std::shared_ptr<Tile> pending;
   /// Where the chunks lie (one 16-byte chunk a thread and round).
   RegisterTileMap map() const {
     LoadOp op = load;
     auto t = op.getResult().getType();
-    return {t.getDimSize(0), t.getDimSize(1), atomBytes, warps};
+    return {t.getDimSize(0), t.getDimSize(1), atomBytes, warps, 32, kRegisters};
   }
 };
 

@@ -116,6 +116,13 @@ SmallVector<Value> TargetInfo::warpgroupMma(OpBuilder &, Location,
                                             ArrayRef<Value>) const {
   missing("a warpgroup MMA");
 }
+SmallVector<Value> TargetInfo::warpgroupMmaRegisterA(OpBuilder &, Location,
+                                                     const MatrixInstr *,
+                                                     int64_t, ArrayRef<Value>,
+                                                     Value,
+                                                     ArrayRef<Value>) const {
+  missing("a warpgroup MMA with A in registers");
+}
 Value TargetInfo::bytePermute(OpBuilder &, Location, Value, Value,
                                Value) const {
   missing("a byte permute");

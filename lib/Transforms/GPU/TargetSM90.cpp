@@ -113,6 +113,57 @@ public:
           LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{i}));
     return out;
   }
+  /// MLIR 22's nvvm.wgmma.mma_async takes A through a descriptor only, so
+  /// the register form is the inline PTX that op itself lowers to, with A
+  /// as four 32-bit registers: D (tied to the accumulators), A, B's
+  /// descriptor, scale-d = 1, scale-a = scale-b = 1, B K-major (PTX ISA,
+  /// wgmma.mma_async, "register A" form; the operand order and the
+  /// `setp` for scale-d are the upstream op's).
+  SmallVector<Value> warpgroupMmaRegisterA(OpBuilder &b, Location loc,
+                                           const MatrixInstr *mi, int64_t n,
+                                           ArrayRef<Value> a, Value descB,
+                                           ArrayRef<Value> acc) const override {
+    assert(!mi->aRegisters.laneBases.empty() && a.size() == 4 &&
+           int64_t(acc.size()) == n / 2);
+    int64_t nd = acc.size();
+    std::string ptx;
+    llvm::raw_string_ostream os(ptx);
+    StringRef ty = mi->abType == MatrixElem::F16 ? "f16" : "bf16";
+    os << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+       << "wgmma.mma_async.sync.aligned.m64n" << n << "k" << mi->k << ".f32."
+       << ty << "." << ty << " {";
+    for (int64_t i = 0; i < nd; ++i)
+      os << (i ? ", " : "") << "$" << i;
+    os << "}, {";
+    for (int64_t i = 0; i < 4; ++i)
+      os << (i ? ", " : "") << "$" << nd + i;
+    os << "}, $" << nd + 4 << ", p, 1, 1, 0;\n}";
+    std::string constraints;
+    for (int64_t i = 0; i < nd; ++i)
+      constraints += "=f,";
+    for (int64_t i = 0; i < 4; ++i)
+      constraints += "r,";
+    constraints += "l";
+    for (int64_t i = 0; i < nd; ++i)
+      constraints += "," + std::to_string(i);
+    SmallVector<Value> operands(a);
+    operands.push_back(descB);
+    operands.append(acc.begin(), acc.end());
+    Type f32 = b.getF32Type();
+    auto st = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                               SmallVector<Type>(nd, f32));
+    auto asmOp = LLVM::InlineAsmOp::create(
+        b, loc, TypeRange{st}, operands, ptx, constraints,
+        /*has_side_effects=*/true,
+        /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+        /*operand_attrs=*/ArrayAttr());
+    SmallVector<Value> out;
+    for (int64_t i = 0; i < nd; ++i)
+      out.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
+                                                 ArrayRef<int64_t>{i}));
+    return out;
+  }
   Value bytePermute(OpBuilder &b, Location loc, Value lo, Value hi,
                     Value selector) const override {
     return NVVM::PermuteOp::create(b, loc, b.getI32Type(), lo, hi, selector,

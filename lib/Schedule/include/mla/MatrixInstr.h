@@ -68,6 +68,12 @@ struct MatrixInstr {
   /// columns). `c` maps this warp's accumulator registers of one N block of
   /// 16 rows: rows 16 b + ... are registers 8 b + ... of the instruction.
   bool smemOperands = false;
+  /// For such an instruction that can also take A from registers (wgmma
+  /// with 16-bit operands): one warp's part of A there, the 16 rows (of the
+  /// warpgroup's 64) 16 w .. 16 w + 15 of warp w by 16 K (PTX ISA,
+  /// "Register fragment: matrix A", m64nNk16: mma.sync m16n8k16's A per
+  /// warp). Empty where A comes from shared memory only.
+  LaneLayout aRegisters = {{}, {}, 0, 0};
   /// Operand packing: element i sits in 32-bit register i * bits / 32 at
   /// bit (i * bits) % 32 (little endian), for every instruction here.
 };
@@ -84,6 +90,9 @@ struct MatrixInstr {
 /// 16t + 15, one 16-byte row segment of an fp8 K^T tile instead of eight
 /// 2-byte pieces; 16x16x32 MFMA over 2 steps: lane l holds K 16 (l / 16)
 /// .. + 15.
+/// An instruction with shared-memory operands groups its register A
+/// (`aRegisters`) and leaves B's layouts empty: B is read from shared
+/// memory column by column of K, in whatever order it is stored.
 struct GroupedOperands {
   int64_t steps = 1;
   int64_t m = 0, n = 0, k = 0; ///< k = steps * the instruction's K
@@ -158,12 +167,28 @@ int64_t smemSwizzledOffset(int64_t row, int64_t col, int64_t rows,
 /// sectors of global memory, and the 16-byte pieces a chunk becomes land
 /// on rowsPerRound() rows, i.e. in every bank group equally
 /// (RegisterTileMapTest.cpp).
+///
+/// `warpRows`: warp w holds the rows of its own 16-row block, 16 w + l / 4
+/// and 16 w + 8 + l / 4 (fp8's 64-byte atoms: 8 rows a round), lane l the
+/// bytes 16 (l mod 4) .. + 15 of every atom: the rows and K order of
+/// wgmma's register A (MatrixInstr::aRegisters grouped over the 4 K steps
+/// of an atom, groupKSteps), so that the converted chunks are S^T's A
+/// operand as they are (Lowering::registerAGrouping).
 struct RegisterTileMap {
   int64_t rows, rowBytes, atomBytes, warps, wave = 32;
+  bool warpRows = false;
   int64_t lanesPerRow() const { return atomBytes / 16; }
   int64_t rowsPerRound() const { return wave / lanesPerRow(); }
   int64_t atoms() const { return rowBytes / atomBytes; }
   int64_t rounds() const { return rows / (rowsPerRound() * warps) * atoms(); }
+  /// Rows between a warp's first rows of two row rounds.
+  int64_t roundRowStride() const {
+    return warpRows ? rowsPerRound() : rowsPerRound() * warps;
+  }
+  /// Rows between two warps' first rows.
+  int64_t warpRowStride() const {
+    return warpRows ? rows / warps : rowsPerRound();
+  }
   /// 16-bit pieces (16 bytes) one 16-byte chunk converts to.
   int64_t piecesPerChunk() const { return 128 / atomBytes; }
   /// Whether the map covers such a tile (rowsPerRound() a multiple of 8,
@@ -171,12 +196,10 @@ struct RegisterTileMap {
   bool valid() const;
   /// A thread's chunk in round 0, and round r's offset from it.
   int64_t baseRow(int64_t warp, int64_t lane) const {
-    return warp * rowsPerRound() + lane / lanesPerRow();
+    return warp * warpRowStride() + lane / lanesPerRow();
   }
   int64_t baseByte(int64_t lane) const { return lane % lanesPerRow() * 16; }
-  int64_t roundRow(int64_t r) const {
-    return r / atoms() * rowsPerRound() * warps;
-  }
+  int64_t roundRow(int64_t r) const { return r / atoms() * roundRowStride(); }
   int64_t roundByte(int64_t r) const { return r % atoms() * atomBytes; }
   /// Byte offset in the swizzled 16-bit tile of piece `p` of the chunk at
   /// (row, source byte): smemSwizzledOffset of its first value.

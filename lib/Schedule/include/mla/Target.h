@@ -156,6 +156,15 @@ struct ChipTuning {
   /// types take 2^8: f16 (65504), bf16, e4m3fn (448). Set where the target
   /// implements barrierAny (sm_90: bar.red.or).
   int64_t rescaleSlackLog2 = 0;
+  /// sm_90a, fp8 KV with 16-bit Q and P: Sᵀ = K Qᵀ takes the KV tile as
+  /// wgmma's register A (converted from the bytes loaded a tile ahead,
+  /// Lowering::registerAGrouping) instead of reading the converted tile
+  /// from shared memory; only V's columns are stored, and no barrier
+  /// separates the conversion from Sᵀ. Off by default until measured on
+  /// the H200 (docs/Design.md, "sm_90a: wgmma", register A); set by
+  /// mla-lower-to-gpu's `wgmma-register-a` option (mla-compile
+  /// --wgmma-register-a).
+  bool wgmmaRegisterA = false;
 };
 
 struct ChipInfo {
