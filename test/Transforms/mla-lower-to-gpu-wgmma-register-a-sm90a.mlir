@@ -29,11 +29,14 @@
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {$0
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
-// Then the next tile's loads, the last wait, the softmax (its vote); O^T
-// from the stored tile (descriptors) after P's barrier.
+// Then the next tile's loads, the last wait, the softmax's vote with no
+// async-proxy fence (it would wait for those loads; P's barrier carries
+// the fence V's stores need); O^T from the stored tile (descriptors)
+// after P's barrier.
 // CHECK: vector.load %{{.*}} : memref<?xi8>, vector<16xi8>
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK: nvvm.barrier
+// CHECK-NOT: nvvm.fence.proxy
+// CHECK: nvvm.barrier #nvvm.reduction<or>
 // CHECK: nvvm.wgmma.mma_async {{.*}} A[<f16>, <one>, <col>], B[<f16>, <one>, <col>]
 // CHECK: scf.yield
 // CHECK: gpu.return

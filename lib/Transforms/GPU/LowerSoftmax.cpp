@@ -219,7 +219,14 @@ LogicalResult Lowering::lowerOnlineSoftmax(OnlineSoftmaxOp op) {
           b, loc(), above,
           arith::CmpFOp::create(b, loc(), arith::CmpFPredicate::OGT, x[r],
                                 limit[ls->group(r)]));
-    Value any = barrier(above);
+    // The vote orders nothing that wgmma reads: P's barrier, which every
+    // dot reading shared memory after it waits behind, carries the fence.
+    // A fence waits for the thread's outstanding loads, and with K in
+    // registers (ChipTuning::wgmmaRegisterA) the next tile's are in flight
+    // from Sᵀ on, so there the vote goes without one (the default keeps it
+    // until measured).
+    Value any = barrier(above,
+                        /*asyncFence=*/!target.chip.tuning.wgmmaRegisterA);
     if (!any)
       return fail("the chip's tuning keeps a slack in the row maximum, but "
                   "its target has no voting barrier");

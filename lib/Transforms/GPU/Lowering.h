@@ -147,9 +147,10 @@ struct Lowering {
   }
 
   /// A workgroup barrier (after an async-proxy fence where warpgroup MMAs
-  /// read shared memory); with `anyOf` (i1) the target's voting barrier,
-  /// whose vote it returns (TargetInfo::barrierAny; null: none). Tiles.cpp.
-  Value barrier(Value anyOf = {});
+  /// read shared memory, unless `asyncFence` is false); with `anyOf` (i1)
+  /// the target's voting barrier, whose vote it returns
+  /// (TargetInfo::barrierAny; null: none). Tiles.cpp.
+  Value barrier(Value anyOf = {}, bool asyncFence = true);
 
   /// The barrier before overwriting a shared-memory region that the
   /// previous execution of the same code may still be reading. Every region

@@ -498,13 +498,13 @@ LogicalResult Lowering::lowerStore(StoreOp op) {
   }
 }
 
-Value Lowering::barrier(Value anyOf) {
+Value Lowering::barrier(Value anyOf, bool asyncFence) {
   // With LDS DMA loads in flight (a double-buffered KV tile on CDNA4),
   // one that does not wait for them; the lowering's barriers only order
   // LDS (waves never exchange data through global memory).
   // Shared memory that warpgroup MMAs read (async proxy) was written by
   // threads (generic proxy): each thread's fence before the barrier.
-  if (target.mma->smemOperands)
+  if (target.mma->smemOperands && asyncFence)
     target.asyncProxyFence(b, loc());
   Value any;
   if (anyOf)
