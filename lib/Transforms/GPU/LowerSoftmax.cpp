@@ -222,11 +222,11 @@ LogicalResult Lowering::lowerOnlineSoftmax(OnlineSoftmaxOp op) {
     // The vote orders nothing that wgmma reads: P's barrier, which every
     // dot reading shared memory after it waits behind, carries the fence.
     // A fence waits for the thread's outstanding loads, and with K in
-    // registers (ChipTuning::wgmmaRegisterA) the next tile's are in flight
-    // from Sᵀ on, so there the vote goes without one (the default keeps it
-    // until measured).
-    Value any = barrier(above,
-                        /*asyncFence=*/!target.chip.tuning.wgmmaRegisterA);
+    // registers (RegPrefetch::kRegisters) the next tile's are in flight
+    // from Sᵀ on, so there the vote goes without one (elsewhere it keeps
+    // it until measured).
+    Value any = barrier(
+        above, /*asyncFence=*/!(regPrefetch && regPrefetch->kRegisters));
     if (!any)
       return fail("the chip's tuning keeps a slack in the row maximum, but "
                   "its target has no voting barrier");
