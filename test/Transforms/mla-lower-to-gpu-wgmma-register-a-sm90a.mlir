@@ -20,14 +20,20 @@
 // CHECK: llvm.call_intrinsic "llvm.nvvm.e4m3x2.to.f16x2.rn"
 // CHECK: vector.store {{.*}} : memref<2x64x64xi16, #gpu.address_space<workgroup>>, vector<8xi16>
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK-COUNT-4: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {$0, $1, $2, $3, $4, $5, $6, $7}, {$8, $9, $10, $11}, $12, p, 1, 1, 0;
+// Each adds its step's offset to Q's one descriptor itself ($12, the atom's
+// 2048 bytes and the step's 32 >> 4), so that LLVM hoists no descriptor.
+// CHECK: llvm.inline_asm has_side_effects {{.*}}add.s64 desc, $12, 0;\0Awgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {$0, $1, $2, $3, $4, $5, $6, $7}, {$8, $9, $10, $11}, desc, p, 1, 1, 0;
+// CHECK: llvm.inline_asm has_side_effects {{.*}}add.s64 desc, $12, 2;
+// CHECK: llvm.inline_asm has_side_effects {{.*}}add.s64 desc, $12, 4;
+// CHECK: llvm.inline_asm has_side_effects {{.*}}add.s64 desc, $12, 6;
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
 // Atom 1 (the rope-like columns nobody else reads): converted, not stored.
 // CHECK-NOT: gpu.barrier
 // CHECK-NOT: vector.store {{.*}} vector<8xi16>
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {$0
+// CHECK: add.s64 desc, $12, 128;
+// CHECK-COUNT-3: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {$0
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // Then the next tile's loads, the last wait, the softmax's vote with no
 // async-proxy fence (it would wait for those loads; P's barrier carries

@@ -17,6 +17,7 @@
 // RUN: FileCheck %s --check-prefix=FP8-TILE < %t/fp8/deepseek_r1_decode_fp8_qp16_sm90a.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a.mlir --chip=sm_90a --wgmma-register-a -o %t/fp8rega | FileCheck %s --check-prefix=FP8-REGA
 // RUN: FileCheck %s --check-prefix=FP8-REGA-PTX < %t/fp8rega/deepseek_r1_decode_fp8_qp16_sm90a.ptx
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2.mlir --chip=sm_90a --wgmma-register-a -o %t/fp8regamtp2 | FileCheck %s --check-prefix=FP8-REGA-MTP2
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2.mlir --chip=sm_90a -o %t/fp8mtp2 | FileCheck %s --check-prefix=FP8-MTP2
 // RUN: FileCheck %s --check-prefix=FP8-MTP2-PTX < %t/fp8mtp2/deepseek_r1_decode_fp8_qp16_sm90a_mtp2.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2_paged64.mlir --chip=sm_90a -o %t/fp8mtp2paged | FileCheck %s --check-prefix=FP8-MTP2-PAGED
@@ -36,14 +37,15 @@
 // --wgmma-register-a (ChipTuning::wgmmaRegisterA, not the default): S^T's
 // 36 K steps on wgmma's register form, A the tile's converted chunks, one
 // group of 4 per atom with at most two in flight; O^T keeps its
-// descriptors. No spill in the one-token program (its 36 Q descriptors
-// are loop-invariant; ptxas keeps them).
+// descriptors; each register-form wgmma adds its step's offset to Q's
+// descriptor itself (no loop-invariant descriptor per step). No spill.
 // FP8-REGA: deepseek_r1_decode_fp8_qp16_sm90a_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
 // FP8-REGA: deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
+// FP8-REGA-MTP2: deepseek_r1_decode_fp8_qp16_sm90a_mtp2_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 256 threads, 1 programs/SM
 // FP8-REGA-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_masked(
 // FP8-REGA-PTX: cvt.rn.f16x2.e4m3x2
 // FP8-REGA-PTX: wgmma.fence.sync.aligned;
-// FP8-REGA-PTX-COUNT-36: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, p, 1, 1, 0;
+// FP8-REGA-PTX-COUNT-36: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, desc, p, 1, 1, 0;
 // FP8-REGA-PTX: wgmma.wait_group.sync.aligned 0;
 // FP8-REGA-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{.*}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1, 1, 1, 0;
 // FP8-REGA-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free(

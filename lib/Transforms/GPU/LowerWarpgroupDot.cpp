@@ -338,14 +338,12 @@ LogicalResult Lowering::dotRegisterA(DotOp op, const AccLayout &l,
     for (int64_t a = lo / 64; a < atoms && a * 64 < hi; ++a)
       stored[a] = true;
   }
-  auto cstI64 = [&](int64_t v) -> Value {
-    return arith::ConstantIntOp::create(b, loc(), v, 64);
-  };
-  // Q's K-major descriptor at K column kk (its atom, then 32 bytes a step).
+  // Q's K-major descriptor at K column kk: Q's plus the offset (>> 4) of
+  // kk's atom and 32-byte step, which the instruction adds (36 descriptors
+  // hoisted out of the KV loop spilled the MTP 2 program).
   int64_t qOff = smemSwizzledOffset(q.rowOff, q.colOff, bRows, 2);
-  auto descB = [&](int64_t kk) {
-    int64_t off = kk / 64 * bRows * 128 + kk % 64 * 2 + qOff;
-    return arith::AddIOp::create(b, loc(), bDesc, cstI64(off / 16)).getResult();
+  auto descBOffset = [&](int64_t kk) {
+    return (kk / 64 * bRows * 128 + kk % 64 * 2 + qOff) / 16;
   };
   int64_t n = l.rows(), perStep = int64_t(1) << mi->aRegisters.elemBases.size();
   SmallVector<Value> cur(init);
@@ -378,8 +376,8 @@ LogicalResult Lowering::dotRegisterA(DotOp op, const AccLayout &l,
       for (int64_t mb = 0; mb < l.mBlocks; ++mb)
         for (int64_t i = 0; i < l.elems; ++i)
           d.push_back(cur[chain + l.reg(mb, 0, i)]);
-      d = target.warpgroupMmaRegisterA(b, loc(), mi, n, regs,
-                                       descB(a * 64 + s * mi->k), d);
+      d = target.warpgroupMmaRegisterA(b, loc(), mi, n, regs, bDesc,
+                                       descBOffset(a * 64 + s * mi->k), d);
       for (int64_t mb = 0; mb < l.mBlocks; ++mb)
         for (int64_t i = 0; i < l.elems; ++i)
           cur[chain + l.reg(mb, 0, i)] = d[mb * l.elems + i];

@@ -119,7 +119,7 @@ SmallVector<Value> TargetInfo::warpgroupMma(OpBuilder &, Location,
 SmallVector<Value> TargetInfo::warpgroupMmaRegisterA(OpBuilder &, Location,
                                                      const MatrixInstr *,
                                                      int64_t, ArrayRef<Value>,
-                                                     Value,
+                                                     Value, int64_t,
                                                      ArrayRef<Value>) const {
   missing("a warpgroup MMA with A in registers");
 }

@@ -339,13 +339,14 @@ public:
   /// MatrixInstr::aRegisters: the same MMA with A from this thread's
   /// registers, `a` its 32-bit registers of one K step in the
   /// instruction's order (aRegisters, two 16-bit elements each), B
-  /// K-major through its descriptor. The registers must stay unchanged
-  /// until the MMA's group has been waited for.
-  virtual SmallVector<Value> warpgroupMmaRegisterA(OpBuilder &b, Location loc,
-                                                   const MatrixInstr *mi,
-                                                   int64_t n, ArrayRef<Value> a,
-                                                   Value descB,
-                                                   ArrayRef<Value> acc) const;
+  /// K-major through descriptor `descB` plus `descBOffset` (added with
+  /// the instruction, so that a loop-invariant descriptor per step is not
+  /// hoisted out of the KV loop into a register each). The registers must
+  /// stay unchanged until the MMA's group has been waited for.
+  virtual SmallVector<Value>
+  warpgroupMmaRegisterA(OpBuilder &b, Location loc, const MatrixInstr *mi,
+                        int64_t n, ArrayRef<Value> a, Value descB,
+                        int64_t descBOffset, ArrayRef<Value> acc) const;
   /// smemOperands with an fp8 form (whose operands are K-major only): the
   /// bytes of i32 `lo` (0-3) and `hi` (4-7) picked by the nibbles of i32
   /// `selector`, output byte i by nibble i (prmt), for transposing fp8

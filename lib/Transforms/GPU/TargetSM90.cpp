@@ -116,12 +116,14 @@ public:
   /// MLIR 22's nvvm.wgmma.mma_async takes A through a descriptor only, so
   /// the register form is the inline PTX that op itself lowers to, with A
   /// as four 32-bit registers: D (tied to the accumulators), A, B's
-  /// descriptor, scale-d = 1, scale-a = scale-b = 1, B K-major (PTX ISA,
-  /// wgmma.mma_async, "register A" form; the operand order and the
-  /// `setp` for scale-d are the upstream op's).
+  /// descriptor (plus the offset, added in the block), scale-d = 1,
+  /// scale-a = scale-b = 1, B K-major (PTX ISA, wgmma.mma_async, "register
+  /// A" form; the operand order and the `setp` for scale-d are the
+  /// upstream op's).
   SmallVector<Value> warpgroupMmaRegisterA(OpBuilder &b, Location loc,
                                            const MatrixInstr *mi, int64_t n,
                                            ArrayRef<Value> a, Value descB,
+                                           int64_t descBOffset,
                                            ArrayRef<Value> acc) const override {
     assert(!mi->aRegisters.laneBases.empty() && a.size() == 4 &&
            int64_t(acc.size()) == n / 2);
@@ -129,7 +131,8 @@ public:
     std::string ptx;
     llvm::raw_string_ostream os(ptx);
     StringRef ty = mi->abType == MatrixElem::F16 ? "f16" : "bf16";
-    os << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+    os << "{\n.reg .pred p;\n.reg .b64 desc;\nsetp.ne.b32 p, 1, 0;\n"
+       << "add.s64 desc, $" << nd + 4 << ", " << descBOffset << ";\n"
        << "wgmma.mma_async.sync.aligned.m64n" << n << "k" << mi->k << ".f32."
        << ty << "." << ty << " {";
     for (int64_t i = 0; i < nd; ++i)
@@ -137,7 +140,7 @@ public:
     os << "}, {";
     for (int64_t i = 0; i < 4; ++i)
       os << (i ? ", " : "") << "$" << nd + i;
-    os << "}, $" << nd + 4 << ", p, 1, 1, 0;\n}";
+    os << "}, desc, p, 1, 1, 0;\n}";
     std::string constraints;
     for (int64_t i = 0; i < nd; ++i)
       constraints += "=f,";
