@@ -356,37 +356,25 @@ LogicalResult Lowering::lowerRegisterPrefetched(Operation *op) {
   whole->type = RankedTensorType::get({rows, cols}, p.to);
   whole->view = allocSmem(rows, cols, p.to);
   barrierBeforeRewrite(); // the previous tile's dots read the region
-  // wgmma's register A: the dot converts, stores and loads the next tile.
   if (p.kRegisters) {
+    // wgmma's register A: the dot (dotRegisterA) converts, stores the
+    // columns others read and loads the next tile.
     p.pending = whole;
-    auto tile = std::make_shared<Tile>();
-    tile->kind = Kind::Smem;
-    tile->type = t;
-    tile->view = whole->view;
-    convertedTiles[{whole->view.getAsOpaquePointer(),
-                    p.to.getAsOpaquePointer()}] = whole;
-    tiles[op->getResult(0)] = tile;
-    note(op, "loaded into registers a tile ahead, the A operand of the "
-             "dot that reads it transposed (converted there)");
-    return success();
-  }
-  if (p.dequant)
-    decodeMxfp4Chunks(*whole, p);
-  else
-    for (auto [i, bytes] : llvm::enumerate(p.cur))
-      storeChunkPieces(*whole, p, idx(i),
-                       convertedPieces(bytes, t.getElementType(), p.to));
-  // The next tile's loads, in flight during this tile's dots.
-  Value next = addc(p.iv, p.loop.getStep());
-  Value hasNext =
-      arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, next, p.upper);
-  p.next = loadTileToRegisters(p, next, hasNext);
-  barrier();
-  if (p.dequant) {
-    tiles[op->getResult(0)] = whole;
-    note(op, "decoded from registers loaded a tile ahead into a swizzled "
-             "bf16 tile");
-    return success();
+  } else {
+    if (p.dequant)
+      decodeMxfp4Chunks(*whole, p);
+    else
+      for (auto [i, bytes] : llvm::enumerate(p.cur))
+        storeChunkPieces(*whole, p, idx(i),
+                         convertedPieces(bytes, t.getElementType(), p.to));
+    loadNextTileToRegisters(p); // in flight during this tile's dots
+    barrier();
+    if (p.dequant) {
+      tiles[op->getResult(0)] = whole;
+      note(op, "decoded from registers loaded a tile ahead into a swizzled "
+               "bf16 tile");
+      return success();
+    }
   }
   // The fp8 tile is its converted copy (convertedTile finds it): the dots
   // are its only readers (stagesInPlace).
@@ -397,9 +385,20 @@ LogicalResult Lowering::lowerRegisterPrefetched(Operation *op) {
   convertedTiles[{whole->view.getAsOpaquePointer(),
                   p.to.getAsOpaquePointer()}] = whole;
   tiles[op->getResult(0)] = tile;
-  note(op, "loaded into registers a tile ahead, converted into a swizzled " +
-               Twine(p.to.isF16() ? "f16" : "bf16") + " tile");
+  if (p.kRegisters)
+    note(op, "loaded into registers a tile ahead, the A operand of the dot "
+             "that reads it transposed (converted there)");
+  else
+    note(op, "loaded into registers a tile ahead, converted into a swizzled " +
+                 Twine(p.to.isF16() ? "f16" : "bf16") + " tile");
   return success();
+}
+
+void Lowering::loadNextTileToRegisters(RegPrefetch &p) {
+  Value next = addc(p.iv, p.loop.getStep());
+  Value hasNext =
+      arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, next, p.upper);
+  p.next = loadTileToRegisters(p, next, hasNext);
 }
 
 void Lowering::decodeMxfp4Chunks(const Tile &dst, const RegPrefetch &p) {

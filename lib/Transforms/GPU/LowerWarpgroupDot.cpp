@@ -196,8 +196,8 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   for (int64_t c = 1; c < chains; ++c)
     init.append(l.size(), cstF32(b, loc(), 0.0f));
   if (regA)
-    return dotRegisterA(op, l, mi, *lhs, bDesc, bRows,
-                        ArrayRef(init).take_front(chains * l.size()), chains);
+    return dotRegisterA(op, l, mi, *lhs, bDesc,
+                        ArrayRef(init).take_front(chains * l.size()));
   target.warpgroupFence(b, loc());
   auto loop = scf::ForOp::create(b, loc(), idx(0), idx(steps / unroll), idx(1),
                                  ValueRange(init));
@@ -313,8 +313,7 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
 
 LogicalResult Lowering::dotRegisterA(DotOp op, const AccLayout &l,
                                      const MatrixInstr *mi, const Tile &q,
-                                     Value bDesc, int64_t bRows,
-                                     ArrayRef<Value> init, int64_t chains) {
+                                     Value bDesc, ArrayRef<Value> init) {
   RegPrefetch &p = *regPrefetch;
   std::optional<GroupedOperands> g = registerAGrouping(op);
   if (!g || !p.kRegisters || !q.kPerm ||
@@ -322,6 +321,8 @@ LogicalResult Lowering::dotRegisterA(DotOp op, const AccLayout &l,
     return fail("the K tile in registers needs Q stored in its K order "
                 "(internal error)");
   RegisterTileMap map = p.map();
+  int64_t chains = init.size() / l.size();
+  int64_t bRows = cast<MemRefType>(q.view.getType()).getDimSize(1);
   Type fp8 = op.getRhs().getType().getElementType();
   int64_t atoms = map.atoms(), rowRounds = map.rounds() / atoms;
   // The columns that other readers of the tile take (V: a slice, read by
@@ -387,10 +388,7 @@ LogicalResult Lowering::dotRegisterA(DotOp op, const AccLayout &l,
     target.warpgroupCommitAndWait(b, loc(), 1);
   }
   // The next tile's loads, in flight during this tile's softmax and O^T.
-  Value next = addc(p.iv, p.loop.getStep());
-  Value hasNext =
-      arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, next, p.upper);
-  p.next = loadTileToRegisters(p, next, hasNext);
+  loadNextTileToRegisters(p);
   p.pending.reset();
   target.warpgroupCommitAndWait(b, loc(), 0);
   SmallVector<Value> acc(cur.begin(), cur.begin() + l.size());

@@ -1,5 +1,4 @@
-//===- Lowering.h - the per-lane GPU lowering's state and methods -*- C++
-//-*-===//
+//===- Lowering.h - the per-lane GPU lowering's state -*- C++ -*-===//
 //
 // Part of mla-lower-to-gpu (lib/Transforms/MLALowerToGPU.cpp; its banner
 // describes the placements, Placements.h declares them). The Lowering walks
@@ -146,10 +145,9 @@ struct Lowering {
     return cast<MemRefType>(view.getType()).getRank() == 3;
   }
 
-  /// A workgroup barrier (after an async-proxy fence where warpgroup MMAs
-  /// read shared memory, unless `asyncFence` is false); with `anyOf` (i1)
-  /// the target's voting barrier, whose vote it returns
-  /// (TargetInfo::barrierAny; null: none). Tiles.cpp.
+  /// A workgroup barrier (after an async-proxy fence where wgmma reads shared
+  /// memory, unless not `asyncFence`); with `anyOf` (i1) the target's voting
+  /// barrier, whose vote it returns (TargetInfo::barrierAny). Tiles.cpp.
   Value barrier(Value anyOf = {}, bool asyncFence = true);
 
   /// The barrier before overwriting a shared-memory region that the
@@ -429,22 +427,15 @@ struct Lowering {
   // KvTileRegisters.cpp (sm_90a): the KV loop's fp8 tile, or mxfp4 data
   // and scales, a tile ahead in registers (RegPrefetch).
   std::optional<RegPrefetch> registerPrefetchOf(LoadOp op, KvLoopOp loop);
-  /// Where dot `d` (S^T = K Q^T on wgmma, K an fp8 KV tile) takes K as
-  /// register A (RegPrefetch::kRegisters): the K order of its atoms, which
-  /// Q is stored in (kOrderFor). No S^T operand read from shared memory.
+  /// Where S^T = K Q^T (wgmma, fp8 K) takes K as register A (RegPrefetch::
+  /// kRegisters): the K order of an atom, which Q is stored in (kOrderFor).
   std::optional<GroupedOperands> registerAGrouping(DotOp d);
-  /// dotOnWarpgroups' S^T with K from registers (LowerWarpgroupDot.cpp):
-  /// per atom, its chunks converted (and stored where V reads them), then
-  /// its K steps on wgmma's register form against Q at `bDesc`.
-  LogicalResult dotRegisterA(DotOp op, const AccLayout &l,
-                             const MatrixInstr *mi, const Tile &q, Value bDesc,
-                             int64_t bRows, ArrayRef<Value> init,
-                             int64_t chains);
   static constexpr int64_t kMaxRegisterRounds = 20; ///< chunks a thread
   /// The tile(s) at iteration `iv` as 16-byte chunks (+ i32 scales): zeros
   /// (scale 127) where `present` is false or at rows from the bound.
   SmallVector<Value> loadTileToRegisters(const RegPrefetch &p, Value iv,
                                          Value present);
+  void loadNextTileToRegisters(RegPrefetch &p); ///< p.next, if any
   void storeChunkPieces(const Tile &dst, const RegPrefetch &p, Value chunk,
                         ArrayRef<Value> pieces);
   void decodeMxfp4Chunks(const Tile &dst, const RegPrefetch &p);
@@ -575,39 +566,36 @@ struct Lowering {
     return std::nullopt;
   }
 
-  /// The K order a loaded tile is stored in (Tile::kPerm): where the
-  /// tile, through element-wise casts / scales read only by each other, is
-  /// the A operand of grouped dots inside a KV loop (and nothing else) whose
-  /// instruction reads A with ldmatrix (sm_90), it is stored in the
-  /// grouping's K order; each step's A fragment is then one ldmatrix.x4
-  /// instead of 16-byte loads of rows g and g + 8 that the fragment
-  /// interleaves with register moves. The order is applied by the copy
-  /// itself (4-byte pieces of each 16-byte chunk), so it costs no pass.
+  /// The K order a loaded tile is stored in (Tile::kPerm), applied by its
+  /// copy (4-byte pieces), where the tile (through element-wise casts /
+  /// scales) is only the left operand of grouped dots in a KV loop: sm_90's
+  /// A read by one ldmatrix.x4 a step, or (registerAGrouping) sm_90a's Q
+  /// against K in registers.
   std::optional<GroupedOperands> kOrderFor(LoadOp ld);
 
   /// The column a kPerm tile stores source column `col` at: the inverse of
-  /// GroupedOperands::physicalK (which only moves bits, so its inverse moves
-  /// them back).
+  /// GroupedOperands::physicalK (it only moves bits; the inverse moves back).
   Value storedColumn(const GroupedOperands &g, Value col);
 
   LogicalResult lowerDot(DotOp op);
 
   /// mla.dot on warpgroup MMAs that read both operands from shared memory
   /// (MatrixInstr::smemOperands: sm_90a's wgmma), transposed: the dot's
-  /// columns are the instruction's M (64 per warpgroup tile), its rows the
-  /// instruction's N, its right operand the instruction's A (K-major for
-  /// S = Q K^T, MN-major for O = P V), its left the instruction's B
-  /// (K-major). Operands are swizzled tiles (Lowering::swizzled) of the
-  /// instruction's type; a register operand (P) is written to one first.
+  /// columns are the instruction's M (64 per warpgroup tile), its rows N,
+  /// its right operand A (K-major for S = Q K^T, MN-major for O = P V), its
+  /// left B (K-major): swizzled tiles of the instruction's type (P is
+  /// written to one first).
   LogicalResult dotOnWarpgroups(DotOp op, const AccLayout &l);
+  /// Its S^T with K from registers, `init` its accumulator chains: per atom
+  /// the chunks converted (stored for V), then its K steps in register form.
+  LogicalResult dotRegisterA(DotOp op, const AccLayout &l,
+                             const MatrixInstr *mi, const Tile &q, Value bDesc,
+                             ArrayRef<Value> init);
 
-  /// An fp8 shared tile as a swizzled tile of 16-bit type `to` for
-  /// warpgroup MMAs: converted once (exactly: e4m3 values are f16 and bf16
-  /// values) at the first dot that reads it, shared by every later dot
-  /// reading it or a slice of it (S = Q K^T and O = P V read one KV tile).
-  /// The whole stored tile, or (a swizzled fp8 tile) `t`'s columns only.
-  /// Null where the tile does not split into whole 16-byte rounds of the
-  /// threads, or a conversion of other columns exists.
+  /// An fp8 shared tile as a swizzled tile of 16-bit type `to` for wgmma,
+  /// converted once (exactly) at its first dot and shared by the later ones
+  /// (or, a swizzled fp8 tile, `t`'s columns only). Null where the tile does
+  /// not split into 16-byte rounds or other columns were converted.
   std::shared_ptr<Tile> convertedTile(const Tile &t, Type to);
   /// convertedTile's conversions (Fp8Tiles.cpp): into a new swizzled tile, or
   /// in place (Tile::convertInto; a barrier only before unread staged bytes).
