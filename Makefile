@@ -59,25 +59,28 @@ artifacts: build
 	  kernels/deepseek_r1_decode_mxfp4.mlir > $(BUILD)/variants/deepseek_r1_decode_mxfp4_w8.mlir
 	$(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_mxfp4_w8.mlir --chip=sm_90 \
 	  --ptxas=$(PTXAS) -o $(ARTIFACTS)
-	# sm_90a's wgmma path (issue #19): custom_kernel's first choice for bf16
-	# KV (python/mla_torch.py), timed beside sm_90's by bench/wgmma_h200.py.
+	# sm_90a's wgmma path (issue #19): custom_kernel's first choice for bf16,
+	# fp8 (f16 Q and P) and mxfp4 KV (python/mla_torch.py), timed beside
+	# sm_90's by bench/wgmma_h200.py.
 	for s in kernels/deepseek_r1_decode_bf16_sm90a.mlir kernels/deepseek_r1_decode_bf16_sm90a_mtp2.mlir \
 	         kernels/deepseek_r1_decode_bf16_sm90a_h128.mlir kernels/deepseek_r1_decode_bf16_sm90a_paged64.mlir \
 	         kernels/deepseek_r1_decode_fp8_qp16_sm90a.mlir kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2.mlir \
 	         kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2_paged64.mlir kernels/deepseek_r1_decode_fp8_qp16_sm90a_h128.mlir \
+	         kernels/deepseek_r1_decode_fp8_qp16_sm90a_paged64.mlir kernels/deepseek_r1_decode_fp8_qp16_sm90a_kvindices.mlir \
 	         kernels/deepseek_r1_decode_mxfp4_sm90a.mlir kernels/deepseek_r1_decode_fp8_qp8_sm90a.mlir \
 	         kernels/deepseek_r1_decode_fp8_qp8_sm90a_mtp2.mlir kernels/deepseek_r1_decode_mxfp4_qp8_sm90a.mlir; do \
 	  $(BUILD)/bin/mla-compile $$s --chip=sm_90a --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
-	# sm_90a with S^T's K tile as wgmma's register A (--wgmma-register-a,
-	# opt-in until measured): the fp8 one-token and MTP 2 specs under their
-	# own names (ending in _sm90a / _sm90a_mtp2), which bench/run_h200.sh's
-	# wgmma step checks, times and sanitizes beside the defaults.
+	# sm_90a with S^T reading the converted fp8 K tile from shared memory
+	# (--wgmma-smem-a; the path before register A): the fp8 one-token and
+	# MTP 2 specs under their own names (ending in _sm90a / _sm90a_mtp2),
+	# which bench/run_h200.sh's wgmma step checks and times beside the
+	# defaults.
 	for s in fp8_qp16_sm90a fp8_qp16_sm90a_mtp2; do \
-	  v=$$(echo $$s | sed 's/_sm90a/_rega_sm90a/'); \
+	  v=$$(echo $$s | sed 's/_sm90a/_smema_sm90a/'); \
 	  sed -e "s/@deepseek_r1_decode_$$s /@deepseek_r1_decode_$$v /" kernels/deepseek_r1_decode_$$s.mlir \
 	    > $(BUILD)/variants/deepseek_r1_decode_$$v.mlir || exit 1; \
 	  $(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_$$v.mlir --chip=sm_90a \
-	    --wgmma-register-a --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
+	    --wgmma-smem-a --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
 	# The qp8 specs with the softmax scale divided by 2^10 and multiplied
 	# by 2^12, which bench/q_magnitude_h200.py feeds Q times 2^10 / 2^-12.
 	PTXAS=$(PTXAS) bash bench/q_magnitude_specs.sh $(BUILD)/bin/mla-compile sm_90 $(ARTIFACTS) "" \

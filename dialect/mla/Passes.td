@@ -104,9 +104,11 @@ def MLALowerToGPU : Pass<"mla-lower-to-gpu", "::mlir::ModuleOp"> {
     Option<"reportPlacements", "report-placements", "bool", /*default=*/"false",
            "emit a remark per tile op naming its result's placement and the "
            "lowering's decisions (copy path, matrix instruction)">,
-    Option<"wgmmaRegisterA", "wgmma-register-a", "bool", /*default=*/"false",
-           "sm_90a: S^T takes the fp8 KV tile as wgmma's register A "
-           "(ChipTuning::wgmmaRegisterA; not yet the default)">
+    Option<"wgmmaSmemA", "wgmma-smem-a", "bool", /*default=*/"false",
+           "sm_90a, fp8 KV with 16-bit Q and P: S^T reads the converted KV "
+           "tile from shared memory instead of taking it as wgmma's register "
+           "A (ChipTuning::wgmmaRegisterA off; the earlier path, kept for "
+           "comparison)">
   ];
   let dependentDialects = ["::mlir::amdgpu::AMDGPUDialect",
                            "::mlir::arith::ArithDialect",

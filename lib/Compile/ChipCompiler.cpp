@@ -190,7 +190,7 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx,
 
   // Lower, read the shared-memory size of each gpu.func, then serialise.
   PassManager lower(&ctx);
-  mla::buildGpuLoweringPipeline(lower, chip.name.str(), opts.wgmmaRegisterA);
+  mla::buildGpuLoweringPipeline(lower, chip.name.str(), opts.wgmmaSmemA);
   if (mlir::failed(lower.run(*module)))
     return failure();
   std::map<std::string, int64_t> shared;

@@ -19,7 +19,8 @@ static const llvm::StringRef kSm90Instrs[] = {
     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"};
 
 // sm_90a: the same SMs with Hopper's architecture-specific instructions
-// (PTX target sm_90a): wgmma reads both operands from shared memory. The
+// (PTX target sm_90a): wgmma reads B from shared memory, A from shared
+// memory or (16-bit types) registers (MatrixInstr::aRegisters). The
 // mma.sync forms stay listed for the instrFor of dots wgmma does not take.
 static const llvm::StringRef kSm90aInstrs[] = {
     "wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16",
@@ -73,8 +74,10 @@ static const ChipInfo kChips[] = {
                .clusterPrograms = 16,
                .mxfp4Decode = Mxfp4Decode::ByteTables},
      .tuning = {.splitKAcrossWarps = true, .rescaleSlackLog2 = 8}},
-    // H200 with sm_90a's wgmma (issue #19): every dot on warpgroup MMAs
-    // from shared memory (docs/Design.md, "sm_90a: wgmma").
+    // H200 with sm_90a's wgmma (issue #19): every dot on warpgroup MMAs,
+    // B from shared memory, A from shared memory too except an fp8 KV
+    // tile's Sᵀ, which takes it from registers (docs/Design.md, "sm_90a:
+    // wgmma").
     {.name = "sm_90a",
      .vendor = Vendor::NVIDIA,
      .description = "NVIDIA H200 (Hopper, sm_90a: wgmma)",
@@ -90,7 +93,9 @@ static const ChipInfo kChips[] = {
                .dependentLaunch = true,
                .clusterPrograms = 16,
                .mxfp4Decode = Mxfp4Decode::ByteTables},
-     .tuning = {.prefetchWhenAlone = true, .rescaleSlackLog2 = 8}},
+     .tuning = {.prefetchWhenAlone = true,
+                .rescaleSlackLog2 = 8,
+                .wgmmaRegisterA = true}},
     {.name = "host",
      .vendor = Vendor::Host,
      .description = "host CPU (reference execution)",

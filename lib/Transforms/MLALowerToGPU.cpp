@@ -61,7 +61,8 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
       return signalPassFailure();
     }
     ChipInfo tuned = *chipInfo;
-    tuned.tuning.wgmmaRegisterA |= wgmmaRegisterA;
+    if (wgmmaSmemA)
+      tuned.tuning.wgmmaRegisterA = false;
     auto created = TargetInfo::create(tuned, module);
     if (failed(created))
       return signalPassFailure();

@@ -4,9 +4,12 @@
 // stored in the 128-byte swizzle (memref<C/64 x R x 64>); both dots run transposed (the
 // dot's columns are the instruction's M). report-placements shows the
 // decisions (PLACE); the IR checks the target ops (CHECK). The whole specs:
-// test/tools/mla-compile-sm90a.mlir.
-// RUN: mla-opt --mla-lower-to-gpu="chip=sm_90a report-placements" %s --split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLACE
-// RUN: mla-opt --mla-lower-to-gpu=chip=sm_90a %s --split-input-file | FileCheck %s
+// test/tools/mla-compile-sm90a.mlir. wgmma-smem-a: an fp8 KV tile's S^T
+// reads the converted tile from shared memory too (@fp8loop; the option
+// changes nothing else); its default, the tile as wgmma's register A, is
+// mla-lower-to-gpu-wgmma-register-a-sm90a.mlir.
+// RUN: mla-opt --mla-lower-to-gpu="chip=sm_90a wgmma-smem-a report-placements" %s --split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLACE
+// RUN: mla-opt --mla-lower-to-gpu="chip=sm_90a wgmma-smem-a" %s --split-input-file | FileCheck %s
 
 // CHECK: gpu.module @mla_kernels [#nvvm.target<O = 3, chip = "sm_90a">]
 // CHECK-LABEL: gpu.func @attention

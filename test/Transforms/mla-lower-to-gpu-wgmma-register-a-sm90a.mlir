@@ -1,10 +1,10 @@
-// mla-lower-to-gpu's wgmma-register-a option (ChipTuning::wgmmaRegisterA)
-// on sm_90a: S^T = K Q^T takes the fp8 KV tile, loaded a tile ahead into
-// registers, as wgmma's register A. Without the option the same kernel
-// reads the converted tile from shared memory for both dots (OFF).
-// RUN: mla-opt --mla-lower-to-gpu="chip=sm_90a wgmma-register-a report-placements" %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLACE
-// RUN: mla-opt --mla-lower-to-gpu="chip=sm_90a wgmma-register-a" %s | FileCheck %s
-// RUN: mla-opt --mla-lower-to-gpu="chip=sm_90a report-placements" %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=OFF
+// sm_90a's ChipTuning::wgmmaRegisterA (on by default): S^T = K Q^T takes
+// the fp8 KV tile, loaded a tile ahead into registers, as wgmma's register
+// A. With mla-lower-to-gpu's wgmma-smem-a option the same kernel reads the
+// converted tile from shared memory for both dots (OFF).
+// RUN: mla-opt --mla-lower-to-gpu="chip=sm_90a report-placements" %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLACE
+// RUN: mla-opt --mla-lower-to-gpu="chip=sm_90a" %s | FileCheck %s
+// RUN: mla-opt --mla-lower-to-gpu="chip=sm_90a wgmma-smem-a report-placements" %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=OFF
 
 // CHECK-LABEL: gpu.func @registerA
 // Q is stored in the grouped K order of an atom (4-byte pieces: the copy

@@ -15,9 +15,12 @@
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a.mlir --chip=sm_90a -o %t/fp8 | FileCheck %s --check-prefix=FP8
 // RUN: FileCheck %s --check-prefix=FP8-PTX < %t/fp8/deepseek_r1_decode_fp8_qp16_sm90a.ptx
 // RUN: FileCheck %s --check-prefix=FP8-TILE < %t/fp8/deepseek_r1_decode_fp8_qp16_sm90a.ptx
-// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a.mlir --chip=sm_90a --wgmma-register-a -o %t/fp8rega | FileCheck %s --check-prefix=FP8-REGA
-// RUN: FileCheck %s --check-prefix=FP8-REGA-PTX < %t/fp8rega/deepseek_r1_decode_fp8_qp16_sm90a.ptx
-// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2.mlir --chip=sm_90a --wgmma-register-a -o %t/fp8regamtp2 | FileCheck %s --check-prefix=FP8-REGA-MTP2
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a.mlir --chip=sm_90a --wgmma-smem-a -o %t/fp8smema | FileCheck %s --check-prefix=FP8
+// RUN: FileCheck %s --check-prefix=FP8-SMEMA-PTX < %t/fp8smema/deepseek_r1_decode_fp8_qp16_sm90a.ptx
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a_paged64.mlir --chip=sm_90a -o %t/fp8paged | FileCheck %s --check-prefix=FP8-PAGED
+// RUN: FileCheck %s --check-prefix=FP8-PAGED-PTX < %t/fp8paged/deepseek_r1_decode_fp8_qp16_sm90a_paged64.ptx
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a_kvindices.mlir --chip=sm_90a -o %t/fp8idx | FileCheck %s --check-prefix=FP8-IDX
+// RUN: FileCheck %s --check-prefix=FP8-IDX-PTX < %t/fp8idx/deepseek_r1_decode_fp8_qp16_sm90a_kvindices.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2.mlir --chip=sm_90a -o %t/fp8mtp2 | FileCheck %s --check-prefix=FP8-MTP2
 // RUN: FileCheck %s --check-prefix=FP8-MTP2-PTX < %t/fp8mtp2/deepseek_r1_decode_fp8_qp16_sm90a_mtp2.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2_paged64.mlir --chip=sm_90a -o %t/fp8mtp2paged | FileCheck %s --check-prefix=FP8-MTP2-PAGED
@@ -33,22 +36,6 @@
 // RUN: FileCheck %s --check-prefix=MXFP4-PTX < %t/mxfp4/deepseek_r1_decode_mxfp4_sm90a.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_mxfp4_qp8_sm90a.mlir --chip=sm_90a -o %t/mxfp4qp8 | FileCheck %s --check-prefix=MXFP4-QP8
 // RUN: FileCheck %s --check-prefix=MXFP4-QP8-PTX < %t/mxfp4qp8/deepseek_r1_decode_mxfp4_qp8_sm90a.ptx
-
-// --wgmma-register-a (ChipTuning::wgmmaRegisterA, not the default): S^T's
-// 36 K steps on wgmma's register form, A the tile's converted chunks, one
-// group of 4 per atom with at most two in flight; O^T keeps its
-// descriptors; each register-form wgmma adds its step's offset to Q's
-// descriptor itself (no loop-invariant descriptor per step). No spill.
-// FP8-REGA: deepseek_r1_decode_fp8_qp16_sm90a_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
-// FP8-REGA: deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
-// FP8-REGA-MTP2: deepseek_r1_decode_fp8_qp16_sm90a_mtp2_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 256 threads, 1 programs/SM
-// FP8-REGA-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_masked(
-// FP8-REGA-PTX: cvt.rn.f16x2.e4m3x2
-// FP8-REGA-PTX: wgmma.fence.sync.aligned;
-// FP8-REGA-PTX-COUNT-36: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, desc, p, 1, 1, 0;
-// FP8-REGA-PTX: wgmma.wait_group.sync.aligned 0;
-// FP8-REGA-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{.*}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1, 1, 1, 0;
-// FP8-REGA-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free(
 
 // REPORT: kernel resources (sm_90a, ptxas -v):
 // REPORT-NEXT: deepseek_r1_decode_bf16_sm90a_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 1 programs/SM
@@ -145,17 +132,56 @@
 // 16-byte global loads at immediate offsets from one address, its stores of
 // the converted tile 16-byte shared stores; no asynchronous copy; 2 programs
 // per SM and no spills. Shared memory: Q 16 x 576 bf16 (18432), the f16
-// tile 64 x 576 (73728), the row max's 16 x 4 f32 (256), P's swizzled
-// 16 x 64 f16 (2048) 1024-aligned at 93184, and the finalize's row sums
-// (256) in the 768-byte gap that alignment left: 95232.
+// tile 64 x 576 (73728; with register A its rope columns are allocated but
+// not written), the row max's 16 x 4 f32 (256), P's swizzled 16 x 64 f16
+// (2048) 1024-aligned at 93184, and the finalize's row sums (256) in the
+// 768-byte gap that alignment left: 95232. The same with --wgmma-smem-a.
 // FP8: deepseek_r1_decode_fp8_qp16_sm90a_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, 95232 B shared, 128 threads, 2 programs/SM
 // FP8: deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
-// FP8-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free
+// S^T with the tile as wgmma's register A (ChipTuning::wgmmaRegisterA):
+// its 36 K steps on wgmma's register form, A the tile's converted chunks,
+// one group of 4 per atom with at most two in flight; each adds its step's
+// offset to Q's descriptor itself (no loop-invariant descriptor per step).
+// O^T keeps its descriptors (A = V^T MN-major: imm-trans-a 1).
+// FP8-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_masked(
 // FP8-PTX-NOT: cp.async
-// FP8-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{.*}}, p, 1, 1, 0, 0;
-// FP8-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{.*}}, p, 1, 1, 1, 0;
+// FP8-PTX: cvt.rn.f16x2.e4m3x2
+// FP8-PTX: wgmma.fence.sync.aligned;
+// FP8-PTX-COUNT-36: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, desc, p, 1, 1, 0;
+// FP8-PTX: wgmma.wait_group.sync.aligned 0;
+// FP8-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{.*}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1, 1, 1, 0;
 // FP8-PTX-NOT: cp.async
+// FP8-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free(
 // FP8-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage2
+// --wgmma-smem-a: S^T reads the converted tile from shared memory too (A
+// K-major: imm-trans-a 0).
+// FP8-SMEMA-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free
+// FP8-SMEMA-PTX-NOT: cp.async
+// FP8-SMEMA-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{.*}}, p, 1, 1, 0, 0;
+// FP8-SMEMA-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{.*}}, p, 1, 1, 1, 0;
+// FP8-SMEMA-PTX-NOT: cp.async
+// FP8-SMEMA-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage2
+
+// One token on 64-row pages and on a token list: the rows' page entries
+// (4-byte table loads) or token indices read with the tile's bytes, a tile
+// ahead; the same register-A loop, 2 programs per SM, no spills.
+// FP8-PAGED: deepseek_r1_decode_fp8_qp16_sm90a_paged64_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, 95232 B shared, 128 threads, 2 programs/SM
+// FP8-PAGED: deepseek_r1_decode_fp8_qp16_sm90a_paged64_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, 95232 B shared, 128 threads, 2 programs/SM
+// FP8-PAGED-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_paged64_stage1_masked
+// FP8-PAGED-PTX-NOT: cp.async
+// FP8-PAGED-PTX: ld.global.b32 %r{{[0-9]+}}, [%rd{{[0-9]+}}];
+// FP8-PAGED-PTX: ld.global.v4.b32
+// FP8-PAGED-PTX: cvt.rn.f16x2.e4m3x2
+// FP8-PAGED-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{.*}}, desc, p, 1, 1, 0;
+// FP8-PAGED-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_paged64_stage2
+// FP8-IDX: deepseek_r1_decode_fp8_qp16_sm90a_kvindices_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, 95232 B shared, 128 threads, 2 programs/SM
+// FP8-IDX: deepseek_r1_decode_fp8_qp16_sm90a_kvindices_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, 95232 B shared, 128 threads, 2 programs/SM
+// FP8-IDX-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_kvindices_stage1_masked
+// FP8-IDX-PTX-NOT: cp.async
+// FP8-IDX-PTX: ld.global.b32 %r{{[0-9]+}}, [%rd{{[0-9]+}}];
+// FP8-IDX-PTX: ld.global.v4.b32
+// FP8-IDX-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{.*}}, desc, p, 1, 1, 0;
+// FP8-IDX-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_kvindices_stage2
 // (The loads, conversion and stores, wherever LLVM places the loop's blocks.)
 // FP8-TILE-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free
 // FP8-TILE: ld.global.v4.b32 {{.*}}, [[[A:%rd[0-9]+]]];
@@ -164,12 +190,13 @@
 // FP8-TILE: st.shared.v4.b32 [{{%rd[0-9]+}}+{{[0-9]+}}]
 
 // fp8 MTP 2: two warpgroups on 128-token tiles, N = 32 (both tokens); the
-// fp8 bytes a tile ahead shared by 256 threads: no spills.
+// fp8 bytes a tile ahead shared by 256 threads; S^T on register A: no
+// spills.
 // FP8-MTP2: deepseek_r1_decode_fp8_qp16_sm90a_mtp2_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 256 threads, 1 programs/SM
 // FP8-MTP2-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_mtp2_stage1_masked
 // FP8-MTP2-PTX-NOT: cp.async
 // FP8-MTP2-PTX: cvt.rn.f16x2.e4m3x2
-// FP8-MTP2-PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {{.*}}, p, 1, 1, 0, 0;
+// FP8-MTP2-PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {{.*}}, desc, p, 1, 1, 0;
 // FP8-MTP2-PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {{.*}}, p, 1, 1, 1, 0;
 // FP8-MTP2-PTX-NOT: cp.async
 // FP8-MTP2-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_mtp2_stage2
@@ -194,7 +221,7 @@
 // FP8-H128-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_h128_stage1_mask_free
 // FP8-H128-PTX-NOT: cp.async
 // FP8-H128-PTX: cvt.rn.f16x2.e4m3x2
-// FP8-H128-PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {{.*}}, p, 1, 1, 0, 0;
+// FP8-H128-PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {{.*}}, desc, p, 1, 1, 0;
 // FP8-H128-PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {{.*}}, p, 1, 1, 1, 0;
 // FP8-H128-PTX-NOT: cp.async
 // FP8-H128-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_h128_stage2

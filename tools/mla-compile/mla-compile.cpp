@@ -61,10 +61,11 @@ static cl::opt<std::string> ptxasPath("ptxas",
                                       cl::desc("ptxas to assemble NVPTX with"),
                                       cl::init("/usr/local/cuda/bin/ptxas"),
                                       cl::cat(compileCategory));
-static cl::opt<bool> wgmmaRegisterA(
-    "wgmma-register-a",
-    cl::desc("sm_90a: S^T takes the fp8 KV tile as wgmma's register A "
-             "(not yet the default: docs/Design.md)"),
+static cl::opt<bool> wgmmaSmemA(
+    "wgmma-smem-a",
+    cl::desc("sm_90a, fp8 KV with 16-bit Q and P: S^T reads the converted KV "
+             "tile from shared memory instead of taking it as wgmma's "
+             "register A (the earlier path, for comparison: docs/Design.md)"),
     cl::init(false));
 static cl::opt<std::string> rocmToolkit(
     "rocm-toolkit",
@@ -156,7 +157,7 @@ int main(int argc, char **argv) {
     opts.emit = emit;
     opts.ptxas = ptxasPath;
     opts.rocmToolkit = rocmToolkit;
-    opts.wgmmaRegisterA = wgmmaRegisterA;
+    opts.wgmmaSmemA = wgmmaSmemA;
     opts.report = &llvm::outs();
     auto out = mla::compileForChip(ctx, *module, *chip, opts);
     if (failed(out))

@@ -30,7 +30,7 @@ struct CompileOptions {
   std::string ptxas = "/usr/local/cuda/bin/ptxas";
   std::string rocmToolkit;             ///< empty: defaultRocmToolkit()
   llvm::raw_ostream *report = nullptr; ///< the resource report (nullptr: none)
-  bool wgmmaRegisterA = false;         ///< ChipTuning::wgmmaRegisterA on
+  bool wgmmaSmemA = false;             ///< ChipTuning::wgmmaRegisterA off
 };
 
 /// What one chip's compilation produced.

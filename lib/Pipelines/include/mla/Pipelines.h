@@ -22,9 +22,9 @@ void buildHostLoweringPipeline(OpPassManager &pm);
 
 /// Tile kernels -> a `gpu.module` in the LLVM + NVVM / ROCDL dialects for
 /// `chip`, ready for `gpu-module-to-binary`.
-/// `wgmmaRegisterA`: mla-lower-to-gpu's option of that name.
+/// `wgmmaSmemA`: mla-lower-to-gpu's option of that name.
 void buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip,
-                              bool wgmmaRegisterA = false);
+                              bool wgmmaSmemA = false);
 
 /// Registers `mla-to-tiles`, `mla-to-host` and `mla-to-gpu`.
 void registerMLAPipelines();
