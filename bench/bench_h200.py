@@ -163,7 +163,7 @@ def check(kv_format, lengths, seed, rising=False):
     # values written into them and the graph replayed.
     # Through the custom op, as a model would capture it.
     fmt = config["kv_format"]
-    s = mla_torch.spec_for(fmt, kv_tokens=config["batch_size"] * config["kv_seq_len"])
+    s = mla_torch.spec_for(fmt)
     inputs = mla_torch._as_kernel_inputs(s, q, *kvd[fmt], qo, kvp) if fmt == "fp8" else \
         mla_torch._as_kernel_inputs(s, q, kvd[fmt], None, qo, kvp)
     g = torch.cuda.CUDAGraph()
@@ -350,8 +350,7 @@ def main():
                "correctness": [], "timing": []}
     failed = 0
     results["specs"] = {f: mla_torch.spec_for(f).name for f in args.formats.split(",")}
-    results["small_call_specs"] = mla_torch._SMALL_CALL_SPECS
-    print("specs", results["specs"], "small calls", results["small_call_specs"])
+    print("specs", results["specs"])
     for fmt in args.formats.split(","):
         for i, (name, lengths) in enumerate(cases):
             rising = name == "rising"
@@ -386,7 +385,7 @@ def main():
             of_all.append(tf)
             oi_all.append(ti)
             # The launcher's choice, from the plan the calls above cached.
-            spec = mla_torch.spec_for("fp8", kv_tokens=bs * kv)
+            spec = mla_torch.spec_for("fp8")
             splits = spec.plan(bs, kv).splits
             row = dict(bs=bs, kv=kv, ours_us=t, ours_queued_us=tq, ours_fresh_us=tf,
                        ours_inplace_us=ti, ours_host_cold_us=host, splits=splits,

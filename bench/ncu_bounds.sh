@@ -42,10 +42,10 @@ run() {  # name, probe_kernels arguments...
 }
 run "bf16 sm_90a + FlashMLA, 256 x 8192" --format bf16 --shapes 256x8192 \
   --spec deepseek_r1_decode_bf16_sm90a --flashmla "$FM"
-run "fp8 sm_90a, 256 x 8192" --format fp8 --shapes 256x8192 \
+run "fp8 sm_90a (K as register A), 256 x 8192" --format fp8 --shapes 256x8192 \
   --spec deepseek_r1_decode_fp8_qp16_sm90a
-run "fp8 sm_90a register A (opt-in), 256 x 8192" --format fp8 --shapes 256x8192 \
-  --spec deepseek_r1_decode_fp8_qp16_rega_sm90a
+run "fp8 sm_90a --wgmma-smem-a, 256 x 8192" --format fp8 --shapes 256x8192 \
+  --spec deepseek_r1_decode_fp8_qp16_smema_sm90a
 run "fp8 sm_90 (mma.sync), 256 x 8192" --format fp8 --shapes 256x8192 \
   --spec deepseek_r1_decode_fp8_qp16
 run "fp8 e4m3 sm_90a (fp8 Q and P), 256 x 8192" --format fp8 --shapes 256x8192 \
@@ -56,7 +56,7 @@ run "mxfp4 e4m3 sm_90a (fp8 Q and P), 256 x 8192" --format mxfp4 --shapes 256x81
   --spec deepseek_r1_decode_mxfp4_qp8_sm90a
 run "fp8 sm_90a MTP 2 + FlashMLA MTP 2, 64 x 8192" --format fp8 --q-seq-len 2 \
   --shapes 64x8192 --spec deepseek_r1_decode_fp8_qp16_sm90a_mtp2 --flashmla "$FM"
-run "fp8 sm_90a register A MTP 2 (opt-in), 64 x 8192" --format fp8 --q-seq-len 2 \
-  --shapes 64x8192 --spec deepseek_r1_decode_fp8_qp16_rega_sm90a_mtp2
+run "fp8 sm_90a --wgmma-smem-a MTP 2, 64 x 8192" --format fp8 --q-seq-len 2 \
+  --shapes 64x8192 --spec deepseek_r1_decode_fp8_qp16_smema_sm90a_mtp2
 run "fp8 sm_90 one token, 64 x 8192" --format fp8 --shapes 64x8192 \
   --spec deepseek_r1_decode_fp8_qp16

@@ -30,7 +30,10 @@ baseline=()
 [ -f artifacts/seed_triton_nv.py ] && baseline=(--baseline artifacts/seed_triton_nv.py)
 # (a) + (b): 28 checks (fp8 and bf16 KV) and the 8 task shapes timed.
 step "checks + timing" python3 bench/bench_h200.py "${baseline[@]}" --reps 30 --json "$OUT/h200.json"
-# The default fp8 spec (bf16 Q and P) instead of the qp16 one.
+# custom_kernel's fallbacks for fp8 KV where no sm_90a spec is compiled:
+# sm_90's qp16 spec, then the bf16 Q and P one.
+step "sm_90 qp16 spec checks" env MLA_SPEC_FP8=deepseek_r1_decode_fp8_qp16 \
+  python3 bench/bench_h200.py --formats fp8 --skip-timing
 step "default fp8 spec checks" env MLA_SPEC_FP8=deepseek_r1_decode_fp8 \
   python3 bench/bench_h200.py --formats fp8 --skip-timing
 # The fp8 Q / P spec (128-token tiles since issue 21's gfx950 work): the

@@ -39,7 +39,7 @@ import bench_h200 as B  # noqa: E402
 import mla_torch  # noqa: E402
 from wgmma_h200 import geo, use_spec  # noqa: E402
 
-SPECS = "fp8:deepseek_r1_decode_fp8_qp16,bf16:deepseek_r1_decode_bf16_sm90a"
+SPECS = "fp8:deepseek_r1_decode_fp8_qp16_sm90a,bf16:deepseek_r1_decode_bf16_sm90a"
 EDGE = [[1], [17], [1000], [8191], [0, 5, 64, 65, 1000, 0, 130], [0, 0, 0]]
 FORCED = [2, 3, 5, 8, 13, 16]
 RAGGED = [3, 70, 0, 129, 1000, 4097]

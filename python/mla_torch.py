@@ -38,9 +38,13 @@ import mla_launcher as L
 # its _mtp2 twin for q_seq_len 2; Q scaled per program by a power of two
 # that fits its largest |q| to e4m3's range, so any magnitude is fine).
 # fp8 KV: Q and P in f16 (qp_type = f16; on sm_90 1.3x faster than bf16 Q/P
-# and more accurate; contract |q| <= 65504, see docs/PerformanceLog.md), else
+# and more accurate; contract |q| <= 65504, see docs/PerformanceLog.md), on
+# sm_90a's wgmma where compiled (the H200: K converted in registers as
+# wgmma's register A, faster than sm_90's mma.sync spec on every task shape
+# and every serving shape measured, docs/Performance.md), else sm_90's, else
 # the bf16-Q/P spec.
-_DEFAULT_SPECS = {"fp8": ["deepseek_r1_decode_fp8_qp16", "deepseek_r1_decode_fp8"],
+_DEFAULT_SPECS = {"fp8": ["deepseek_r1_decode_fp8_qp16_sm90a", "deepseek_r1_decode_fp8_qp16",
+                          "deepseek_r1_decode_fp8"],
           # bf16 KV: sm_90a's wgmma spec where compiled (the H200: 1.25x
           # faster than sm_90's mma.sync on the task's geomean; MTP 2 in
           # one program at 1.2x one token's time), else sm_90's.
@@ -57,26 +61,6 @@ _DEFAULT_SPECS = {"fp8": ["deepseek_r1_decode_fp8_qp16", "deepseek_r1_decode_fp8
                     "deepseek_r1_decode_mxfp4"]}
 _SPECS = {k: [os.environ[f"MLA_SPEC_{k.upper()}"]] if f"MLA_SPEC_{k.upper()}" in os.environ
           else list(v) for k, v in _DEFAULT_SPECS.items()}
-# Serving shapes whose fastest spec is not the format's first one (the
-# H200, docs/Performance.md): (format, shape_suffix) -> the base name tried
-# first, while _SPECS[format] is the default list. fp8 MTP 2: sm_90a's
-# wgmma with both tokens and two warpgroups in one program, 1.34x one
-# token's time against 1.8x for sm_90's MTP 2 spec. fp8 with 128 heads: the
-# same schedule on 32 heads a program, 0.76x the time of sm_90's _h128 spec
-# at 64 x 8192.
-_SHAPE_SPECS = {("fp8", "_mtp2"): "deepseek_r1_decode_fp8_qp16_sm90a",
-                ("fp8", "_mtp2_paged64"): "deepseek_r1_decode_fp8_qp16_sm90a",
-                ("fp8", "_h128"): "deepseek_r1_decode_fp8_qp16_sm90a"}
-# Small calls whose fastest spec is not the format's first one: format ->
-# (base tried first, most KV tokens a call may hold: batch x its longest
-# length). fp8 KV, one token, contiguous: sm_90a's wgmma spec takes fewer
-# instructions per tile and runs the latency-bound small calls 3-6 %
-# faster than sm_90's mma.sync spec (11.7 / 21.1 / 21.0 against 12.4 /
-# 21.7 / 22.2 us at 4 x 1024, 4 x 8192, 32 x 1024; level at 64 x 1024);
-# from 262144 tokens on it reads more shared memory a token and is 6-10 %
-# slower (docs/PerformanceLog.md, 2026-12-03).
-_SMALL_CALL_SPECS = {"fp8": ("deepseek_r1_decode_fp8_qp16_sm90a", 32768)}
-
 # mxfp4 KV: the packed bytes as uint8 / int8 or torch's fp4x2 type, the
 # scales as uint8 or torch's e8m0 type (those that this torch has).
 _FP4X2 = tuple(getattr(torch, n) for n in ("float4_e2m1fn_x2",) if hasattr(torch, n))
@@ -460,33 +444,22 @@ def shape_suffix(q_seq_len=1, heads=16, paging=None):
             (f"_h{heads}" if heads != 16 else "") + page)
 
 
-def spec_for(kv_format, device=None, q_seq_len=1, heads=16, paging=None, kv_tokens=None):
-    """The first spec of _SPECS[kv_format] (+ shape_suffix; after
-    _SHAPE_SPECS' base for the shape, or _SMALL_CALL_SPECS' for a call of
-    at most its `kv_tokens` (batch x longest length), if any) found in
+def spec_for(kv_format, device=None, q_seq_len=1, heads=16, paging=None):
+    """The first spec of _SPECS[kv_format] (+ shape_suffix) found in
     $MLA_ARTIFACTS whose manifest has q_seq_len query tokens, `heads` heads
     and the KV layout `paging` asks for; ValueError naming the specs looked
     for when none is there."""
-    rule = _SMALL_CALL_SPECS.get(kv_format)
-    small = (rule is not None and kv_tokens is not None and kv_tokens <= rule[1] and
-             (q_seq_len, heads, paging) == (1, 16, None))
-    key = (kv_format, device, q_seq_len, heads, paging, small)
+    key = (kv_format, device, q_seq_len, heads, paging)
     name = _chosen.get(key)
     if name is None:
         folder = os.environ.get("MLA_ARTIFACTS", "artifacts")
         suffix = shape_suffix(q_seq_len, heads, paging)
-        bases = list(_SPECS[kv_format])
-        if bases == _DEFAULT_SPECS[kv_format] and (kv_format, suffix) in _SHAPE_SPECS:
-            bases.insert(0, _SHAPE_SPECS[(kv_format, suffix)])
-        if bases == _DEFAULT_SPECS[kv_format] and small:
-            bases.insert(0, rule[0])
-        names = [n + suffix for n in bases]
+        names = [n + suffix for n in _SPECS[kv_format]]
         found = [n for n in names if os.path.exists(os.path.join(folder, n + ".json"))]
         if not found:
             if (q_seq_len, heads, paging) == (1, 16, None):
-                # Spec() names the format's missing file (not a small
-                # call's preference).
-                found = [n + suffix for n in _SPECS[kv_format]]
+                # Spec() names the format's missing file.
+                found = names
             else:
                 layout = ("contiguous KV" if paging is None else "a token list (kv_indices)"
                           if paging == "indices" else f"a block table of {paging}-row pages")
@@ -578,8 +551,7 @@ def decode(q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len, kv_format="
     kv_scales holds the e8m0 block scales)."""
     return torch.ops.mla.decode(q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len,
                                 spec_for(kv_format, q.get_device(),
-                                         *_serving_shape(q, batch),
-                                         kv_tokens=batch * max_kv_len).name,
+                                         *_serving_shape(q, batch)).name,
                                 None if kv_indptr_host is None else list(kv_indptr_host),
                                 0, validate, kv_scales)
 
@@ -644,11 +616,9 @@ def custom_kernel(data):
     # config["kv_indices"] (SGLang / AITER's token list, which kv_indptr
     # then indexes) picks the spec compiled for it.
     kv_indices = config.get("kv_indices")
-    batch, longest = config.get("batch_size"), config.get("kv_seq_len")
+    batch = config.get("batch_size")
     s = spec_for(fmt, device, *_serving_shape(q, batch),
-                 paging=None if kv_indices is None else "indices",
-                 kv_tokens=batch * longest if isinstance(batch, int) and
-                 isinstance(longest, int) else None)
+                 paging=None if kv_indices is None else "indices")
     _config_check(s, config)
     # Spec.decode is what torch.ops.mla.decode runs; called directly here it
     # saves the dispatcher's ~5 us of host time per call (probe_host.py).
