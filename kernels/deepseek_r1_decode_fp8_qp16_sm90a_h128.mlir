@@ -4,11 +4,11 @@
 // schedule of the fp8 MTP 2 spec: two warpgroups and 128-token tiles, each
 // warpgroup scoring 64 of the tokens (S^T's M, N = the 32 rows) and
 // accumulating half of O^T's 512 columns over all 128, the fp8 bytes a tile
-// ahead shared by the 256 threads (238 registers, no spills; one warpgroup
-// on 64-token tiles needs 255 and spills). On the H200 at 64 x 8192
-// (docs/PerformanceLog.md, 2026-12-03): 589-596 us against 773-781 us for
-// sm_90's fp8 _h128 spec (0.76x) and 665 us for one warpgroup (spilling);
-// the Python entry picks it for fp8 KV with 128 heads.
+// ahead shared by the 256 threads, S^T taking them as wgmma's register A (no
+// spills; one warpgroup on 64-token tiles spilled). On the H200 at 64 x 8192:
+// 443 us (docs/Performance.md, 2026-12-05; 589-596 us on 2026-12-03 against
+// 773-781 us for sm_90's fp8 _h128 spec); the Python entry picks it for fp8
+// KV with 128 heads.
 //
 //   mla-compile kernels/deepseek_r1_decode_fp8_qp16_sm90a_h128.mlir --chip=sm_90a -o out
 mla.decode @deepseek_r1_decode_fp8_qp16_sm90a_h128 {

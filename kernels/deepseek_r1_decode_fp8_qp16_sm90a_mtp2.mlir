@@ -4,11 +4,12 @@
 // the KV tile is read once for both tokens. Two warpgroups per program and
 // 128-token tiles: each warpgroup scores 64 of the tokens (S^T's M) and
 // accumulates half of O^T's 512 columns over all 128, and the 256 threads
-// share the fp8 bytes held a tile ahead, so that they fit in 241 registers
-// (one warpgroup on 64-token tiles needs 255 and spills, 1.13x slower).
-// 192 KiB of shared memory: one program per SM. On the H200 (docs/Performance.md) 1.40x the
-// time of sm_90's fp8 spec on one token at 64 x 8192 (sm_90's own MTP 2
-// spec: 1.8x); the Python entry picks it for fp8 KV with q_seq_len 2.
+// share the fp8 bytes held a tile ahead; S^T takes them, converted, as
+// wgmma's register A (254 registers, no spills; one warpgroup on 64-token
+// tiles spilled). 192 KiB of shared memory: one program per SM. On the H200
+// (docs/Performance.md, 2026-12-05) 1.30x the time of the one-token spec at
+// 64 x 8192 (sm_90's own MTP 2 spec: 1.8x); the Python entry picks it for
+// fp8 KV with q_seq_len 2.
 //
 //   mla-compile kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2.mlir --chip=sm_90a -o out
 mla.decode @deepseek_r1_decode_fp8_qp16_sm90a_mtp2 {

@@ -160,10 +160,11 @@ struct ChipTuning {
   /// wgmma's register A (converted from the bytes loaded a tile ahead,
   /// Lowering::registerAGrouping) instead of reading the converted tile
   /// from shared memory; only V's columns are stored, and no barrier
-  /// separates the conversion from Sᵀ. Set on sm_90a: on the H200 5-13 %
-  /// faster than the shared-memory A on the task's shapes from 32 x 1024
-  /// up (docs/Design.md, "sm_90a: wgmma", register A). mla-lower-to-gpu's
-  /// `wgmma-smem-a` option (mla-compile --wgmma-smem-a) turns it off.
+  /// separates the conversion from Sᵀ. Set on sm_90a: on the H200 4-14 %
+  /// faster than the shared-memory A on the task's shapes from 32 x 8192
+  /// up, within 0.9 µs below (docs/Design.md, "sm_90a: wgmma", register
+  /// A). mla-lower-to-gpu's `wgmma-smem-a` option (mla-compile
+  /// --wgmma-smem-a) turns it off.
   bool wgmmaRegisterA = false;
 };
 
