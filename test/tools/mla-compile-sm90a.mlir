@@ -16,6 +16,7 @@
 // RUN: FileCheck %s --check-prefix=FP8-PTX < %t/fp8/deepseek_r1_decode_fp8_qp16_sm90a.ptx
 // RUN: FileCheck %s --check-prefix=FP8-TILE < %t/fp8/deepseek_r1_decode_fp8_qp16_sm90a.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a.mlir --chip=sm_90a --wgmma-smem-a -o %t/fp8smema | FileCheck %s --check-prefix=FP8
+// RUN: mla-compile --help | FileCheck %s --check-prefix=HELP
 // RUN: FileCheck %s --check-prefix=FP8-SMEMA-PTX < %t/fp8smema/deepseek_r1_decode_fp8_qp16_sm90a.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a_paged64.mlir --chip=sm_90a -o %t/fp8paged | FileCheck %s --check-prefix=FP8-PAGED
 // RUN: FileCheck %s --check-prefix=FP8-PAGED-PTX < %t/fp8paged/deepseek_r1_decode_fp8_qp16_sm90a_paged64.ptx
@@ -153,6 +154,9 @@
 // FP8-PTX-NOT: cp.async
 // FP8-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free(
 // FP8-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage2
+// The option is listed among mla-compile's own (the others are hidden).
+// HELP: mla-compile options:
+// HELP: --wgmma-smem-a
 // --wgmma-smem-a: S^T reads the converted tile from shared memory too (A
 // K-major: imm-trans-a 0).
 // FP8-SMEMA-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free

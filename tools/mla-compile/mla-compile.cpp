@@ -66,7 +66,7 @@ static cl::opt<bool> wgmmaSmemA(
     cl::desc("sm_90a, fp8 KV with 16-bit Q and P: S^T reads the converted KV "
              "tile from shared memory instead of taking it as wgmma's "
              "register A (the earlier path, for comparison: docs/Design.md)"),
-    cl::init(false));
+    cl::init(false), cl::cat(compileCategory));
 static cl::opt<std::string> rocmToolkit(
     "rocm-toolkit",
     cl::desc("folder whose llvm/bin/ld.lld links AMDGPU code objects "
