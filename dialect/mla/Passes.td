@@ -108,7 +108,13 @@ def MLALowerToGPU : Pass<"mla-lower-to-gpu", "::mlir::ModuleOp"> {
            "sm_90a, fp8 KV with 16-bit Q and P: S^T reads the converted KV "
            "tile from shared memory instead of taking it as wgmma's register "
            "A (ChipTuning::wgmmaRegisterA off; the earlier path, kept for "
-           "comparison)">
+           "comparison)">,
+    Option<"pageEntriesAhead", "page-entries-ahead", "bool",
+           /*default=*/"false",
+           "sm_90a, a paged fp8 KV tile within one page loaded a tile ahead "
+           "into registers: its page entry is loaded one tile earlier still "
+           "and carried by the KV loop (ChipTuning::pageEntriesAhead on; "
+           "opt-in until measured on the H200)">
   ];
   let dependentDialects = ["::mlir::amdgpu::AMDGPUDialect",
                            "::mlir::arith::ArithDialect",

@@ -68,9 +68,11 @@ LogicalResult Lowering::lowerKvLoop(KvLoopOp op) {
     pf->upper = upperV;
     pf->step = idx(op.getStep());
   }
-  size_t rpAt = inits.size();
-  if (rp)
+  size_t rpAt = inits.size(), rpChunks = rp ? rp->cur.size() : 0;
+  if (rp) {
     inits.append(rp->cur);
+    inits.append(rp->pageAhead);
+  }
   auto loop =
       scf::ForOp::create(b, loc(), lowerV, upperV, idx(op.getStep()), inits);
   OpBuilder::InsertionGuard g(b);
@@ -97,7 +99,9 @@ LogicalResult Lowering::lowerKvLoop(KvLoopOp op) {
   }
   if (rp) {
     rp->cur.assign(loop.getRegionIterArgs().begin() + rpAt,
-                   loop.getRegionIterArgs().end());
+                   loop.getRegionIterArgs().begin() + rpAt + rpChunks);
+    rp->pageAhead.assign(loop.getRegionIterArgs().begin() + rpAt + rpChunks,
+                         loop.getRegionIterArgs().end());
     rp->loop = op;
     rp->iv = loop.getInductionVar();
     rp->upper = upperV;
@@ -130,6 +134,11 @@ LogicalResult Lowering::lowerKvLoop(KvLoopOp op) {
       return fail("the KV tile loaded ahead was not loaded in the loop "
                   "(internal error)");
     next.append(regPrefetch->next.begin(), regPrefetch->next.end());
+    if (regPrefetch->pageAheadNext.size() != regPrefetch->pageAhead.size())
+      return fail("the page entries loaded ahead were not loaded in the loop "
+                  "(internal error)");
+    next.append(regPrefetch->pageAheadNext.begin(),
+                regPrefetch->pageAheadNext.end());
   }
   scf::YieldOp::create(b, loc(), next);
   pos = 0;

@@ -149,8 +149,8 @@ void Lowering::emitAsyncTileCopy(LoadOp op, Value row0, Value col0, Value bound,
       toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), source));
   if (table && tilesWithinOnePage(op)) {
     bool masked = static_cast<bool>(bound);
-    std::tie(row0, bound) =
-        onePageRange(op, source, row0, bound, table, tableOffset);
+    std::tie(row0, bound) = onePageRange(
+        op, source, row0, bound, pageEntry(op, row0, table, tableOffset));
     if (!masked && wholeTiles) {
       // A tile of the mask-free stage 1 is whole; it only needs the bound
       // where its page is not (wholly) in the cache. The usual case copies

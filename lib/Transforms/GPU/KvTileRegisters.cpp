@@ -153,8 +153,63 @@ std::optional<RegPrefetch> Lowering::registerPrefetchOf(LoadOp op,
   return rp;
 }
 
+namespace {
+/// How many page entries `p`'s tiles take a tile ahead (RegPrefetch::
+/// pageAhead), where the chip's tuning asks: 1 for a tile within one page,
+/// 2 for a tile of two whole pages (fp8 MTP 2's 128 rows on 64-row pages);
+/// 0: none, each tile reads its rows' entries with its bytes.
+int64_t entriesAhead(Lowering &L, const RegPrefetch &p) {
+  if (!L.target.chip.tuning.pageEntriesAhead)
+    return 0;
+  int64_t n = L.pagesPerTile(p.load);
+  return n <= 2 ? n : 0;
+}
+
+/// The entries of the `n` pages of `p`'s tile at iteration `iv` from
+/// `upper` on (Lowering::pageEntry); -1 without a table read for a page
+/// that starts at or past `upper` or the load's bound (its entry may lie
+/// past the sequence's table row).
+SmallVector<Value> pageEntriesAt(Lowering &L, const RegPrefetch &p, Value iv,
+                                 Value upper, int64_t n) {
+  OpBuilder &b = L.b;
+  LoadOp op = p.load;
+  IRMapping m;
+  Value start = L.rematAt(op.getIndices()[0], p.loop, iv, m);
+  Value offset = L.rematAt(op.getTableOffset(), p.loop, iv, m);
+  Value bound =
+      op.getBound() ? L.rematAt(op.getBound(), p.loop, iv, m) : Value();
+  Value table = L.scalars.lookup(op.getTable());
+  int64_t page = static_cast<int64_t>(*op.getPageSize());
+  SmallVector<Value> out;
+  for (int64_t k = 0; k < n; ++k) {
+    Value at = L.addc(start, k * page);
+    Value there =
+        arith::CmpIOp::create(b, L.loc(), arith::CmpIPredicate::slt, at, upper);
+    if (bound)
+      there = arith::AndIOp::create(
+          b, L.loc(), there,
+          arith::CmpIOp::create(b, L.loc(), arith::CmpIPredicate::slt, at,
+                                bound));
+    auto ifOp = scf::IfOp::create(
+        b, L.loc(), there,
+        [&](OpBuilder &nb, Location l) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          scf::YieldOp::create(b, l, L.pageEntry(op, at, table, offset));
+        },
+        [&](OpBuilder &nb, Location l) {
+          scf::YieldOp::create(
+              nb, l, Value(arith::ConstantIndexOp::create(nb, l, -1)));
+        });
+    out.push_back(ifOp.getResult(0));
+  }
+  return out;
+}
+} // namespace
+
 SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
-                                                 Value present) {
+                                                 Value present,
+                                                 ArrayRef<Value> entries) {
   LoadOp op = p.load, sc = p.scales;
   auto t = op.getResult().getType();
   Value src = scalars.lookup(op.getSource());
@@ -171,7 +226,7 @@ SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
   // (Lowering::pagedRow: an entry that names no page of the source, or a
   // row past the bound, is an absent row).
   Value table, tableOffset;
-  if (op.isPaged()) {
+  if (op.isPaged() && entries.empty()) {
     table = scalars.lookup(op.getTable());
     tableOffset = rematAt(op.getTableOffset(), p.loop, iv, m);
   }
@@ -208,9 +263,25 @@ SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
         Value limit =
             bound ? arith::SubIOp::create(b, loc(), bound, row0).getResult()
                   : Value();
+        // A one-page tile with its entry loaded ahead: the contiguous tile
+        // at the page's row, its rows below the bound and in the cache. A
+        // two-page one: each row through its page's entry (pagedRow).
         std::optional<PagedRows> pages;
-        if (table)
+        if (entries.size() == 1) {
+          auto [first, last] = onePageRange(op, src, row0, bound, entries[0]);
+          origin = add(mul(first, srcCols), col0);
+          limit = arith::SubIOp::create(b, loc(), last, first);
+        } else if (entries.size() == 2) {
+          pages.emplace();
+          pages->start = row0;
+          pages->bound = bound;
+          pages->pageSize = static_cast<int64_t>(*op.getPageSize());
+          pages->sourceRows = memref::DimOp::create(b, loc(), src, 0);
+          pages->first = entries[0];
+          pages->last = entries[1];
+        } else if (table) {
           pages = pagedRows(op, src, row0, bound, table, tableOffset);
+        }
         SmallVector<Value> data, scale;
         for (const RegChunk &c : chunks) {
           Value row = addc(c.rowBase, c.rowConst);
@@ -340,7 +411,14 @@ std::optional<RegPrefetch> Lowering::startRegisterPrefetch(KvLoopOp loop) {
   rp->loop = loop;
   Value any = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, lowerV,
                                     upperV);
-  rp->cur = loadTileToRegisters(*rp, lowerV, any);
+  int64_t ahead = entriesAhead(*this, *rp);
+  SmallVector<Value> first;
+  if (ahead)
+    first = pageEntriesAt(*this, *rp, lowerV, upperV, ahead);
+  rp->cur = loadTileToRegisters(*rp, lowerV, any, first);
+  if (ahead)
+    rp->pageAhead =
+        pageEntriesAt(*this, *rp, addc(lowerV, loop.getStep()), upperV, ahead);
   return rp;
 }
 
@@ -398,7 +476,11 @@ void Lowering::loadNextTileToRegisters(RegPrefetch &p) {
   Value next = addc(p.iv, p.loop.getStep());
   Value hasNext =
       arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, next, p.upper);
-  p.next = loadTileToRegisters(p, next, hasNext);
+  p.next = loadTileToRegisters(p, next, hasNext, p.pageAhead);
+  if (!p.pageAhead.empty())
+    p.pageAheadNext =
+        pageEntriesAt(*this, p, addc(next, p.loop.getStep()), p.upper,
+                      static_cast<int64_t>(p.pageAhead.size()));
 }
 
 void Lowering::decodeMxfp4Chunks(const Tile &dst, const RegPrefetch &p) {

@@ -197,9 +197,10 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   // A paged tile within one page is the contiguous tile at the page's row
   // (the asynchronous copies above do the same in emitAsyncTileCopy).
   if (paged && tilesWithinOnePage(op)) {
-    std::tie(base[rowDim], bound) = onePageRange(
-        op, src, base[rowDim], bound, scalars.lookup(op.getTable()),
-        scalars.lookup(op.getTableOffset()));
+    std::tie(base[rowDim], bound) =
+        onePageRange(op, src, base[rowDim], bound,
+                     pageEntry(op, base[rowDim], scalars.lookup(op.getTable()),
+                               scalars.lookup(op.getTableOffset())));
     paged = false;
   }
   // Where the chip checks a buffer's size (ChipInfo::boundsCheckedLoads)

@@ -35,7 +35,7 @@ struct Lowering {
   // Runtime lane offsets of the A, B and C layouts.
   Value aRow, aCol, bRow, bCol, cRow, cCol;
   Value smemBase;
-  SharedMemoryPlan smem; ///< the regions' byte offsets (allocSmem)
+  SharedMemoryPlan smem;      ///< the regions' byte offsets (allocSmem)
   int64_t lastSmemOffset = 0; ///< byte offset of the last allocSmem region
   std::optional<Prefetch> prefetch;
   std::optional<RegPrefetch> regPrefetch;
@@ -424,17 +424,19 @@ struct Lowering {
   /// values from outside the loop (computable for another iteration).
   bool computableAhead(LoadOp op, KvLoopOp loop);
 
-  // KvTileRegisters.cpp (sm_90a): the KV loop's fp8 tile, or mxfp4 data
-  // and scales, a tile ahead in registers (RegPrefetch).
+  // KvTileRegisters.cpp (sm_90a): the KV loop's fp8 tile, or mxfp4 data and
+  // scales, a tile ahead in registers (RegPrefetch).
   std::optional<RegPrefetch> registerPrefetchOf(LoadOp op, KvLoopOp loop);
   /// Where S^T = K Q^T (wgmma, fp8 K) takes K as register A (RegPrefetch::
   /// kRegisters): the K order of an atom, which Q is stored in (kOrderFor).
   std::optional<GroupedOperands> registerAGrouping(DotOp d);
   static constexpr int64_t kMaxRegisterRounds = 20; ///< chunks a thread
   /// The tile(s) at iteration `iv` as 16-byte chunks (+ i32 scales): zeros
-  /// (scale 127) where `present` is false or at rows from the bound.
+  /// (scale 127) where `present` is false or at rows from the bound;
+  /// `entries`: its pages' entries loaded ahead (RegPrefetch::pageAhead).
   SmallVector<Value> loadTileToRegisters(const RegPrefetch &p, Value iv,
-                                         Value present);
+                                         Value present,
+                                         ArrayRef<Value> entries = {});
   void loadNextTileToRegisters(RegPrefetch &p); ///< p.next, if any
   void storeChunkPieces(const Tile &dst, const RegPrefetch &p, Value chunk,
                         ArrayRef<Value> pieces);
@@ -490,30 +492,24 @@ struct Lowering {
   void emitLdsDmaTileCopy(LoadOp op, Value row0, Value col0, Value bound,
                           Value dstOffset);
 
-  /// A paged load's row map (LoadOp::isPaged) for the tile from logical
-  /// row `start`: what pagedRow needs, computed once per tile. A tile
-  /// within two pages (page_size >= its rows) reads the table twice, for
-  /// its first and its last row in range; a smaller page is looked up
-  /// per chunk (an L1 hit after the first).
-  struct PagedRows {
-    Value table, offset, start, bound, sourceRows;
-    int64_t pageSize = 0;
-    Value first, last; ///< entries of the first and last page (two pages)
-  };
+  /// A paged load's row map for the tile from logical row `start`
+  /// (PagedRows, Placements.h).
   PagedRows pagedRows(LoadOp op, Value source, Value start, Value bound,
                       Value table, Value offset);
-  /// Whether every tile of paged load `op` lies within one page: pages a
-  /// multiple of the tile's rows, and a start that is one too (the KV
-  /// loop's induction variable, stepping by whole tiles from a split
-  /// range's lower end, a multiple of block_n whenever the loop runs).
-  bool tilesWithinOnePage(LoadOp op);
-  /// Such a tile as a contiguous one: its first source row (the page's
-  /// entry x page_size + start % page_size) and a bound that keeps its rows
-  /// below the old bound and inside the source; a page entry that names no
-  /// row of the source gives row 0 and bound 0 (every row zero). One table
-  /// read per tile, and the copies are the contiguous tile's.
+  /// 1 where every tile of paged load `op` lies within one page (pages a
+  /// multiple of its rows, and so its start: the KV loop's induction
+  /// variable, by whole tiles from a split range's lower end), n where it
+  /// is n whole pages (rows a multiple of the page), else 0.
+  int64_t pagesPerTile(LoadOp op);
+  bool tilesWithinOnePage(LoadOp op) { return pagesPerTile(op) == 1; }
+  /// Row `start`'s page entry, table[offset + start / page_size] (index).
+  Value pageEntry(LoadOp op, Value start, Value table, Value offset);
+  /// Such a tile as a contiguous one, given its page's entry `e`: its first
+  /// source row (e x page_size + start % page_size) and a bound keeping its
+  /// rows below the old bound and in the source; an entry that names no
+  /// row of the source gives row 0 and bound 0 (every row zero).
   std::pair<Value, Value> onePageRange(LoadOp op, Value source, Value start,
-                                       Value bound, Value table, Value offset);
+                                       Value bound, Value e);
   /// The source row of tile row `r` and whether it is there (below the
   /// bound, and its entry names a row of the source); row 0 where not.
   std::pair<Value, Value> pagedRow(const PagedRows &p, Value r);

@@ -11,9 +11,8 @@
 
 namespace mlir::mla::gpulower {
 
-Lowering::PagedRows Lowering::pagedRows(LoadOp op, Value source, Value start,
-                                        Value bound, Value table,
-                                        Value offset) {
+PagedRows Lowering::pagedRows(LoadOp op, Value source, Value start, Value bound,
+                              Value table, Value offset) {
   PagedRows p;
   p.table = table;
   p.offset = offset;
@@ -42,31 +41,41 @@ Lowering::PagedRows Lowering::pagedRows(LoadOp op, Value source, Value start,
   return p;
 }
 
-bool Lowering::tilesWithinOnePage(LoadOp op) {
+int64_t Lowering::pagesPerTile(LoadOp op) {
+  if (!op.isPaged())
+    return 0;
   int64_t rows = op.getResult().getType().getDimSize(0);
-  if (!op.isPaged() || static_cast<int64_t>(*op.getPageSize()) % rows)
-    return false;
+  int64_t page = static_cast<int64_t>(*op.getPageSize());
+  // Tiles start at multiples of `unit`: a tile within one page, or whole
+  // pages.
+  int64_t unit = page % rows == 0 ? rows : rows % page == 0 ? page : 0;
   auto iv = dyn_cast<BlockArgument>(op.getIndices()[0]);
   auto loop =
       iv ? dyn_cast<KvLoopOp>(iv.getOwner()->getParentOp()) : KvLoopOp();
-  if (!loop || iv.getArgNumber() != 0 ||
-      static_cast<int64_t>(loop.getStep()) % rows)
-    return false;
+  if (!unit || !loop || iv.getArgNumber() != 0 ||
+      static_cast<int64_t>(loop.getStep()) % unit)
+    return 0;
   auto range = loop.getLower().getDefiningOp<SplitRangeOp>();
-  return range && range.getLo() == loop.getLower() &&
-         static_cast<int64_t>(range.getBlockN()) % rows == 0;
+  if (!range || range.getLo() != loop.getLower() ||
+      static_cast<int64_t>(range.getBlockN()) % unit)
+    return 0;
+  return page >= rows ? 1 : rows / page;
+}
+
+Value Lowering::pageEntry(LoadOp op, Value start, Value table, Value offset) {
+  int64_t page = static_cast<int64_t>(*op.getPageSize());
+  Value at = add(offset, arith::DivUIOp::create(b, loc(), start, idx(page)));
+  return arith::IndexCastOp::create(
+      b, loc(), b.getIndexType(),
+      memref::LoadOp::create(b, loc(), table, ValueRange{at}));
 }
 
 std::pair<Value, Value> Lowering::onePageRange(LoadOp op, Value source,
                                                Value start, Value bound,
-                                               Value table, Value offset) {
+                                               Value e) {
   using P = arith::CmpIPredicate;
   int64_t page = static_cast<int64_t>(*op.getPageSize());
   int64_t rows = op.getResult().getType().getDimSize(0);
-  Value at = add(offset, arith::DivUIOp::create(b, loc(), start, idx(page)));
-  Value e = arith::IndexCastOp::create(
-      b, loc(), b.getIndexType(),
-      memref::LoadOp::create(b, loc(), table, ValueRange{at}));
   Value first =
       add(mul(e, page), arith::RemUIOp::create(b, loc(), start, idx(page)));
   Value sourceRows = memref::DimOp::create(b, loc(), source, 0);

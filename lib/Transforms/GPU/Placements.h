@@ -80,6 +80,18 @@ struct Prefetch {
   bool earlySend = false, sendNext = false;
 };
 
+/// A paged load's row map (LoadOp::isPaged, Lowering::pagedRows) for the
+/// tile from logical row `start`, once per tile. A tile within two pages
+/// (page_size >= its rows, or two whole pages) reads the entries of its
+/// first and last row in range (or takes them loaded ahead: RegPrefetch::
+/// pageAhead); a smaller page is looked up per chunk (an L1 hit after the
+/// first).
+struct PagedRows {
+  Value table, offset, start, bound, sourceRows;
+  int64_t pageSize = 0;
+  Value first, last; ///< entries of the first and last page (two pages)
+};
+
 /// The KV loop's fp8 tile, or mxfp4 data tile and its scales' (read by
 /// one dequant), loaded into registers a tile ahead (KvTileRegisters.cpp):
 /// the 16-bit type they become, the source bytes of one atom (64 values),
@@ -100,6 +112,12 @@ struct RegPrefetch {
   /// tile) and loads the next tile.
   bool kRegisters = false;
   std::shared_ptr<Tile> pending;
+  /// A paged tile of one or two whole pages (Lowering::pagesPerTile) where
+  /// ChipTuning::pageEntriesAhead: the page entries of the tile after the
+  /// one in `cur` (loop-carried, loaded a tile before its bytes, so their
+  /// loads need not wait for them), and those of the one after `next`.
+  /// Empty otherwise (each tile reads its rows' entries with its bytes).
+  SmallVector<Value> pageAhead, pageAheadNext;
   /// Where the chunks lie (one 16-byte chunk a thread and round).
   RegisterTileMap map() const {
     LoadOp op = load;

@@ -22,9 +22,11 @@ void buildHostLoweringPipeline(OpPassManager &pm);
 
 /// Tile kernels -> a `gpu.module` in the LLVM + NVVM / ROCDL dialects for
 /// `chip`, ready for `gpu-module-to-binary`.
-/// `wgmmaSmemA`: mla-lower-to-gpu's option of that name.
+/// `wgmmaSmemA`, `pageEntriesAhead`: mla-lower-to-gpu's options of those
+/// names.
 void buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip,
-                              bool wgmmaSmemA = false);
+                              bool wgmmaSmemA = false,
+                              bool pageEntriesAhead = false);
 
 /// Registers `mla-to-tiles`, `mla-to-host` and `mla-to-gpu`.
 void registerMLAPipelines();
