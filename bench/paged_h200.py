@@ -79,9 +79,9 @@ def paged(data, page, seed):
     return cache, table, lengths
 
 
-def table_call(data, cache, table, lengths, host_lengths=False, validate=False):
-    """mla_with_kvcache on data's q and the paged cache: returns a
-    time_call-able function and the [rows, heads, V] view of its output."""
+def table_call(data, cache, table, lengths, host_lengths=False, validate=False, spec=None):
+    """mla_with_kvcache on data's q and the paged cache (or the block-table
+    spec named `spec`, e.g. a variant's): a time_call-able function."""
     q, kvd, _, _, config = data
     bs, s_q, heads = len(lengths), config["q_seq_len"], config["num_heads"]
     qv = q.view(bs, s_q, heads, QK)
@@ -91,6 +91,9 @@ def table_call(data, cache, table, lengths, host_lengths=False, validate=False):
     host = lengths if host_lengths else None
 
     def run(_):
+        if spec is not None:
+            return mla_torch.spec_named(spec).decode_paged(
+                qv, kc, scale, table, seqlens, cache_seqlens_host=host, validate=validate)
         return mla_torch.mla_with_kvcache(qv, kc, table, seqlens, scale,
                                           cache_seqlens_host=host, validate=validate)
     return run
@@ -111,12 +114,12 @@ def checked(fn, ref):
     return (e / den if den > 0 else e), bool(torch.isnan(got).any())
 
 
-def check_case(lengths, s_q, fmt, layout, seed):
+def check_case(lengths, s_q, fmt, layout, seed, spec=None):
     data, deq = B.make_inputs(lengths, fmt, seed, s_q)
     ref = B.reference(data, deq)
     if layout == "table":
         cache, table, lens = paged(data, 64, seed)
-        return checked(table_call(data, cache, table, lens), ref)
+        return checked(table_call(data, cache, table, lens, spec=spec), ref)
     cache, index, _ = paged(data, None, seed)
     q, kvd, qo, kvp, config = data
     kvd = dict(kvd)
@@ -125,7 +128,7 @@ def check_case(lengths, s_q, fmt, layout, seed):
     return checked(lambda _: mla_torch.custom_kernel((q, kvd, qo, kvp, config)), ref)
 
 
-def check_malformed(fmt, seed, s_q=1):
+def check_malformed(fmt, seed, s_q=1, spec=None):
     """Sequence 0's pages 1 and 2 name no page (-1, past the cache): its
     tokens there read zeros; validate=True refuses the table."""
     lengths = [300, 200, 0, 64]
@@ -136,10 +139,11 @@ def check_malformed(fmt, seed, s_q=1):
     table[0, 2] = pages + 5
     zeroed = deq.clone()
     zeroed[64:192] = 0  # sequence 0 starts at row 0
-    err, nan = checked(table_call(data, cache, table, lens), B.reference(data, zeroed))
+    err, nan = checked(table_call(data, cache, table, lens, spec=spec),
+                       B.reference(data, zeroed))
     refused = ""
     try:
-        table_call(data, cache, table, lens, validate=True)(None)
+        table_call(data, cache, table, lens, validate=True, spec=spec)(None)
         torch.cuda.synchronize()
     except L.LauncherArgumentError as e:
         refused = str(e)
@@ -212,6 +216,12 @@ def flashmla_fn(fm, data, cache, table, lengths):
 # Block tables in both formats; token lists (SGLang / AITER's fp8 path) in
 # fp8, the sm_90 spec compiled for them (deepseek_r1_decode_fp8_qp16_kvindices).
 LAYOUTS = (("table", "fp8"), ("table", "bf16"), ("indices", "fp8"))
+# The fp8 block-table specs (one token, MTP 2) compiled with
+# --page-entries-ahead (Makefile: each tile's page entries loaded a tile
+# before its bytes; opt-in until measured), checked and timed beside the
+# defaults where built.
+AHEAD = "deepseek_r1_decode_fp8_qp16_pgahead_sm90a_paged64"
+AHEAD_MTP2 = "deepseek_r1_decode_fp8_qp16_pgahead_sm90a_mtp2_paged64"
 
 
 def main():
@@ -228,31 +238,46 @@ def main():
                "seed": seed, "checks": [], "timing": []}
     failed = 0
     ragged = [0, 1, 63, 64, 65, 1000, 8191]
-    mtp_paged = os.path.exists(os.path.join(os.environ.get("MLA_ARTIFACTS", "artifacts"),
-                                            "deepseek_r1_decode_fp8_qp16_mtp2_paged64.json"))
+    built = os.environ.get("MLA_ARTIFACTS", "artifacts")
+    mtp_paged = os.path.exists(os.path.join(built, "deepseek_r1_decode_fp8_qp16_mtp2_paged64.json"))
+    ahead = os.path.exists(os.path.join(built, AHEAD + ".json"))
     if args.memcheck_case:
         cases = [(l, 1, f, [0, 1, 70, 129]) for l, f in LAYOUTS]
         cases += [("table", 2, "fp8", [0, 1, 70, 129])] if mtp_paged else []
+        cases += [("table", 1, "fp8", [0, 1, 70, 129], AHEAD)] if ahead else []
+        cases += [("table", 2, "fp8", [0, 1, 70, 129], AHEAD_MTP2)] if ahead and mtp_paged \
+            else []
     else:
         cases = [(l, s_q, f, lens) for l, f in LAYOUTS
                  for s_q, lens in ((1, ragged), (1, [1024] * 4), (1, [8192] * 64))]
         cases += [("table", 2, "fp8", lens) for lens in (ragged, [8192] * 8)] if mtp_paged \
             else []
-    for i, (layout, s_q, fmt, lens) in enumerate(cases):
-        err, nan = check_case(lens, s_q, fmt, layout, seed + i)
+        cases += [("table", 1, "fp8", lens, AHEAD) for lens in
+                  (ragged, [1024] * 4, [8192] * 64, [65, 128, 191, 8192, 0, 127])] if ahead else []
+        cases += [("table", 2, "fp8", lens, AHEAD_MTP2) for lens in
+                  (ragged, [8192] * 8, [65, 128, 191, 129, 0, 1])] if ahead and mtp_paged else []
+    for i, (layout, s_q, fmt, lens, *variant) in enumerate(cases):
+        spec = variant[0] if variant else None
+        err, nan = check_case(lens, s_q, fmt, layout, seed + i, spec)
         ok = err <= 2e-2 and not nan
         failed += not ok
         name = f"{layout} {fmt} q_seq_len {s_q} " + (
             "ragged" if lens in (ragged, [0, 1, 70, 129]) else f"{len(lens)}x{lens[0]}")
-        if layout == "table" and s_q == 2:
+        if layout == "table" and s_q == 2 and not spec:
             name += " " + mla_torch.spec_for(fmt, None, 2, 16, 64).name
+        if spec:
+            name += " " + spec
         print(f"  {name:40s} rel err {err:.3e}{' NaN' if nan else ''} {'ok' if ok else 'FAILED'}")
         results["checks"].append(dict(name=name, seed=seed + i, err=err, nan=nan, ok=ok))
-    for fmt, s_q in [("fp8", 1), ("bf16", 1)] + ([("fp8", 2)] if mtp_paged else []):
-        err, nan, refused = check_malformed(fmt, seed, s_q)
+    for fmt, s_q, spec in ([("fp8", 1, None), ("bf16", 1, None)] +
+                           ([("fp8", 2, None)] if mtp_paged else []) +
+                           ([("fp8", 1, AHEAD)] if ahead else []) +
+                           ([("fp8", 2, AHEAD_MTP2)] if ahead and mtp_paged else [])):
+        err, nan, refused = check_malformed(fmt, seed, s_q, spec)
         ok = err <= 2e-2 and not nan and "block_table[0][1] is -1" in refused
         failed += not ok
-        name = f"malformed table {fmt}" + (f" q_seq_len {s_q}" if s_q > 1 else "")
+        name = f"malformed table {fmt}" + (f" q_seq_len {s_q}" if s_q > 1 else "") + (
+            f" {spec}" if spec else "")
         print(f"  {name}: rel err {err:.3e} (bad pages as zero rows), "
               f"validate: {refused or 'NOT refused'} {'ok' if ok else 'FAILED'}")
         results["checks"].append(dict(name=name, err=err, nan=nan, refused=refused, ok=ok))
@@ -286,6 +311,16 @@ def main():
             row["paged64_mask_free_us"] = B.time_call(
                 table_call(data, cache, table, lens, host_lengths=True), None, args.reps, flush,
                 synced=False)
+            if ahead and fmt == "fp8":
+                row["paged64_ahead_us"] = B.time_call(
+                    table_call(data, cache, table, lens, spec=AHEAD), None, args.reps, flush,
+                    synced=False)
+                row["paged64_ahead_mask_free_us"] = B.time_call(
+                    table_call(data, cache, table, lens, host_lengths=True, spec=AHEAD), None,
+                    args.reps, flush, synced=False)
+                row["ratio_ahead"] = row["paged64_ahead_us"] / row["contiguous_us"]
+                row["ratio_ahead_mask_free"] = (row["paged64_ahead_mask_free_us"] /
+                                                row["contiguous_mask_free_us"])
             if fm is not None and fmt == "bf16":
                 row["flashmla_paged64_us"] = B.time_call(flashmla_fn(fm, data, cache, table, lens),
                                                          None, args.reps, flush, synced=False)
@@ -298,6 +333,11 @@ def main():
                   f"{row['paged64_us']:.1f} us ({row['ratio']:.3f}x); mask-free "
                   f"{row['contiguous_mask_free_us']:.1f} / {row['paged64_mask_free_us']:.1f} us "
                   f"({row['ratio_mask_free']:.3f}x){fl} (target <= 1.05)")
+            if "ratio_ahead" in row:
+                print(f"{bs}x{kv} fp8 {AHEAD}: paged 64 {row['paged64_ahead_us']:.1f} us "
+                      f"({row['ratio_ahead']:.3f}x); mask-free "
+                      f"{row['paged64_ahead_mask_free_us']:.1f} us "
+                      f"({row['ratio_ahead_mask_free']:.3f}x)")
     # fp8 MTP 2 (issue 17): contiguous and paged, each through the spec the
     # entries choose (sm_90a's two warpgroups where compiled).
     for bs, kv in ((64, 8192), (256, 8192)) if mtp_paged else ():
@@ -310,9 +350,15 @@ def main():
                                            synced=False)
         row["paged64_us"] = B.time_call(table_call(data, cache, table, lens), None, args.reps,
                                         flush, synced=False)
+        if ahead:
+            row["paged64_ahead_us"] = B.time_call(
+                table_call(data, cache, table, lens, spec=AHEAD_MTP2), None, args.reps, flush,
+                synced=False)
         results["mtp2"] = results.get("mtp2", []) + [row]
         print(f"{bs}x{kv} fp8 q_seq_len 2: contiguous {row['contiguous_us']:.1f} us "
-              f"({row['spec']}), paged 64 {row['paged64_us']:.1f} us ({row['paged_spec']})")
+              f"({row['spec']}), paged 64 {row['paged64_us']:.1f} us ({row['paged_spec']})" +
+              (f", {AHEAD_MTP2} {row['paged64_ahead_us']:.1f} us "
+               f"({row['paged64_ahead_us'] / row['contiguous_us']:.3f}x)" if ahead else ""))
     worst = max(max(r["ratio"], r["ratio_mask_free"]) for r in results["timing"])
     print(f"paged 64 / contiguous, worst: {worst:.3f} (target <= 1.05)")
     results["worst_ratio"] = worst
