@@ -271,16 +271,8 @@ SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
           auto [first, last] = onePageRange(op, src, row0, bound, entries[0]);
           origin = add(mul(first, srcCols), col0);
           limit = arith::SubIOp::create(b, loc(), last, first);
-        } else if (entries.size() == 2) {
-          pages.emplace();
-          pages->start = row0;
-          pages->bound = bound;
-          pages->pageSize = static_cast<int64_t>(*op.getPageSize());
-          pages->sourceRows = memref::DimOp::create(b, loc(), src, 0);
-          pages->first = entries[0];
-          pages->last = entries[1];
-        } else if (table) {
-          pages = pagedRows(op, src, row0, bound, table, tableOffset);
+        } else if (table || entries.size() == 2) {
+          pages = pagedRows(op, src, row0, bound, table, tableOffset, entries);
         }
         SmallVector<Value> data, scale;
         for (const RegChunk &c : chunks) {

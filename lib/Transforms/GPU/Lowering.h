@@ -493,9 +493,9 @@ struct Lowering {
                           Value dstOffset);
 
   /// A paged load's row map for the tile from logical row `start`
-  /// (PagedRows, Placements.h).
+  /// (PagedRows, Placements.h); `ahead`: a two-page tile's entries.
   PagedRows pagedRows(LoadOp op, Value source, Value start, Value bound,
-                      Value table, Value offset);
+                      Value table, Value offset, ArrayRef<Value> ahead = {});
   /// 1 where every tile of paged load `op` lies within one page (pages a
   /// multiple of its rows, and so its start: the KV loop's induction
   /// variable, by whole tiles from a split range's lower end), n where it

@@ -12,7 +12,8 @@
 namespace mlir::mla::gpulower {
 
 PagedRows Lowering::pagedRows(LoadOp op, Value source, Value start, Value bound,
-                              Value table, Value offset) {
+                              Value table, Value offset,
+                              ArrayRef<Value> ahead) {
   PagedRows p;
   p.table = table;
   p.offset = offset;
@@ -21,22 +22,19 @@ PagedRows Lowering::pagedRows(LoadOp op, Value source, Value start, Value bound,
   p.pageSize = static_cast<int64_t>(*op.getPageSize());
   p.sourceRows = memref::DimOp::create(b, loc(), source, 0);
   int64_t rows = op.getResult().getType().getDimSize(0);
-  if (p.pageSize >= rows) {
-    auto entry = [&](Value x) -> Value {
-      Value at =
-          add(offset, arith::DivUIOp::create(b, loc(), x, idx(p.pageSize)));
-      return arith::IndexCastOp::create(
-          b, loc(), b.getIndexType(),
-          memref::LoadOp::create(b, loc(), table, ValueRange{at}));
-    };
+  if (ahead.size() == 2) {
+    // A tile of two whole pages whose entries were loaded a tile ahead.
+    p.first = ahead[0];
+    p.last = ahead[1];
+  } else if (p.pageSize >= rows) {
     // The last row in range: the tile's, or the bound's (start < bound
     // wherever a tile is loaded).
     Value last = addc(start, rows);
     if (bound)
       last = arith::MinSIOp::create(b, loc(), last, bound);
     last = arith::SubIOp::create(b, loc(), last, idx(1));
-    p.first = entry(start);
-    p.last = entry(last);
+    p.first = pageEntry(op, start, table, offset);
+    p.last = pageEntry(op, last, table, offset);
   }
   return p;
 }

@@ -166,10 +166,10 @@ struct ChipTuning {
   /// A). mla-lower-to-gpu's `wgmma-smem-a` option (mla-compile
   /// --wgmma-smem-a) turns it off.
   bool wgmmaRegisterA = false;
-  /// A paged KV tile loaded a tile ahead into registers (sm_90a) whose
-  /// tiles each lie within one page: the page entry is loaded one tile
+  /// A paged KV tile loaded a tile ahead into registers (sm_90a) that is
+  /// one page or two whole pages: its page entries are loaded one tile
   /// earlier still and carried by the KV loop, so the tile's byte loads
-  /// do not wait for it (RegPrefetch::pageAhead). Off by default: not yet
+  /// do not wait for them (RegPrefetch::pageAhead). Off by default: not yet
   /// run on the H200; mla-lower-to-gpu's `page-entries-ahead` option
   /// (mla-compile --page-entries-ahead) turns it on.
   bool pageEntriesAhead = false;
