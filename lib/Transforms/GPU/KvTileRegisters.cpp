@@ -8,7 +8,9 @@
 // both dots read (docs/Design.md, "sm_90a: wgmma", fp8 KV and mxfp4 KV).
 // Neither the memory latency nor a copy of the bytes in shared memory sits
 // between two tiles' dots. A paged fp8 tile reads each row's page entry
-// (PagedRows.cpp) with the bytes, so a tile may span pages.
+// (PagedRows.cpp) with the bytes, so a tile may span pages; with
+// ChipTuning::pageEntriesAhead a tile of one or two whole pages takes its
+// entries, loaded a tile earlier still, from the loop (pageEntriesAt).
 //
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
