@@ -109,12 +109,13 @@ def MLALowerToGPU : Pass<"mla-lower-to-gpu", "::mlir::ModuleOp"> {
            "tile from shared memory instead of taking it as wgmma's register "
            "A (ChipTuning::wgmmaRegisterA off; the earlier path, kept for "
            "comparison)">,
-    Option<"pageEntriesAhead", "page-entries-ahead", "bool",
+    Option<"pageEntriesWithBytes", "page-entries-with-bytes", "bool",
            /*default=*/"false",
            "sm_90a, a paged fp8 KV tile within one page loaded a tile ahead "
-           "into registers: its page entry is loaded one tile earlier still "
-           "and carried by the KV loop (ChipTuning::pageEntriesAhead on; "
-           "opt-in until measured on the H200)">
+           "into registers reads its page entry with its bytes instead of "
+           "taking it, loaded a tile earlier still, from the KV loop "
+           "(ChipTuning::pageEntriesAhead off; the earlier path, kept for "
+           "comparison)">
   ];
   let dependentDialects = ["::mlir::amdgpu::AMDGPUDialect",
                            "::mlir::arith::ArithDialect",

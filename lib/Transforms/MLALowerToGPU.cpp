@@ -63,8 +63,8 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
     ChipInfo tuned = *chipInfo;
     if (wgmmaSmemA)
       tuned.tuning.wgmmaRegisterA = false;
-    if (pageEntriesAhead)
-      tuned.tuning.pageEntriesAhead = true;
+    if (pageEntriesWithBytes)
+      tuned.tuning.pageEntriesAhead = false;
     auto created = TargetInfo::create(tuned, module);
     if (failed(created))
       return signalPassFailure();

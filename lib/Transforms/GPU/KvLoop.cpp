@@ -71,7 +71,8 @@ LogicalResult Lowering::lowerKvLoop(KvLoopOp op) {
   size_t rpAt = inits.size(), rpChunks = rp ? rp->cur.size() : 0;
   if (rp) {
     inits.append(rp->cur);
-    inits.append(rp->pageAhead);
+    if (rp->pageAhead)
+      inits.push_back(rp->pageAhead);
   }
   auto loop =
       scf::ForOp::create(b, loc(), lowerV, upperV, idx(op.getStep()), inits);
@@ -100,8 +101,8 @@ LogicalResult Lowering::lowerKvLoop(KvLoopOp op) {
   if (rp) {
     rp->cur.assign(loop.getRegionIterArgs().begin() + rpAt,
                    loop.getRegionIterArgs().begin() + rpAt + rpChunks);
-    rp->pageAhead.assign(loop.getRegionIterArgs().begin() + rpAt + rpChunks,
-                         loop.getRegionIterArgs().end());
+    if (rp->pageAhead)
+      rp->pageAhead = loop.getRegionIterArgs()[rpAt + rpChunks];
     rp->loop = op;
     rp->iv = loop.getInductionVar();
     rp->upper = upperV;
@@ -134,11 +135,11 @@ LogicalResult Lowering::lowerKvLoop(KvLoopOp op) {
       return fail("the KV tile loaded ahead was not loaded in the loop "
                   "(internal error)");
     next.append(regPrefetch->next.begin(), regPrefetch->next.end());
-    if (regPrefetch->pageAheadNext.size() != regPrefetch->pageAhead.size())
-      return fail("the page entries loaded ahead were not loaded in the loop "
+    if (!regPrefetch->pageAheadNext != !regPrefetch->pageAhead)
+      return fail("the page entry loaded ahead was not loaded in the loop "
                   "(internal error)");
-    next.append(regPrefetch->pageAheadNext.begin(),
-                regPrefetch->pageAheadNext.end());
+    if (regPrefetch->pageAheadNext)
+      next.push_back(regPrefetch->pageAheadNext);
   }
   scf::YieldOp::create(b, loc(), next);
   pos = 0;

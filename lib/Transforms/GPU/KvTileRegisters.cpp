@@ -9,8 +9,8 @@
 // Neither the memory latency nor a copy of the bytes in shared memory sits
 // between two tiles' dots. A paged fp8 tile reads each row's page entry
 // (PagedRows.cpp) with the bytes, so a tile may span pages; with
-// ChipTuning::pageEntriesAhead a tile of one or two whole pages takes its
-// entries, loaded a tile earlier still, from the loop (pageEntriesAt).
+// ChipTuning::pageEntriesAhead (sm_90a) a tile within one page takes its
+// entry, loaded a tile earlier still, from the loop (pageEntryAt).
 //
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
@@ -156,62 +156,50 @@ std::optional<RegPrefetch> Lowering::registerPrefetchOf(LoadOp op,
 }
 
 namespace {
-/// How many page entries `p`'s tiles take a tile ahead (RegPrefetch::
-/// pageAhead), where the chip's tuning asks: 1 for a tile within one page,
-/// 2 for a tile of two whole pages (fp8 MTP 2's 128 rows on 64-row pages);
-/// 0: none, each tile reads its rows' entries with its bytes.
-int64_t entriesAhead(Lowering &L, const RegPrefetch &p) {
-  if (!L.target.chip.tuning.pageEntriesAhead)
-    return 0;
-  int64_t n = L.pagesPerTile(p.load);
-  return n <= 2 ? n : 0;
+/// Whether `p`'s tiles take their page entry a tile ahead
+/// (RegPrefetch::pageAhead): where the chip's tuning asks and each tile
+/// lies within one page. A tile of two whole pages (fp8 MTP 2's 128 rows
+/// on 64-row pages) reads its entries with its bytes: with both entries
+/// ahead it ran 1.28x slower on the H100 (docs/PerformanceLog.md,
+/// 2026-12-05, eighteenth session).
+bool entryAhead(Lowering &L, const RegPrefetch &p) {
+  return L.target.chip.tuning.pageEntriesAhead && L.pagesPerTile(p.load) == 1;
 }
 
-/// The entries of the `n` pages of `p`'s tile at iteration `iv` from
-/// `upper` on (Lowering::pageEntry); -1 without a table read for a page
-/// that starts at or past `upper` or the load's bound (its entry may lie
-/// past the sequence's table row).
-SmallVector<Value> pageEntriesAt(Lowering &L, const RegPrefetch &p, Value iv,
-                                 Value upper, int64_t n) {
+/// The page entry of `p`'s tile at iteration `iv` (Lowering::pageEntry);
+/// -1 without a table read where the tile starts at or past `upper` or the
+/// load's bound (its entry may lie past the sequence's table row).
+Value pageEntryAt(Lowering &L, const RegPrefetch &p, Value iv, Value upper) {
   OpBuilder &b = L.b;
   LoadOp op = p.load;
   IRMapping m;
   Value start = L.rematAt(op.getIndices()[0], p.loop, iv, m);
   Value offset = L.rematAt(op.getTableOffset(), p.loop, iv, m);
-  Value bound =
-      op.getBound() ? L.rematAt(op.getBound(), p.loop, iv, m) : Value();
-  Value table = L.scalars.lookup(op.getTable());
-  int64_t page = static_cast<int64_t>(*op.getPageSize());
-  SmallVector<Value> out;
-  for (int64_t k = 0; k < n; ++k) {
-    Value at = L.addc(start, k * page);
-    Value there =
-        arith::CmpIOp::create(b, L.loc(), arith::CmpIPredicate::slt, at, upper);
-    if (bound)
-      there = arith::AndIOp::create(
-          b, L.loc(), there,
-          arith::CmpIOp::create(b, L.loc(), arith::CmpIPredicate::slt, at,
-                                bound));
-    auto ifOp = scf::IfOp::create(
+  Value there = arith::CmpIOp::create(b, L.loc(), arith::CmpIPredicate::slt,
+                                      start, upper);
+  if (op.getBound())
+    there = arith::AndIOp::create(
         b, L.loc(), there,
-        [&](OpBuilder &nb, Location l) {
-          OpBuilder::InsertionGuard g(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          scf::YieldOp::create(b, l, L.pageEntry(op, at, table, offset));
-        },
-        [&](OpBuilder &nb, Location l) {
-          scf::YieldOp::create(
-              nb, l, Value(arith::ConstantIndexOp::create(nb, l, -1)));
-        });
-    out.push_back(ifOp.getResult(0));
-  }
-  return out;
+        arith::CmpIOp::create(b, L.loc(), arith::CmpIPredicate::slt, start,
+                              L.rematAt(op.getBound(), p.loop, iv, m)));
+  Value table = L.scalars.lookup(op.getTable());
+  auto ifOp = scf::IfOp::create(
+      b, L.loc(), there,
+      [&](OpBuilder &nb, Location l) {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        scf::YieldOp::create(b, l, L.pageEntry(op, start, table, offset));
+      },
+      [&](OpBuilder &nb, Location l) {
+        scf::YieldOp::create(nb, l,
+                             Value(arith::ConstantIndexOp::create(nb, l, -1)));
+      });
+  return ifOp.getResult(0);
 }
 } // namespace
 
 SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
-                                                 Value present,
-                                                 ArrayRef<Value> entries) {
+                                                 Value present, Value entry) {
   LoadOp op = p.load, sc = p.scales;
   auto t = op.getResult().getType();
   Value src = scalars.lookup(op.getSource());
@@ -228,7 +216,7 @@ SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
   // (Lowering::pagedRow: an entry that names no page of the source, or a
   // row past the bound, is an absent row).
   Value table, tableOffset;
-  if (op.isPaged() && entries.empty()) {
+  if (op.isPaged() && !entry) {
     table = scalars.lookup(op.getTable());
     tableOffset = rematAt(op.getTableOffset(), p.loop, iv, m);
   }
@@ -266,15 +254,15 @@ SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
             bound ? arith::SubIOp::create(b, loc(), bound, row0).getResult()
                   : Value();
         // A one-page tile with its entry loaded ahead: the contiguous tile
-        // at the page's row, its rows below the bound and in the cache. A
-        // two-page one: each row through its page's entry (pagedRow).
+        // at the page's row, its rows below the bound and in the cache.
+        // Otherwise each row through its page's entry (pagedRow).
         std::optional<PagedRows> pages;
-        if (entries.size() == 1) {
-          auto [first, last] = onePageRange(op, src, row0, bound, entries[0]);
+        if (entry) {
+          auto [first, last] = onePageRange(op, src, row0, bound, entry);
           origin = add(mul(first, srcCols), col0);
           limit = arith::SubIOp::create(b, loc(), last, first);
-        } else if (table || entries.size() == 2) {
-          pages = pagedRows(op, src, row0, bound, table, tableOffset, entries);
+        } else if (table) {
+          pages = pagedRows(op, src, row0, bound, table, tableOffset);
         }
         SmallVector<Value> data, scale;
         for (const RegChunk &c : chunks) {
@@ -405,14 +393,12 @@ std::optional<RegPrefetch> Lowering::startRegisterPrefetch(KvLoopOp loop) {
   rp->loop = loop;
   Value any = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, lowerV,
                                     upperV);
-  int64_t ahead = entriesAhead(*this, *rp);
-  SmallVector<Value> first;
-  if (ahead)
-    first = pageEntriesAt(*this, *rp, lowerV, upperV, ahead);
+  bool ahead = entryAhead(*this, *rp);
+  Value first = ahead ? pageEntryAt(*this, *rp, lowerV, upperV) : Value();
   rp->cur = loadTileToRegisters(*rp, lowerV, any, first);
   if (ahead)
     rp->pageAhead =
-        pageEntriesAt(*this, *rp, addc(lowerV, loop.getStep()), upperV, ahead);
+        pageEntryAt(*this, *rp, addc(lowerV, loop.getStep()), upperV);
   return rp;
 }
 
@@ -471,10 +457,9 @@ void Lowering::loadNextTileToRegisters(RegPrefetch &p) {
   Value hasNext =
       arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, next, p.upper);
   p.next = loadTileToRegisters(p, next, hasNext, p.pageAhead);
-  if (!p.pageAhead.empty())
+  if (p.pageAhead)
     p.pageAheadNext =
-        pageEntriesAt(*this, p, addc(next, p.loop.getStep()), p.upper,
-                      static_cast<int64_t>(p.pageAhead.size()));
+        pageEntryAt(*this, p, addc(next, p.loop.getStep()), p.upper);
 }
 
 void Lowering::decodeMxfp4Chunks(const Tile &dst, const RegPrefetch &p) {

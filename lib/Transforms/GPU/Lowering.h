@@ -433,10 +433,9 @@ struct Lowering {
   static constexpr int64_t kMaxRegisterRounds = 20; ///< chunks a thread
   /// The tile(s) at iteration `iv` as 16-byte chunks (+ i32 scales): zeros
   /// (scale 127) where `present` is false or at rows from the bound;
-  /// `entries`: its pages' entries loaded ahead (RegPrefetch::pageAhead).
+  /// `entry`: a one-page tile's entry loaded ahead (RegPrefetch::pageAhead).
   SmallVector<Value> loadTileToRegisters(const RegPrefetch &p, Value iv,
-                                         Value present,
-                                         ArrayRef<Value> entries = {});
+                                         Value present, Value entry = {});
   void loadNextTileToRegisters(RegPrefetch &p); ///< p.next, if any
   void storeChunkPieces(const Tile &dst, const RegPrefetch &p, Value chunk,
                         ArrayRef<Value> pieces);
@@ -493,9 +492,9 @@ struct Lowering {
                           Value dstOffset);
 
   /// A paged load's row map for the tile from logical row `start`
-  /// (PagedRows, Placements.h); `ahead`: a two-page tile's entries.
+  /// (PagedRows, Placements.h).
   PagedRows pagedRows(LoadOp op, Value source, Value start, Value bound,
-                      Value table, Value offset, ArrayRef<Value> ahead = {});
+                      Value table, Value offset);
   /// 1 where every tile of paged load `op` lies within one page (pages a
   /// multiple of its rows, and so its start: the KV loop's induction
   /// variable, by whole tiles from a split range's lower end), n where it

@@ -12,8 +12,7 @@
 namespace mlir::mla::gpulower {
 
 PagedRows Lowering::pagedRows(LoadOp op, Value source, Value start, Value bound,
-                              Value table, Value offset,
-                              ArrayRef<Value> ahead) {
+                              Value table, Value offset) {
   PagedRows p;
   p.table = table;
   p.offset = offset;
@@ -22,11 +21,7 @@ PagedRows Lowering::pagedRows(LoadOp op, Value source, Value start, Value bound,
   p.pageSize = static_cast<int64_t>(*op.getPageSize());
   p.sourceRows = memref::DimOp::create(b, loc(), source, 0);
   int64_t rows = op.getResult().getType().getDimSize(0);
-  if (ahead.size() == 2) {
-    // A tile of two whole pages whose entries were loaded a tile ahead.
-    p.first = ahead[0];
-    p.last = ahead[1];
-  } else if (p.pageSize >= rows) {
+  if (p.pageSize >= rows) {
     // The last row in range: the tile's, or the bound's (start < bound
     // wherever a tile is loaded).
     Value last = addc(start, rows);

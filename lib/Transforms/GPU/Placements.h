@@ -82,9 +82,8 @@ struct Prefetch {
 
 /// A paged load's row map (LoadOp::isPaged, Lowering::pagedRows) for the
 /// tile from logical row `start`, once per tile. A tile within two pages
-/// (page_size >= its rows, or two whole pages) reads the entries of its
-/// first and last row in range (or takes them loaded ahead: RegPrefetch::
-/// pageAhead); a smaller page is looked up per chunk (an L1 hit after the
+/// (page_size >= its rows) reads the entries of its first and last row in
+/// range; a smaller page is looked up per chunk (an L1 hit after the
 /// first).
 struct PagedRows {
   Value table, offset, start, bound, sourceRows;
@@ -112,12 +111,12 @@ struct RegPrefetch {
   /// tile) and loads the next tile.
   bool kRegisters = false;
   std::shared_ptr<Tile> pending;
-  /// A paged tile of one or two whole pages (Lowering::pagesPerTile) where
-  /// ChipTuning::pageEntriesAhead: the page entries of the tile after the
+  /// A paged tile within one page (Lowering::pagesPerTile) where
+  /// ChipTuning::pageEntriesAhead: the page entry of the tile after the
   /// one in `cur` (loop-carried, loaded a tile before its bytes, so their
-  /// loads need not wait for them), and those of the one after `next`.
-  /// Empty otherwise (each tile reads its rows' entries with its bytes).
-  SmallVector<Value> pageAhead, pageAheadNext;
+  /// loads need not wait for it), and that of the one after `next`. Null
+  /// otherwise (each tile reads its rows' entries with its bytes).
+  Value pageAhead, pageAheadNext;
   /// Where the chunks lie (one 16-byte chunk a thread and round).
   RegisterTileMap map() const {
     LoadOp op = load;
