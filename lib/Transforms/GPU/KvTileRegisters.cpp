@@ -163,7 +163,7 @@ namespace {
 /// ahead it ran 1.28x slower on the H100 (docs/PerformanceLog.md,
 /// 2026-12-05, eighteenth session).
 bool entryAhead(Lowering &L, const RegPrefetch &p) {
-  return L.target.chip.tuning.pageEntriesAhead && L.pagesPerTile(p.load) == 1;
+  return L.target.chip.tuning.pageEntriesAhead && L.tilesWithinOnePage(p.load);
 }
 
 /// The page entry of `p`'s tile at iteration `iv` (Lowering::pageEntry);
