@@ -2,11 +2,10 @@
 // (block table, FlashMLA / vLLM convention), for sm_90a's wgmma (issue #17 /
 // #19): the paged twin of deepseek_r1_decode_fp8_qp16_sm90a.mlir, so that
 // paged fp8 KV runs on the same kernels as contiguous (a 64-token tile is
-// one page: its bytes are loaded a tile ahead into registers from the page
-// entry the KV loop read one tile earlier still, ChipTuning::
-// pageEntriesAhead; an entry that names no page of the cache gives zero
-// rows). The Python entry (mla_with_kvcache) picks it for fp8 KV with one
-// query token and 64-row pages.
+// one page: its bytes are loaded a tile ahead into registers, each row
+// through the page entry read with them; an entry that names no page of
+// the cache gives zero rows). The Python entry (mla_with_kvcache) picks it
+// for fp8 KV with one query token and 64-row pages.
 //
 //   mla-compile kernels/deepseek_r1_decode_fp8_qp16_sm90a_paged64.mlir --chip=sm_90a -o out
 mla.decode @deepseek_r1_decode_fp8_qp16_sm90a_paged64 {

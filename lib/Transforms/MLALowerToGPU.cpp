@@ -63,8 +63,8 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
     ChipInfo tuned = *chipInfo;
     if (wgmmaSmemA)
       tuned.tuning.wgmmaRegisterA = false;
-    if (pageEntriesWithBytes)
-      tuned.tuning.pageEntriesAhead = false;
+    if (pageEntriesAhead)
+      tuned.tuning.pageEntriesAhead = true;
     auto created = TargetInfo::create(tuned, module);
     if (failed(created))
       return signalPassFailure();

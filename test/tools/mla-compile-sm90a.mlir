@@ -156,7 +156,7 @@
 // FP8-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage2
 // The option is listed among mla-compile's own (the others are hidden).
 // HELP: mla-compile options:
-// HELP: --page-entries-with-bytes
+// HELP: --page-entries-ahead
 // HELP: --wgmma-smem-a
 // --wgmma-smem-a: S^T reads the converted tile from shared memory too (A
 // K-major: imm-trans-a 0).

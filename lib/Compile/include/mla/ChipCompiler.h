@@ -31,7 +31,7 @@ struct CompileOptions {
   std::string rocmToolkit;             ///< empty: defaultRocmToolkit()
   llvm::raw_ostream *report = nullptr; ///< the resource report (nullptr: none)
   bool wgmmaSmemA = false;             ///< ChipTuning::wgmmaRegisterA off
-  bool pageEntriesWithBytes = false;   ///< ChipTuning::pageEntriesAhead off
+  bool pageEntriesAhead = false;       ///< ChipTuning::pageEntriesAhead on
 };
 
 /// What one chip's compilation produced.

@@ -169,10 +169,11 @@ struct ChipTuning {
   /// A paged KV tile loaded a tile ahead into registers (sm_90a) that lies
   /// within one page: its page entry is loaded one tile earlier still and
   /// carried by the KV loop, so the tile's byte loads do not wait for it
-  /// (RegPrefetch::pageAhead). Set on sm_90a: page 64 / contiguous at
-  /// 64 x 8192 1.023x instead of 1.051x on the H100 (docs/Design.md,
-  /// Paged KV). mla-lower-to-gpu's `page-entries-with-bytes` option
-  /// (mla-compile --page-entries-with-bytes) turns it off.
+  /// (RegPrefetch::pageAhead). Set on no chip: on the H100 page 64 /
+  /// contiguous at 64 x 8192 took 1.023x instead of 1.051x, on the H200
+  /// 1.091x instead of 1.060x (docs/Design.md, Paged KV). mla-lower-to-gpu's
+  /// `page-entries-ahead` option (mla-compile --page-entries-ahead) turns it
+  /// on.
   bool pageEntriesAhead = false;
 };
 
