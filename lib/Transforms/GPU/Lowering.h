@@ -495,12 +495,10 @@ struct Lowering {
   /// (PagedRows, Placements.h).
   PagedRows pagedRows(LoadOp op, Value source, Value start, Value bound,
                       Value table, Value offset);
-  /// 1 where every tile of paged load `op` lies within one page (pages a
-  /// multiple of its rows, and so its start: the KV loop's induction
-  /// variable, by whole tiles from a split range's lower end), n where it
-  /// is n whole pages (rows a multiple of the page), else 0.
-  int64_t pagesPerTile(LoadOp op);
-  bool tilesWithinOnePage(LoadOp op) { return pagesPerTile(op) == 1; }
+  /// Whether every tile of paged load `op` lies within one page: pages a
+  /// multiple of its rows, and so its start (the KV loop's induction
+  /// variable, by whole tiles from a split range's lower end).
+  bool tilesWithinOnePage(LoadOp op);
   /// Row `start`'s page entry, table[offset + start / page_size] (index).
   Value pageEntry(LoadOp op, Value start, Value table, Value offset);
   /// Such a tile as a contiguous one, given its page's entry `e`: its first

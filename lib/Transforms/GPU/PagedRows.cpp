@@ -34,25 +34,21 @@ PagedRows Lowering::pagedRows(LoadOp op, Value source, Value start, Value bound,
   return p;
 }
 
-int64_t Lowering::pagesPerTile(LoadOp op) {
+bool Lowering::tilesWithinOnePage(LoadOp op) {
   if (!op.isPaged())
-    return 0;
+    return false;
   int64_t rows = op.getResult().getType().getDimSize(0);
   int64_t page = static_cast<int64_t>(*op.getPageSize());
-  // Tiles start at multiples of `unit`: a tile within one page, or whole
-  // pages.
-  int64_t unit = page % rows == 0 ? rows : rows % page == 0 ? page : 0;
+  // Tiles start at multiples of their rows, which divide the page.
   auto iv = dyn_cast<BlockArgument>(op.getIndices()[0]);
   auto loop =
       iv ? dyn_cast<KvLoopOp>(iv.getOwner()->getParentOp()) : KvLoopOp();
-  if (!unit || !loop || iv.getArgNumber() != 0 ||
-      static_cast<int64_t>(loop.getStep()) % unit)
-    return 0;
+  if (page % rows || !loop || iv.getArgNumber() != 0 ||
+      static_cast<int64_t>(loop.getStep()) % rows)
+    return false;
   auto range = loop.getLower().getDefiningOp<SplitRangeOp>();
-  if (!range || range.getLo() != loop.getLower() ||
-      static_cast<int64_t>(range.getBlockN()) % unit)
-    return 0;
-  return page >= rows ? 1 : rows / page;
+  return range && range.getLo() == loop.getLower() &&
+         static_cast<int64_t>(range.getBlockN()) % rows == 0;
 }
 
 Value Lowering::pageEntry(LoadOp op, Value start, Value table, Value offset) {

@@ -111,7 +111,7 @@ struct RegPrefetch {
   /// tile) and loads the next tile.
   bool kRegisters = false;
   std::shared_ptr<Tile> pending;
-  /// A paged tile within one page (Lowering::pagesPerTile) where
+  /// A paged tile within one page (Lowering::tilesWithinOnePage) where
   /// ChipTuning::pageEntriesAhead: the page entry of the tile after the
   /// one in `cur` (loop-carried, loaded a tile before its bytes, so their
   /// loads need not wait for it), and that of the one after `next`. Null
