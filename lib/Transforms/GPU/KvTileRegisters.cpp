@@ -266,8 +266,9 @@ SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
         } else if (table) {
           pages = pagedRows(op, src, row0, bound, table, tableOffset);
         }
-        // The chunks' values, each row's present test applied where
-        // `guard` (absent rows read as zeros).
+        // The chunks' values, absent rows read as zeros: a paged row always
+        // tested (its entry), a contiguous or one-page row against the
+        // limit where `guard`.
         auto chunkValues = [&](bool guard) {
           SmallVector<Value> data, scale;
           for (const RegChunk &c : chunks) {
@@ -334,11 +335,12 @@ SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
         };
         // A contiguous or one-page tile whose rows all lie below the limit
         // (every tile of a sequence but its last): its chunks unguarded, as
-        // in the mask-free kernel, behind one uniform branch. The test per
-        // chunk (a compare, a predicated load and its zeros) made the
-        // masked fp8 sm_90a kernel 3 % slower than the mask-free one at
-        // 256 x 8192 on the H200 (docs/PerformanceLog.md, 2026-12-05,
-        // nineteenth session).
+        // in the mask-free kernel, behind one uniform branch. With a test
+        // per chunk (a compare, a predicated load and its zeros) the masked
+        // fp8 sm_90a kernel ran 3 % behind the mask-free one at 256 x 8192
+        // on the H200; how much of that gap the tests were is not measured
+        // there yet (docs/PerformanceLog.md, 2026-12-05, nineteenth
+        // session).
         if (!limit || pages) {
           scf::YieldOp::create(b, loc(), chunkValues(/*guard=*/true));
           return;
