@@ -17,13 +17,21 @@
 #   stalls     Where the warps wait: Nsight's stall reasons per issued
 #              instruction for fp8 MTP 2 (64 x 8192), the one-token fp8
 #              spec (256 x 8192) and bf16 MTP 2 (64 x 8192), all sm_90a.
+#   l2ahead    Are the short calls (one program per SM, a few tiles each)
+#              waiting on the tile-ahead loads' DRAM latency? The masked
+#              stage 1 with thread 0 sending an L2 bulk prefetch
+#              (cp.async.bulk.prefetch.L2, 36 KiB) of the tile after each
+#              whole tile it loads, where that tile lies whole before the
+#              sequence's end: _bp always, _bpg only where the grid has
+#              at most %nsmid programs (one per SM). Checked and timed
+#              beside the spec by bench/wgmma_h200.py (8 task shapes).
 #
 # LLVM 22's NVPTX back end emits none of these qualifiers for a plain load
 # (it drops !nontemporal), so the variants are PTX edits, not compiler
 # output: an experiment, not a spec.
 #
 #   bash bench/probe_fp8_sm90a.sh prepare        # here, after make artifacts
-#   OUT=... bash bench/probe_fp8_sm90a.sh residency|loadcache|stalls   # on the H200
+#   OUT=... bash bench/probe_fp8_sm90a.sh residency|loadcache|stalls|l2ahead   # on the H200
 set -u
 S=deepseek_r1_decode_fp8_qp16_sm90a
 A=${MLA_ARTIFACTS:-artifacts}
@@ -80,9 +88,52 @@ open(out, "w").write("\n".join(lines))
 PY
     finish_variant "$s" pf
   done
+  # _bp / _bpg (l2ahead): the prefetch after the first load of each whole-tile
+  # block (the prologue's and the loop's), gated on the tile after it lying
+  # whole before the bound (the block's remaining-rows register >= 128).
+  for v in bp:0 bpg:1; do
+    n=${v%%:*} gated=${v#*:}
+    python3 - "$A/$S.ptx" "$S" "$n" "$gated" "$BUILD/variants/${S}_$n.ptx" <<'PY'
+import re, sys
+src, spec, suffix, gated, out_path = sys.argv[1:]
+tile = 64 * 576
+lines, out, entry, sites = open(src).read().split("\n"), [], None, 0
+for i, l in enumerate(lines):
+    l = l.replace(spec + "_", f"{spec}_{suffix}_")
+    out.append(l)
+    if ".entry" in l:
+        entry = "masked" if "stage1_masked" in l else None
+    if entry == "masked" and l.strip() == "{":
+        out += ["\t.reg .pred %pbp<4>;", "\t.reg .b32 %rbp<6>;",
+                "\tmov.u32 %rbp0, %tid.x;", "\tsetp.eq.u32 %pbp0, %rbp0, 0;"]
+        if gated == "1":
+            out += ["\tmov.u32 %rbp1, %nctaid.x;", "\tmov.u32 %rbp2, %nctaid.y;",
+                    "\tmul.lo.u32 %rbp1, %rbp1, %rbp2;", "\tmov.u32 %rbp2, %nctaid.z;",
+                    "\tmul.lo.u32 %rbp1, %rbp1, %rbp2;", "\tmov.u32 %rbp3, %nsmid;",
+                    "\tsetp.le.u32 %pbp1, %rbp1, %rbp3;", "\tand.pred %pbp0, %pbp0, %pbp1;"]
+        entry = "body"
+    m = re.match(r"\s*ld\.global\.v4\.b32\s+\{[^}]*\}, \[(%rd\d+)\];", l)
+    if entry == "body" and m and i + 1 < len(lines) and f"[{m.group(1)}+64]" in lines[i + 1]:
+        # thread 0's first chunk is its tile's first byte; the block's
+        # remaining rows: the 'setp.lt.s64 %p, %rdX, 64' that chose it
+        rem = next(mm.group(1) for k in range(len(out) - 1, max(0, len(out) - 40), -1)
+                   if (mm := re.match(r"\s*setp\.lt\.s64\s+%p\d+, (%rd\d+), 64;", out[k])))
+        out += [f"\tsetp.ge.s64 %pbp2, {rem}, 128;", "\tand.pred %pbp2, %pbp2, %pbp0;",
+                f"\t@%pbp2 cp.async.bulk.prefetch.L2.global [{m.group(1)}+{tile}], {tile};"]
+        sites += 1
+assert sites == 2, f"expected the prologue's and the loop's whole-tile loads, found {sites}"
+open(out_path, "w").write("\n".join(out))
+PY
+    finish_variant "$S" "$n"
+  done
   exit 0;;
+l2ahead)
+  export MLA_ARTIFACTS=$A PYTHONPATH=${PYTHONPATH:-python}
+  python3 bench/wgmma_h200.py --specs $S,${S}_bp,${S}_bpg --json "$OUT/l2ahead.json"
+  exit $?;;
 residency|loadcache|stalls) ;;
-*) echo "usage: $0 prepare|residency|loadcache|stalls" >&2; exit 2;;
+*) echo "usage: $0 prepare|residency|loadcache|stalls|l2ahead" >&2; exit 2;;
+
 esac
 export MLA_ARTIFACTS=$A PYTHONPATH=${PYTHONPATH:-python}
 M=gpu__time_duration.sum,sm__cycles_elapsed.avg,l1tex__throughput.avg.pct_of_peak_sustained_elapsed
