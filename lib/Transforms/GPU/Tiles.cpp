@@ -356,28 +356,60 @@ LogicalResult Lowering::lowerMask(MaskOp op) {
     return failure();
   Value off = scalars.lookup(op.getOffset()),
         bound = scalars.lookup(op.getBound());
-  Value fill = arith::ConstantOp::create(b, loc(), op.getFillAttr());
   Value edge = op.getRowEdge() ? scalars.lookup(op.getRowEdge()) : Value();
-  SmallVector<Value> regs;
-  for (int64_t r = 0; r < l->size(); ++r) {
-    auto [row, col] = accCoord(*l, r);
-    Value pos = add(off, op.getDim() == 0 ? row : col);
-    Value out =
-        arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sge, pos, bound);
-    if (edge) {
-      // Causal rows: row r's bound is edge + r floordiv period.
-      Value rowEdge =
-          add(edge, arith::DivUIOp::create(
-                        b, loc(), row,
-                        idx(static_cast<int64_t>(*op.getRowPeriod()))));
-      out = arith::OrIOp::create(
-          b, loc(), out,
-          arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sge, pos,
-                                rowEdge));
+  // Each register's position against the bound (and its row's edge), the
+  // fill where past it.
+  auto masked = [&]() {
+    Value fill = arith::ConstantOp::create(b, loc(), op.getFillAttr());
+    SmallVector<Value> regs;
+    for (int64_t r = 0; r < l->size(); ++r) {
+      auto [row, col] = accCoord(*l, r);
+      Value pos = add(off, op.getDim() == 0 ? row : col);
+      Value out = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sge,
+                                        pos, bound);
+      if (edge) {
+        // Causal rows: row r's bound is edge + r floordiv period.
+        Value rowEdge =
+            add(edge, arith::DivUIOp::create(
+                          b, loc(), row,
+                          idx(static_cast<int64_t>(*op.getRowPeriod()))));
+        out = arith::OrIOp::create(
+            b, loc(), out,
+            arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sge, pos,
+                                  rowEdge));
+      }
+      regs.push_back(
+          arith::SelectOp::create(b, loc(), out, fill, src->regs[r]));
     }
-    regs.push_back(arith::SelectOp::create(b, loc(), out, fill, src->regs[r]));
+    return regs;
+  };
+  if (!target.chip.tuning.maskWholeTiles) {
+    tiles[op] = regTile(Kind::Acc, op.getType(), masked());
+    return success();
   }
-  tiles[op] = regTile(Kind::Acc, op.getType(), std::move(regs));
+  // A tile that lies wholly below the bound (and, causal, left of row 0's
+  // edge, the smallest) keeps every element: one uniform test per tile
+  // instead of a position, a compare and a select per register on every
+  // tile of a sequence but its last (ChipTuning::maskWholeTiles).
+  Value end = addc(off, src->type.getDimSize(op.getDim()));
+  Value whole =
+      arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sle, end, bound);
+  if (edge)
+    whole = arith::AndIOp::create(
+        b, loc(), whole,
+        arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sle, end, edge));
+  auto ifOp = scf::IfOp::create(
+      b, loc(), whole,
+      [&](OpBuilder &nb, Location ml) {
+        scf::YieldOp::create(nb, ml, ValueRange(src->regs));
+      },
+      [&](OpBuilder &nb, Location ml) {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        scf::YieldOp::create(b, ml, masked());
+      });
+  tiles[op] =
+      regTile(Kind::Acc, op.getType(), SmallVector<Value>(ifOp.getResults()));
   return success();
 }
 

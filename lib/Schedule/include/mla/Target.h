@@ -175,6 +175,16 @@ struct ChipTuning {
   /// `page-entries-ahead` option (mla-compile --page-entries-ahead) turns it
   /// on.
   bool pageEntriesAhead = false;
+  /// mla.mask tests once per tile whether the whole tile lies inside its
+  /// bound (and, causal, left of its first row's edge) and then takes the
+  /// tile as it is; only the other tiles (a sequence's last) compare and
+  /// select per register. Set on sm_90a: its fp8 masked stage 1 issued 4 %
+  /// more instructions than the mask-free one, 2.2 % after (Nsight
+  /// Compute, 256 x 8192, docs/PerformanceLog.md 2026-12-05). Off on
+  /// CDNA, where the mask costs 0.3 wave-instructions a KV token and the
+  /// branch took gfx950's fp8 masked stage 1 from 150 to 180 VGPRs, and
+  /// on sm_90 (not measured there).
+  bool maskWholeTiles = false;
 };
 
 struct ChipInfo {
