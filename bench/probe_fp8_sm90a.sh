@@ -133,7 +133,6 @@ l2ahead)
   exit $?;;
 residency|loadcache|stalls) ;;
 *) echo "usage: $0 prepare|residency|loadcache|stalls|l2ahead" >&2; exit 2;;
-
 esac
 export MLA_ARTIFACTS=$A PYTHONPATH=${PYTHONPATH:-python}
 M=gpu__time_duration.sum,sm__cycles_elapsed.avg,l1tex__throughput.avg.pct_of_peak_sustained_elapsed
