@@ -335,12 +335,12 @@ SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
         };
         // A contiguous or one-page tile whose rows all lie below the limit
         // (every tile of a sequence but its last): its chunks unguarded, as
-        // in the mask-free kernel, behind one uniform branch. With a test
-        // per chunk (a compare, a predicated load and its zeros) the masked
-        // fp8 sm_90a kernel ran 3 % behind the mask-free one at 256 x 8192
-        // on the H200; how much of that gap the tests were is not measured
-        // there yet (docs/PerformanceLog.md, 2026-12-05, nineteenth
-        // session).
+        // in the mask-free kernel, behind one uniform branch, instead of a
+        // test per chunk (a compare, a predicated load and its zeros). On
+        // the H200 this took fp8 MTP 2 from 1.30x to 1.26x its one token;
+        // the one-token masked / mask-free gap it was aimed at stayed, and
+        // was the score mask's (lowerMask, ChipTuning::maskWholeTiles;
+        // docs/PerformanceLog.md, 2026-12-05, twentieth session).
         if (!limit || pages) {
           scf::YieldOp::create(b, loc(), chunkValues(/*guard=*/true));
           return;
