@@ -115,7 +115,12 @@ def MLALowerToGPU : Pass<"mla-lower-to-gpu", "::mlir::ModuleOp"> {
            "into registers takes its page entry, loaded a tile earlier "
            "still, from the KV loop instead of reading it with its bytes "
            "(ChipTuning::pageEntriesAhead on: faster on the H100, slower on "
-           "the H200; kept for comparison)">
+           "the H200; kept for comparison)">,
+    Option<"kvTileFirst", "kv-tile-first", "bool", /*default=*/"false",
+           "sm_90a: a KV loop's first tile goes out before the straight-line "
+           "copy of the tile loaded ahead of the loop (Q), and that copy "
+           "waits at a barrier before its loads (ChipTuning::aheadLoadsFirst "
+           "off; the earlier order, kept for comparison)">
   ];
   let dependentDialects = ["::mlir::amdgpu::AMDGPUDialect",
                            "::mlir::arith::ArithDialect",

@@ -121,13 +121,15 @@ void mla::registerCompilerDialects(DialectRegistry &registry) {
 }
 
 void mla::buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip,
-                                   bool wgmmaSmemA, bool pageEntriesAhead) {
+                                   bool wgmmaSmemA, bool pageEntriesAhead,
+                                   bool kvTileFirst) {
   // Tile ops -> per-lane gpu.func code (shared memory, shuffles, matrix
   // instructions from the chip's descriptor).
   mla::MLALowerToGPUOptions options;
   options.chip = chip;
   options.wgmmaSmemA = wgmmaSmemA;
   options.pageEntriesAhead = pageEntriesAhead;
+  options.kvTileFirst = kvTileFirst;
   pm.addPass(mla::createMLALowerToGPU(options));
   // The lowering emits index arithmetic per use; fold and share it before
   // the LLVM conversion multiplies it.

@@ -65,6 +65,8 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
       tuned.tuning.wgmmaRegisterA = false;
     if (pageEntriesAhead)
       tuned.tuning.pageEntriesAhead = true;
+    if (kvTileFirst)
+      tuned.tuning.aheadLoadsFirst = false;
     auto created = TargetInfo::create(tuned, module);
     if (failed(created))
       return signalPassFailure();

@@ -10,17 +10,32 @@
 // mla-lower-to-gpu-wgmma-register-a-sm90a.mlir.
 // RUN: mla-opt --mla-lower-to-gpu="chip=sm_90a wgmma-smem-a report-placements" %s --split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLACE
 // RUN: mla-opt --mla-lower-to-gpu="chip=sm_90a wgmma-smem-a" %s --split-input-file | FileCheck %s
+// RUN: mla-opt --mla-lower-to-gpu="chip=sm_90a wgmma-smem-a kv-tile-first" %s --split-input-file | FileCheck %s --check-prefix=KVFIRST
 
 // CHECK: gpu.module @mla_kernels [#nvvm.target<O = 3, chip = "sm_90a">]
 // CHECK-LABEL: gpu.func @attention
 // Q and the KV tile in the 128-byte swizzle (views [atoms][rows][64]);
 // S^T = K Q^T on 4 wgmma (K = 64), O^T = V^T P^T on 4 (64 columns x 4 K
 // steps of 16 tokens).
-// The KV tile's two buffers, its first copies, Q; in the loop the next
-// copies, then this tile's view.
+// Q's loads, then the KV tile's two buffers and its first copies, then
+// (after a barrier) Q's stores (ChipTuning::aheadLoadsFirst); in the
+// loop the next copies, then this tile's view.
+// CHECK: memref.view {{.*}} to memref<1x16x64xi16, #gpu.address_space<workgroup>>
+// CHECK: vector.load {{.*}} : memref<?xi16>, vector<8xi16>
+// (kv-tile-first, the earlier order: the KV tile's buffers and copies
+// first, then Q's copy, a barrier before its loads.)
+// KVFIRST-LABEL: gpu.func @attention
+// KVFIRST: memref.view {{.*}} to memref<1x64x64xi16, #gpu.address_space<workgroup>>
+// KVFIRST: nvvm.cp.async.shared.global
+// KVFIRST: memref.view {{.*}} to memref<1x16x64xi16, #gpu.address_space<workgroup>>
+// KVFIRST-NEXT: nvvm.fence.proxy
+// KVFIRST-NEXT: gpu.barrier
+// KVFIRST: vector.load {{.*}} : memref<?xi16>, vector<8xi16>
+// KVFIRST: vector.store {{.*}} : memref<1x16x64xi16, #gpu.address_space<workgroup>>, vector<8xi16>
 // CHECK: memref.view {{.*}} to memref<1x64x64xi16, #gpu.address_space<workgroup>>
 // CHECK: nvvm.cp.async.shared.global
-// CHECK: memref.view {{.*}} to memref<1x16x64xi16, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: vector.store {{.*}} : memref<1x16x64xi16, #gpu.address_space<workgroup>>, vector<8xi16>
 // Threads' shared-memory writes, then the tensor cores' reads: an
 // async-proxy fence before each barrier.
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}

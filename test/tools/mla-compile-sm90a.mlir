@@ -187,8 +187,11 @@
 // FP8-IDX-PTX: ld.global.v4.b32
 // FP8-IDX-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{.*}}, desc, p, 1, 1, 0;
 // FP8-IDX-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_kvindices_stage2
-// (The loads, conversion and stores, wherever LLVM places the loop's blocks.)
+// (The loads, conversion and stores, wherever LLVM places the loop's
+// blocks.) Q's nine 16-byte loads a thread (the last at +16384) go out
+// before the first tile's (ChipTuning::aheadLoadsFirst).
 // FP8-TILE-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free
+// FP8-TILE: ld.global.v4.b32 {{.*}}, [{{%rd[0-9]+}}+16384];
 // FP8-TILE: ld.global.v4.b32 {{.*}}, [[[A:%rd[0-9]+]]];
 // FP8-TILE-NEXT: ld.global.v4.b32 {{.*}}, [[[A]]+64];
 // FP8-TILE: cvt.rn.f16x2.e4m3x2
@@ -239,7 +242,9 @@
 // O^T on the e4m3 form too; one buffer, two programs per SM.
 // FP8-QP8: deepseek_r1_decode_fp8_qp8_sm90a_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
 // FP8-QP8-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp8_sm90a_stage1_masked
-// The first KV tile goes out before Q's copy and quantisation.
+// The first KV tile goes out after Q's nine 16-byte loads a thread and
+// before Q's quantisation and stores (ChipTuning::aheadLoadsFirst).
+// FP8-QP8-PTX-COUNT-9: ld.global.v4
 // FP8-QP8-PTX-NOT: ld.global.v4
 // FP8-QP8-PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 36864;
 // FP8-QP8-PTX: cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes
@@ -248,7 +253,6 @@
 // one 8-byte store of fp8, and no 16-bit copy in shared memory to read back.
 // Before the rounding, the program's largest |q| (mla.quant_scale): 16-lane
 // butterflies, one value a 16-lane group through shared memory.
-// FP8-QP8-PTX-COUNT-9: ld.global.v4
 // FP8-QP8-PTX-NOT: cvt.rzi.u32.f32
 // FP8-QP8-PTX-NOT: cvt.rn.satfinite
 // FP8-QP8-PTX-COUNT-4: shfl.sync.bfly.b32
@@ -278,9 +282,11 @@
 // FP8-QP8-PTX: .entry deepseek_r1_decode_fp8_qp8_sm90a_stage2
 // fp8 Q and P with MTP 2: both tokens' 32 rows (N = 32) on two
 // warpgroups and 128-token tiles (72 KiB a tile, 128 x 64-byte boxes), the
-// first tile sent before Q's copy; one program per SM, no spills.
+// first tile sent after Q's loads and before its rounding and stores; one
+// program per SM, no spills.
 // FP8-QP8-MTP2: deepseek_r1_decode_fp8_qp8_sm90a_mtp2_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 256 threads, 1 programs/SM
 // FP8-QP8-MTP2-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp8_sm90a_mtp2_stage1_masked
+// FP8-QP8-MTP2-PTX-COUNT-9: ld.global.v4
 // FP8-QP8-MTP2-PTX-NOT: ld.global.v4
 // FP8-QP8-MTP2-PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 73728;
 // FP8-QP8-MTP2-PTX: cp.async.bulk.tensor.3d

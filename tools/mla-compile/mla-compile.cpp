@@ -74,6 +74,12 @@ static cl::opt<bool> pageEntriesAhead(
              "(faster on the H100, slower on the H200, for comparison: "
              "docs/Design.md, Paged KV)"),
     cl::init(false), cl::cat(compileCategory));
+static cl::opt<bool> kvTileFirst(
+    "kv-tile-first",
+    cl::desc("sm_90a: the KV loop's first tile goes out before Q's copy "
+             "instead of after Q's loads (the earlier order, for comparison: "
+             "docs/Design.md)"),
+    cl::init(false), cl::cat(compileCategory));
 static cl::opt<std::string> rocmToolkit(
     "rocm-toolkit",
     cl::desc("folder whose llvm/bin/ld.lld links AMDGPU code objects "
@@ -166,6 +172,7 @@ int main(int argc, char **argv) {
     opts.rocmToolkit = rocmToolkit;
     opts.wgmmaSmemA = wgmmaSmemA;
     opts.pageEntriesAhead = pageEntriesAhead;
+    opts.kvTileFirst = kvTileFirst;
     opts.report = &llvm::outs();
     auto out = mla::compileForChip(ctx, *module, *chip, opts);
     if (failed(out))

@@ -58,23 +58,43 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
     return fail("the GPU lowering loads rank-2 tiles only");
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
   Type elt = t.getElementType();
+  // The copy's shape (16-byte chunks where rows are whole chunks, else
+  // elements) and whether it is straight-line code (below).
+  int64_t vec = (cols * storedBytes(elt)) % 16 == 0 ? 16 / storedBytes(elt) : 1;
+  int64_t chunks = rows * cols / vec;
+  int64_t rounds = llvm::divideCeil(chunks, threads);
+  bool straight =
+      (!kvBody ||
+       (chunks % threads == 0 && target.chip.tuning.unrollTileLoops) ||
+       vec == 1) &&
+      rounds <= kMaxStraightRounds;
   // A tile loaded ahead of a KV loop (Q): the loop's first KV tile is
-  // sent first, so that its memory latency overlaps this copy and what
-  // follows it instead of starting after them.
-  if (!kvBody &&
-      (target.chip.facts.asyncTileCopy || target.chip.facts.ldsDmaLoads16))
+  // sent early, so that its memory latency overlaps this copy and what
+  // follows it instead of starting after them: before the copy, or, where
+  // the chip's tuning says so (ChipTuning::aheadLoadsFirst), between the
+  // straight-line copy's loads and its stores.
+  // (The copy's own tile is placed first where it loads first: then it
+  // is in the prefetch's count of shared memory already, not a reserve.)
+  auto startKvLoop = [&](int64_t reserve) {
+    if (kvBody ||
+        !(target.chip.facts.asyncTileCopy || target.chip.facts.ldsDmaLoads16))
+      return;
     for (Operation *n = op->getNextNode(); n; n = n->getNextNode())
       if (auto loop = dyn_cast<KvLoopOp>(n)) {
         if (!started.count(loop) && !regStarted.count(loop))
           if (auto rp = startRegisterPrefetch(loop))
             regStarted[loop] = *rp;
         if (!started.count(loop) && !regStarted.count(loop))
-          if (auto pf = startPrefetch(loop, smemTileBytes(rows, cols, elt)))
+          if (auto pf = startPrefetch(loop, reserve))
             started[loop] = *pf;
         if (!started.count(loop) && !regStarted.count(loop))
           startEarlySend(loop); // a single buffer of e4m3 tiles
         break;
       }
+  };
+  bool aheadFirst = !kvBody && straight && target.chip.tuning.aheadLoadsFirst;
+  if (!aheadFirst)
+    startKvLoop(smemTileBytes(rows, cols, elt));
   auto tile = std::make_shared<Tile>();
   tile->kind = Kind::Smem;
   tile->type = t;
@@ -248,14 +268,15 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
     bound = Value();
   }
 
-  barrier(); // the region may still be read from the previous iteration
+  // The region may still be read from the previous iteration (with
+  // aheadFirst: at the stores, once the loads are out).
+  if (!aheadFirst)
+    barrier();
   // Copy in 16-byte chunks when rows are whole chunks (every KV and Q row
   // here), else element by element. A chunk never straddles two rows, so
   // the row mask applies per chunk.
   Type st = storageType(elt);
   int64_t eltBytes = storedBytes(st);
-  int64_t vec = (cols * eltBytes) % 16 == 0 ? 16 / eltBytes : 1;
-  int64_t chunks = rows * cols / vec;
   auto vecT = VectorType::get({vec}, st);
   auto align = vec > 1 ? llvm::MaybeAlign(16) : llvm::MaybeAlign();
   // Stored in a grouped dot's K order (kOrderFor): pieces of `piece`
@@ -390,7 +411,6 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   // only re-rounds the tile into the same storage width (bf16 Q to f16)
   // is applied to the loaded registers in between, instead of a second
   // pass over shared memory after the copy.
-  int64_t rounds = llvm::divideCeil(chunks, threads);
   // A small tile of rows that are not whole chunks (mxfp4's 18 scale bytes
   // a row, at the array's own stride) is copied element by element; in a
   // KV loop a rolled copy would wait one memory round trip per element
@@ -398,10 +418,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   // gfx950's 4.5 rounds a 64-row tile, rolled, waited 5), so it is
   // straight-line there too, the last round guarded where the threads do
   // not divide the elements.
-  bool smallElementwise = vec == 1;
-  if ((!kvBody || (even && target.chip.tuning.unrollTileLoops) ||
-       smallElementwise) &&
-      (vec > 1 || smallElementwise) && rounds <= kMaxStraightRounds) {
+  if (straight) {
     SmallVector<Operation *> chain = toFp8.empty() ? foldableChain(op) : toFp8;
     // Through f32 and back to the loaded type is exact: nothing to do.
     bool identity =
@@ -420,6 +437,10 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
         guard = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
                                       chunk, idx(chunks));
       got.push_back({loadChunk(r, c, guard), r, c, guard});
+    }
+    if (aheadFirst) {
+      startKvLoop(/*reserve=*/0);
+      barrier();
     }
     // Chain ops [from, to) on an f32 element, as lowerCast and lowerScale
     // evaluate them: f32 values rounded to each cast's type (the last

@@ -32,6 +32,7 @@ struct CompileOptions {
   llvm::raw_ostream *report = nullptr; ///< the resource report (nullptr: none)
   bool wgmmaSmemA = false;             ///< ChipTuning::wgmmaRegisterA off
   bool pageEntriesAhead = false;       ///< ChipTuning::pageEntriesAhead on
+  bool kvTileFirst = false;            ///< ChipTuning::aheadLoadsFirst off
 };
 
 /// What one chip's compilation produced.

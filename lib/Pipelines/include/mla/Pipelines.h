@@ -22,11 +22,12 @@ void buildHostLoweringPipeline(OpPassManager &pm);
 
 /// Tile kernels -> a `gpu.module` in the LLVM + NVVM / ROCDL dialects for
 /// `chip`, ready for `gpu-module-to-binary`.
-/// `wgmmaSmemA`, `pageEntriesAhead`: mla-lower-to-gpu's options of those
-/// names.
+/// `wgmmaSmemA`, `pageEntriesAhead`, `kvTileFirst`: mla-lower-to-gpu's
+/// options of those names.
 void buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip,
                               bool wgmmaSmemA = false,
-                              bool pageEntriesAhead = false);
+                              bool pageEntriesAhead = false,
+                              bool kvTileFirst = false);
 
 /// Registers `mla-to-tiles`, `mla-to-host` and `mla-to-gpu`.
 void registerMLAPipelines();

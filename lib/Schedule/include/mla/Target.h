@@ -185,6 +185,18 @@ struct ChipTuning {
   /// branch took gfx950's fp8 masked stage 1 from 150 to 180 VGPRs, and
   /// on sm_90 (not measured there).
   bool maskWholeTiles = false;
+  /// A tile copied ahead of a KV loop in straight-line code (Q) issues
+  /// its global loads first, then sends the loop's first KV tile, then
+  /// waits at the barrier before its shared-memory stores; without it the
+  /// first KV tile goes out before the copy and the barrier before the
+  /// loads. Set on sm_90a: the short calls (one program per SM, a few
+  /// tiles each) waited there for Q's loads queued behind the tile's
+  /// 36 KiB (Nsight Compute, 4 x 8192: 12 % of stage 1's warp samples on
+  /// Q's first use; docs/PerformanceLog.md, 2026-12-05, twenty-first
+  /// session). CDNA and sm_90 keep the old order (not measured there).
+  /// mla-lower-to-gpu's `kv-tile-first` option (mla-compile
+  /// --kv-tile-first) turns it off.
+  bool aheadLoadsFirst = false;
 };
 
 struct ChipInfo {
