@@ -39,20 +39,9 @@ case "${1:-}" in
 prepare)
   BUILD=${BUILD:-build}; PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
   mkdir -p "$BUILD/variants"
-  manifest_of() {  # spec, suffix: the spec's manifest for its variant spec_suffix
-    python3 - "$A" "$1" "$2" <<'PY'
-import json, sys
-a, s, n = sys.argv[1:]
-d = json.loads(json.dumps(json.load(open(f"{a}/{s}.json")))
-               .replace(s + "_stage", f"{s}_{n}_stage").replace(s + ".cubin", f"{s}_{n}.cubin"))
-d["spec"] = f"{s}_{n}"
-json.dump(d, open(f"{a}/{s}_{n}.json", "w"), indent=1)
-PY
-  }
   finish_variant() {  # spec, suffix: assemble build/variants/spec_suffix.ptx, write its manifest
-    "$PTXAS" -arch=sm_90a -O3 "$BUILD/variants/${1}_$2.ptx" -o "$A/${1}_$2.cubin" > /dev/null 2>&1 ||
+    PTXAS="$PTXAS" PTX="$BUILD/variants/${1}_$2.ptx" bash bench/snapshot_spec.sh "$1" "$2" > /dev/null 2>&1 ||
       { echo "ptxas failed on ${1}_$2"; exit 1; }
-    manifest_of "$1" "$2"
   }
   sed -e "s/@$S /@${S}_w8 /" -e 's/block_n = 64, num_warps = 4 /block_n = 128, num_warps = 8 /' \
     kernels/$S.mlir > "$BUILD/variants/${S}_w8.mlir"
