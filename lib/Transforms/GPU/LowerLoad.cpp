@@ -59,14 +59,16 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
   Type elt = t.getElementType();
   // The copy's shape (16-byte chunks where rows are whole chunks, else
-  // elements) and whether it is straight-line code (below).
-  int64_t vec = (cols * storedBytes(elt)) % 16 == 0 ? 16 / storedBytes(elt) : 1;
+  // elements) and whether it is straight-line code (below). With whole
+  // rounds of chunks (even), every thread copies chunks / threads of them.
+  Type st = storageType(elt);
+  int64_t eltBytes = storedBytes(st);
+  int64_t vec = (cols * eltBytes) % 16 == 0 ? 16 / eltBytes : 1;
   int64_t chunks = rows * cols / vec;
   int64_t rounds = llvm::divideCeil(chunks, threads);
+  bool even = chunks % threads == 0;
   bool straight =
-      (!kvBody ||
-       (chunks % threads == 0 && target.chip.tuning.unrollTileLoops) ||
-       vec == 1) &&
+      (!kvBody || (even && target.chip.tuning.unrollTileLoops) || vec == 1) &&
       rounds <= kMaxStraightRounds;
   // A tile loaded ahead of a KV loop (Q): the loop's first KV tile is
   // sent early, so that its memory latency overlaps this copy and what
@@ -275,8 +277,6 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   // Copy in 16-byte chunks when rows are whole chunks (every KV and Q row
   // here), else element by element. A chunk never straddles two rows, so
   // the row mask applies per chunk.
-  Type st = storageType(elt);
-  int64_t eltBytes = storedBytes(st);
   auto vecT = VectorType::get({vec}, st);
   auto align = vec > 1 ? llvm::MaybeAlign(16) : llvm::MaybeAlign();
   // Stored in a grouped dot's K order (kOrderFor): pieces of `piece`
@@ -290,9 +290,6 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
       piece *= 2;
     tile->kPerm = std::make_shared<const GroupedOperands>(*order);
   }
-  // With whole rounds of chunks, every thread copies chunks / threads of
-  // them: a loop with a static trip count, unrolled below.
-  bool even = chunks % threads == 0;
   // A row-major source is read through its flat view: the tile's origin
   // (the same for all threads) plus the chunk's offset in the tile, which
   // does not change from one KV tile to the next. LLVM hoists the latter
