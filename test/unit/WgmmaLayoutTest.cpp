@@ -311,3 +311,108 @@ TEST(Wgmma, RegisterAGroupedOverAnAtom) {
     EXPECT_EQ(*cols.rbegin(), 16 * (l % 4) + 15);
   }
 }
+
+// V as wgmma's register A (ChipTuning::wgmmaRegisterV, PairedVMap): V's
+// bytes stored in paired columns in the 64-byte swizzle, read by
+// ldmatrix.x4.trans (PTX ISA: lane l addresses row l % 8 of matrix l / 8;
+// with .trans lane l receives elements (2 (l % 4), l / 4) and
+// (2 (l % 4) + 1, l / 4) of each 8 x 8 matrix of 16-bit words, the first
+// in the low half), then one prmt: every fragment element must be
+// V[token][dim] at the PTX fragment's (row = dim, column = token).
+namespace {
+uint32_t prmt(uint32_t lo, uint32_t hi, uint32_t sel) {
+  uint64_t bytes = uint64_t(hi) << 32 | lo;
+  uint32_t out = 0;
+  for (int i = 0; i < 4; ++i)
+    out |= uint32_t(bytes >> (8 * ((sel >> (4 * i)) & 7)) & 0xFF) << (8 * i);
+  return out;
+}
+} // namespace
+
+TEST(PairedV, LdmatrixTransFeedsTheRegisterAFragment) {
+  const MatrixInstr *mi =
+      lookupMatrixInstr("wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16");
+  ASSERT_NE(mi, nullptr);
+  const int64_t tokens = 64, dims = 512;
+  // A byte's identity: (token, dim) in 8 + 8 bits would not fit a byte,
+  // so the smem model holds the identity and bytes are its index.
+  std::vector<int64_t> smem(tokens * dims, -1);
+  // The stores: one 16-byte chunk per (token, group of 16 dims), each
+  // source word lo / lo + 2 permuted by storeSelector.
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t g = 0; g < dims / 16; ++g) {
+      uint32_t src[4], ids[16];
+      for (int64_t c = 0; c < 16; ++c)
+        ids[c] = uint32_t(c);
+      for (int64_t w = 0; w < 4; ++w)
+        src[w] = ids[4 * w] | ids[4 * w + 1] << 8 | ids[4 * w + 2] << 16 |
+                 ids[4 * w + 3] << 24;
+      for (int64_t w = 0; w < 4; ++w) {
+        int64_t lo = PairedVMap::sourceLo(w);
+        uint32_t word =
+            prmt(src[lo], src[lo + 2], PairedVMap::storeSelector(w));
+        for (int64_t k = 0; k < 4; ++k) {
+          int64_t c = (word >> (8 * k)) & 0xFF;
+          EXPECT_EQ(PairedVMap::storedByte(c), 4 * w + k);
+          smem[smemSwizzledOffset(t, 16 * g, tokens, 1) + 4 * w + k] =
+              t * dims + 16 * g + c;
+        }
+      }
+    }
+  for (int64_t v : smem)
+    ASSERT_GE(v, 0);
+  // The reads: warp w, instruction tile j, K steps s, s + 1.
+  for (int64_t w = 0; w < 4; ++w)
+    for (int64_t j = 0; j < dims / 64; ++j)
+      for (int64_t s = 0; s < tokens / 16; s += 2) {
+        int64_t addr[32];
+        for (int64_t l = 0; l < 32; ++l)
+          addr[l] = smemSwizzledOffset(16 * s + PairedVMap::ldmatrixRow(l),
+                                       64 * j + 16 * w, tokens, 1);
+        // Each matrix's 8 rows hit 8 different 16-byte bank groups.
+        for (int64_t q = 0; q < 4; ++q) {
+          std::set<int64_t> groups;
+          for (int64_t r = 0; r < 8; ++r)
+            groups.insert(addr[8 * q + r] / 16 % 8);
+          EXPECT_EQ(groups.size(), 8u) << "w " << w << " j " << j;
+        }
+        for (int64_t l = 0; l < 32; ++l)
+          for (int64_t q = 0; q < 4; ++q) {
+            // Register q of lane l: two words, bytes as identities.
+            int64_t byteIds[4];
+            for (int64_t h = 0; h < 2; ++h)
+              for (int64_t e = 0; e < 2; ++e)
+                byteIds[2 * h + e] =
+                    smem[addr[8 * q + 2 * (l % 4) + h] + 2 * (l / 4) + e];
+            uint32_t lo = 0 | 1 << 8 | 2 << 16 | 3u << 24;
+            uint32_t y = prmt(lo, 0, PairedVMap::fragmentSelector);
+            for (int64_t half = 0; half < 2; ++half)
+              for (int64_t e = 0; e < 2; ++e) {
+                int64_t id = byteIds[(y >> (8 * (2 * half + e))) & 0xFF];
+                // Fragment register 2 (q % 2) + half of step s + q / 2,
+                // element e of it.
+                int64_t elem = 2 * (2 * (q % 2) + half) + e;
+                Coord want = mi->aRegisters.map(l, elem);
+                EXPECT_EQ(id / dims, 16 * (s + q / 2) + want.col)
+                    << "lane " << l << " q " << q;
+                EXPECT_EQ(id % dims, 64 * j + 16 * w + want.row)
+                    << "lane " << l << " q " << q;
+              }
+          }
+      }
+  // The stores of a warp's round (RegisterTileMap, warpRows: lanes 4 r ..
+  // 4 r + 3 one row's atom, rows 16 w + l / 4): each quarter-warp's 8
+  // chunks hit 8 different 16-byte bank groups.
+  RegisterTileMap map{tokens, 576, 64, 4, 32, /*warpRows=*/true};
+  for (int64_t w = 0; w < 4; ++w)
+    for (int64_t r = 0; r < map.rounds(); ++r)
+      for (int64_t quarter = 0; quarter < 4; ++quarter) {
+        std::set<int64_t> groups;
+        for (int64_t l = 8 * quarter; l < 8 * quarter + 8; ++l) {
+          int64_t row = map.baseRow(w, l) + map.roundRow(r);
+          int64_t col = map.roundByte(r) + map.baseByte(l);
+          groups.insert(smemSwizzledOffset(row, col, tokens, 1) / 16 % 8);
+        }
+        EXPECT_EQ(groups.size(), 8u) << "w " << w << " round " << r;
+      }
+}

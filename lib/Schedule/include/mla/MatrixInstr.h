@@ -250,6 +250,37 @@ struct Fp8TransposeMap {
   }
 };
 
+/// How O^T = V^T P^T takes V as wgmma's 16-bit register A (m64nNk16,
+/// ChipTuning::wgmmaRegisterV): V's fp8 bytes (tokens x dims) are stored in
+/// the 64-byte swizzle (smemSwizzledOffset, 1-byte elements) with each
+/// group of 16 dims in pairs: stored byte 2 i + h of a group holds dim
+/// i + 8 h. Warp w of a warpgroup reads the 16 dims 16 w .. + 15 of each
+/// instruction tile (64 dims) for two K steps (32 tokens) with one
+/// ldmatrix.x4.trans of 16-bit words: lane l addresses the group's chunk
+/// in token row 16 s + l (matrix l / 8 is tokens 8 (l / 8) .. + 7), and
+/// receives from matrix q words (token 2 (l mod 4), pair l / 4) and the
+/// next token's, i.e. bytes (t, d), (t, d + 8), (t + 1, d), (t + 1, d + 8)
+/// for d = l / 4, t = 2 (l mod 4). One byte permute (fragmentSelector)
+/// orders them (t, d), (t + 1, d), (t, d + 8), (t + 1, d + 8): each half
+/// is an e4m3 pair whose conversion is the fragment's register for row d
+/// (low half) or d + 8 (high half), K columns t, t + 1 of matrix q's 8
+/// tokens: registers 2 (q mod 2) and 2 (q mod 2) + 1 of step s + q / 2.
+/// WgmmaLayoutTest (PairedV.*) checks every element against the PTX
+/// fragment (aRegisters) and counts bank conflicts.
+struct PairedVMap {
+  /// The stored byte (within its group of 16) of dim c mod 16.
+  static int64_t storedByte(int64_t c) { return 2 * (c % 8) + c % 16 / 8; }
+  /// Stored word w (0 .. 3) of a 16-byte chunk is the byte permute of
+  /// source words sourceLo(w) (bytes 0-3) and sourceLo(w) + 2 (4-7).
+  static int64_t sourceLo(int64_t w) { return w / 2; }
+  static uint32_t storeSelector(int64_t w) { return w % 2 ? 0x7362u : 0x5140u; }
+  /// The permute of one ldmatrix.trans register (with zero as the high
+  /// word) into the two fragment registers' e4m3 pairs.
+  static constexpr uint32_t fragmentSelector = 0x3120u;
+  /// The token row lane l addresses for K steps s, s + 1 (from 16 s).
+  static int64_t ldmatrixRow(int64_t lane) { return lane; }
+};
+
 /// The 64-bit wgmma matrix descriptor of an operand at shared address
 /// `addr` (16-byte aligned) in the 128-byte swizzle: bits 0-13 addr >> 4,
 /// 16-29 the leading-dimension byte offset >> 4, 32-45 the stride-dimension
