@@ -109,6 +109,11 @@ def MLALowerToGPU : Pass<"mla-lower-to-gpu", "::mlir::ModuleOp"> {
            "tile from shared memory instead of taking it as wgmma's register "
            "A (ChipTuning::wgmmaRegisterA off; the earlier path, kept for "
            "comparison)">,
+    Option<"wgmmaRegisterV", "wgmma-register-v", "bool", /*default=*/"false",
+           "sm_90a, fp8 KV with 16-bit Q and P, K as register A: O^T takes "
+           "V as wgmma's register A too, read from V's bytes by "
+           "ldmatrix.trans, instead of a converted 16-bit copy in shared "
+           "memory (ChipTuning::wgmmaRegisterV on; not yet timed)">,
     Option<"pageEntriesAhead", "page-entries-ahead", "bool",
            /*default=*/"false",
            "sm_90a, a paged fp8 KV tile within one page loaded a tile ahead "

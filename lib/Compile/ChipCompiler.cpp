@@ -190,8 +190,7 @@ FailureOr<ChipOutput> mlir::mla::compileForChip(MLIRContext &ctx,
 
   // Lower, read the shared-memory size of each gpu.func, then serialise.
   PassManager lower(&ctx);
-  mla::buildGpuLoweringPipeline(lower, chip.name.str(), opts.wgmmaSmemA,
-                                opts.pageEntriesAhead, opts.kvTileFirst);
+  mla::buildGpuLoweringPipeline(lower, chip.name.str(), opts.tuning);
   if (mlir::failed(lower.run(*module)))
     return failure();
   std::map<std::string, int64_t> shared;

@@ -121,15 +121,15 @@ void mla::registerCompilerDialects(DialectRegistry &registry) {
 }
 
 void mla::buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip,
-                                   bool wgmmaSmemA, bool pageEntriesAhead,
-                                   bool kvTileFirst) {
+                                   const TuningOverrides &overrides) {
   // Tile ops -> per-lane gpu.func code (shared memory, shuffles, matrix
   // instructions from the chip's descriptor).
   mla::MLALowerToGPUOptions options;
   options.chip = chip;
-  options.wgmmaSmemA = wgmmaSmemA;
-  options.pageEntriesAhead = pageEntriesAhead;
-  options.kvTileFirst = kvTileFirst;
+  options.wgmmaSmemA = overrides.wgmmaSmemA;
+  options.wgmmaRegisterV = overrides.wgmmaRegisterV;
+  options.pageEntriesAhead = overrides.pageEntriesAhead;
+  options.kvTileFirst = overrides.kvTileFirst;
   pm.addPass(mla::createMLALowerToGPU(options));
   // The lowering emits index arithmetic per use; fold and share it before
   // the LLVM conversion multiplies it.

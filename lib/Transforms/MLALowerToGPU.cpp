@@ -61,12 +61,11 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
       return signalPassFailure();
     }
     ChipInfo tuned = *chipInfo;
-    if (wgmmaSmemA)
-      tuned.tuning.wgmmaRegisterA = false;
-    if (pageEntriesAhead)
-      tuned.tuning.pageEntriesAhead = true;
-    if (kvTileFirst)
-      tuned.tuning.aheadLoadsFirst = false;
+    TuningOverrides{.wgmmaSmemA = wgmmaSmemA,
+                    .wgmmaRegisterV = wgmmaRegisterV,
+                    .pageEntriesAhead = pageEntriesAhead,
+                    .kvTileFirst = kvTileFirst}
+        .applyTo(tuned.tuning);
     auto created = TargetInfo::create(tuned, module);
     if (failed(created))
       return signalPassFailure();

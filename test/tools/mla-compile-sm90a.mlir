@@ -17,6 +17,8 @@
 // RUN: FileCheck %s --check-prefix=FP8-TILE < %t/fp8/deepseek_r1_decode_fp8_qp16_sm90a.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a.mlir --chip=sm_90a --wgmma-smem-a -o %t/fp8smema | FileCheck %s --check-prefix=FP8
 // RUN: mla-compile --help | FileCheck %s --check-prefix=HELP
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a.mlir --chip=sm_90a --wgmma-register-v -o %t/fp8regv | FileCheck %s --check-prefix=FP8-REGV
+// RUN: FileCheck %s --check-prefix=FP8-REGV-PTX < %t/fp8regv/deepseek_r1_decode_fp8_qp16_sm90a.ptx
 // RUN: FileCheck %s --check-prefix=FP8-SMEMA-PTX < %t/fp8smema/deepseek_r1_decode_fp8_qp16_sm90a.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a_paged64.mlir --chip=sm_90a -o %t/fp8paged | FileCheck %s --check-prefix=FP8-PAGED
 // RUN: FileCheck %s --check-prefix=FP8-PAGED-PTX < %t/fp8paged/deepseek_r1_decode_fp8_qp16_sm90a_paged64.ptx
@@ -157,6 +159,7 @@
 // The option is listed among mla-compile's own (the others are hidden).
 // HELP: mla-compile options:
 // HELP: --page-entries-ahead
+// HELP: --wgmma-register-v
 // HELP: --wgmma-smem-a
 // --wgmma-smem-a: S^T reads the converted tile from shared memory too (A
 // K-major: imm-trans-a 0).
@@ -166,6 +169,21 @@
 // FP8-SMEMA-PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{.*}}, p, 1, 1, 1, 0;
 // FP8-SMEMA-PTX-NOT: cp.async
 // FP8-SMEMA-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage2
+// --wgmma-register-v (ChipTuning::wgmmaRegisterV, opt-in): O^T takes V as
+// register A too, so no 16-bit tile: V's bytes in paired columns (64 x 576
+// fp8, 36864) replace it, 58368 B in all. Both dots on the register form
+// (36 + 32 instructions), O^T's fragments by ldmatrix.x4.trans at one
+// address plus constants (two K steps: 2048 bytes on). The masked kernel
+// spills (255 registers, 28 B: S^T's two groups in flight); the option
+// stays off until the H200 has timed it.
+// FP8-REGV: deepseek_r1_decode_fp8_qp16_sm90a_stage1_masked: {{[0-9]+}} registers, {{[0-9]+}} B spilled, {{[0-9]+}} B stack, 58368 B shared, 128 threads, 2 programs/SM
+// FP8-REGV: deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, 58368 B shared, 128 threads, 2 programs/SM
+// FP8-REGV-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free(
+// FP8-REGV-PTX-NOT: p, 1, 1, 1, 0;
+// FP8-REGV-PTX: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}+2048];
+// FP8-REGV-PTX-COUNT-2: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{.*}}, desc, p, 1, 1, 0;
+// FP8-REGV-PTX-NOT: p, 1, 1, 1, 0;
+// FP8-REGV-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage2
 
 // One token on 64-row pages and on a token list: the rows' page entries
 // (4-byte table loads) or token indices read with the tile's bytes, a tile

@@ -67,6 +67,13 @@ static cl::opt<bool> wgmmaSmemA(
              "tile from shared memory instead of taking it as wgmma's "
              "register A (the earlier path, for comparison: docs/Design.md)"),
     cl::init(false), cl::cat(compileCategory));
+static cl::opt<bool> wgmmaRegisterV(
+    "wgmma-register-v",
+    cl::desc("sm_90a, fp8 KV with 16-bit Q and P: O^T takes V as wgmma's "
+             "register A (ldmatrix.trans of its bytes) instead of reading a "
+             "converted 16-bit copy from shared memory (opt-in, not yet "
+             "timed: docs/Design.md)"),
+    cl::init(false), cl::cat(compileCategory));
 static cl::opt<bool> pageEntriesAhead(
     "page-entries-ahead",
     cl::desc("sm_90a, paged fp8 KV in pages of whole tiles: each tile's page "
@@ -170,9 +177,10 @@ int main(int argc, char **argv) {
     opts.emit = emit;
     opts.ptxas = ptxasPath;
     opts.rocmToolkit = rocmToolkit;
-    opts.wgmmaSmemA = wgmmaSmemA;
-    opts.pageEntriesAhead = pageEntriesAhead;
-    opts.kvTileFirst = kvTileFirst;
+    opts.tuning = {.wgmmaSmemA = wgmmaSmemA,
+                   .wgmmaRegisterV = wgmmaRegisterV,
+                   .pageEntriesAhead = pageEntriesAhead,
+                   .kvTileFirst = kvTileFirst};
     opts.report = &llvm::outs();
     auto out = mla::compileForChip(ctx, *module, *chip, opts);
     if (failed(out))

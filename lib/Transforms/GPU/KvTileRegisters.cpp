@@ -403,6 +403,68 @@ void Lowering::storeChunkPieces(const Tile &dst, const RegPrefetch &p,
         /*nontemporal=*/false, llvm::MaybeAlign(16));
 }
 
+void Lowering::storeChunkPaired(const Tile &dst, const RegPrefetch &p,
+                                int64_t chunk, Value bytes) {
+  RegisterTileMap map = p.map();
+  RegChunk c0 = baseChunk(*this, map);
+  // The chunk's 16 columns in pairs (c, c + 8): each stored word a byte
+  // permute of two source words (PairedVMap).
+  Type i32 = b.getI32Type();
+  auto i32x4 = VectorType::get({4}, i32);
+  Value w = vector::BitCastOp::create(b, loc(), i32x4, bytes);
+  auto word = [&](int64_t i) {
+    return vector::ExtractOp::create(b, loc(), w, ArrayRef<int64_t>{i})
+        .getResult();
+  };
+  SmallVector<Value> out;
+  for (int64_t k = 0; k < 4; ++k) {
+    int64_t lo = PairedVMap::sourceLo(k);
+    out.push_back(target.bytePermute(
+        b, loc(), word(lo), word(lo + 2),
+        cstI32(b, loc(), int64_t(PairedVMap::storeSelector(k)))));
+  }
+  Value paired = vector::BitCastOp::create(
+      b, loc(), bytes.getType(),
+      vector::FromElementsOp::create(b, loc(), i32x4, out));
+  Value row = addc(c0.rowBase, map.roundRow(chunk));
+  Value col = add(c0.colBase, idx(map.roundByte(chunk) / p.atomBytes * 64));
+  vector::StoreOp::create(b, loc(), paired, dst.view,
+                          smemAt(dst.view, row, col),
+                          /*nontemporal=*/false, llvm::MaybeAlign(16));
+}
+
+bool Lowering::registerVReaders(LoadOp op) {
+  auto t = op.getResult().getType();
+  int64_t rows = t.getDimSize(0);
+  if (rows % 32 || rows % 8)
+    return false;
+  bool any = false;
+  for (Operation *user : op->getUsers()) {
+    if (auto d = dyn_cast<DotOp>(user);
+        d && d.getRhs() == op.getResult() && d.getTransposeRhs())
+      continue; // S^T (dotRegisterA)
+    auto sl = dyn_cast<SliceOp>(user);
+    if (!sl || sl.getOffsets()[0] != 0 || sl.getOffsets()[1] % 64 ||
+        sl.getResult().getType().getDimSize(0) != rows ||
+        sl.getResult().getType().getDimSize(1) % 64)
+      return false;
+    for (Operation *reader : sl->getUsers()) {
+      auto d = dyn_cast<DotOp>(reader);
+      if (!d || d.getRhs() != sl.getResult() || d.getTransposeRhs() ||
+          d.getLhs() == sl.getResult())
+        return false;
+      Type pElt = d.getLhs().getType().getElementType();
+      const MatrixInstr *mi = target.instrFor(pElt, t.getElementType(), rows);
+      if (!mi || !mi->smemOperands || mi->aRegisters.laneBases.empty() ||
+          bitWidth(mi->abType) != 16 || sixteenBitOperand(b, mi) != pElt ||
+          rows % (2 * mi->k))
+        return false;
+      any = true;
+    }
+  }
+  return any;
+}
+
 std::optional<RegPrefetch> Lowering::startRegisterPrefetch(KvLoopOp loop) {
   std::optional<RegPrefetch> rp;
   loop.getBody().walk([&](LoadOp l) {
@@ -444,6 +506,23 @@ LogicalResult Lowering::lowerRegisterPrefetched(Operation *op) {
     return success();
   auto t = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+  if (p.kRegisters && target.chip.tuning.wgmmaRegisterV &&
+      registerVReaders(p.load)) {
+    // V's bytes for O^T's register A (dotRegisterV), stored by S^T's
+    // conversion (dotRegisterA); no 16-bit copy of the tile.
+    auto bytes = std::make_shared<Tile>();
+    bytes->kind = Kind::Smem;
+    bytes->type = t;
+    bytes->view = allocSmem(rows, cols, t.getElementType(), /*swizzle=*/true);
+    bytes->pairedColumns = true;
+    barrierBeforeRewrite(); // the previous tile's O^T read the region
+    p.pending = bytes;
+    tiles[op->getResult(0)] = bytes;
+    note(op, "loaded into registers a tile ahead, the A operand of the dot "
+             "that reads it transposed (converted there); V's bytes stored "
+             "in paired columns for the dot that reads them as register A");
+    return success();
+  }
   auto whole = std::make_shared<Tile>();
   whole->kind = Kind::Smem;
   whole->type = RankedTensorType::get({rows, cols}, p.to);

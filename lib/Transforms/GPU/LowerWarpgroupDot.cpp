@@ -22,8 +22,11 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   // cannot be, the dot runs on the f16 form, both operands converted
   // (exactly).
   bool fp8 = bitWidth(mi->abType) == 8;
-  std::shared_ptr<Tile> vt;
-  if (fp8 && !trans) {
+  std::shared_ptr<Tile> vt, vBytes;
+  if (!trans)
+    if (std::shared_ptr<Tile> v = get(op.getRhs()); v && v->pairedColumns)
+      vBytes = v; // V's bytes for register A (dotRegisterV)
+  if (fp8 && !trans && !vBytes) {
     std::shared_ptr<Tile> v = get(op.getRhs());
     if (v && v->kind == Kind::Smem)
       vt = transposedTile(*v);
@@ -88,13 +91,19 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
     return *tile;
   };
   auto lhs = operand(op.getLhs(), "left");
-  auto rhs = vt ? FailureOr<Tile>(*vt) : operand(op.getRhs(), "right");
-  if (failed(lhs) || failed(rhs))
-    return failure();
   // K converted from the registers it was loaded into (registerAGrouping).
   bool regA = trans && regPrefetch && regPrefetch->pending &&
               op.getRhs().getDefiningOp<LoadOp>() == regPrefetch->load;
-  if (!regA)
+  // (With V in registers too there is no 16-bit tile: K's tile is V's
+  // bytes, which this dot does not read.)
+  if (regA && regPrefetch->pending->pairedColumns)
+    vBytes = regPrefetch->pending;
+  auto rhs = vt       ? FailureOr<Tile>(*vt)
+             : vBytes ? FailureOr<Tile>(*vBytes)
+                      : operand(op.getRhs(), "right");
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  if (!regA && !vBytes)
     note(op, Twine(mi->name) + ", transposed: A = " +
                  (trans ? "rhs (K-major)"
                   : vt  ? "rhs^T (transposed into a K-major fp8 tile)"
@@ -198,6 +207,8 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   if (regA)
     return dotRegisterA(op, l, mi, *lhs, bDesc,
                         ArrayRef(init).take_front(chains * l.size()));
+  if (vBytes)
+    return dotRegisterV(op, l, mi, *lhs, *vBytes, bDesc, acc);
   target.warpgroupFence(b, loc());
   auto loop = scf::ForOp::create(b, loc(), idx(0), idx(steps / unroll), idx(1),
                                  ValueRange(init));
@@ -356,7 +367,9 @@ LogicalResult Lowering::dotRegisterA(DotOp op, const AccLayout &l,
     for (int64_t h = 0; h < rowRounds; ++h) {
       int64_t chunk = h * atoms + a;
       SmallVector<Value, 2> pieces = convertedPieces(p.cur[chunk], fp8, p.to);
-      if (stored[a])
+      if (stored[a] && p.pending->pairedColumns)
+        storeChunkPaired(*p.pending, p, chunk, p.cur[chunk]);
+      else if (stored[a])
         storeChunkPieces(*p.pending, p, idx(chunk), pieces);
       for (Value piece : pieces) {
         Value w = vector::BitCastOp::create(b, loc(), i32x4, piece);
@@ -398,6 +411,115 @@ LogicalResult Lowering::dotRegisterA(DotOp op, const AccLayout &l,
   note(op, Twine(mi->name) + ", transposed: A = rhs from registers (" +
                Twine(g->steps) + " K steps an atom), B = lhs^T (K-major)");
   tiles[op] = regTile(Kind::Acc, op.getResult().getType(), std::move(acc));
+  return success();
+}
+
+LogicalResult Lowering::dotRegisterV(DotOp op, const AccLayout &l,
+                                     const MatrixInstr *mi, const Tile &p,
+                                     const Tile &v, Value bDesc,
+                                     ArrayRef<Value> init) {
+  int64_t group = mi->warpsPerInstr, n = l.rows();
+  int64_t k = op.getLhs().getType().getDimSize(1);  // tokens
+  auto bytesT = cast<MemRefType>(v.view.getType()); // [atoms][rows][64] i8
+  int64_t rows = bytesT.getDimSize(1);
+  if (mi->aRegisters.laneBases.empty() || mi->k != 16 || k % 32 ||
+      v.rowOff + k > rows || v.rowOff % 16 || v.colOff % 64 ||
+      bytesT.getRank() != 3)
+    return fail("V as wgmma's register A needs whole pairs of 16-token K "
+                "steps of a swizzled fp8 tile (internal error)");
+  // ldmatrix.x4.trans of K steps s, s + 1 (PairedVMap): lane l addresses
+  // row (token) rowOff + 16 s + l; matrix l / 8 is tokens 8 (l / 8) .. + 7.
+  // Warp w of its warpgroup reads the 16 columns 16 w .. + 15 of each
+  // instruction tile (64 columns: tileColumnOf), the 16-byte chunk w of
+  // the atom's row, swizzled by (row / 2) mod 4 = (l / 2) mod 4 for every
+  // s: a per-thread address, and per tile and step a constant (atom j:
+  // rows x 64 bytes; 16 rows: 1024).
+  assert(PairedVMap::ldmatrixRow(1) == 1 && "lane l reads token row l");
+  Type i64 = b.getI64Type();
+  Value wl = arith::RemUIOp::create(b, loc(), warp, idx(group));
+  Value atom0 = add(idx(v.colOff / 64),
+                    mul(arith::DivUIOp::create(b, loc(), warp, idx(group)),
+                        l.colsPerWarp * group / 64));
+  Value row0 = addc(lane, v.rowOff);
+  Value chunk = arith::XOrIOp::create(
+      b, loc(), wl,
+      arith::RemUIOp::create(
+          b, loc(), arith::DivUIOp::create(b, loc(), row0, idx(2)), idx(4)));
+  auto def = v.view.getDefiningOp<memref::ViewOp>();
+  Value threadAddr = arith::IndexCastOp::create(
+      b, loc(), i64,
+      add(add(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(),
+                                                             def.getSource()),
+              def.getByteShift()),
+          add(add(mul(atom0, rows * 64), mul(row0, 64)), mul(chunk, 16))));
+  // P^T's K-major descriptor at K column kk, added by the instruction.
+  int64_t bRows = cast<MemRefType>(p.view.getType()).getDimSize(1);
+  int64_t pOff = smemSwizzledOffset(p.rowOff, p.colOff, bRows, 2);
+  auto descBOffset = [&](int64_t kk) {
+    return (kk / 64 * bRows * 128 + kk % 64 * 2 + pOff) / 16;
+  };
+  Type i32 = b.getI32Type(), i16 = b.getI16Type();
+  Type fp8 = v.type.getElementType(), f16 = sixteenBitOperand(b, mi);
+  auto i16x2 = VectorType::get({2}, i16);
+  // One lane register of ldmatrix.trans: bytes (token 2c: dims d, d + 8),
+  // (token 2c + 1: d, d + 8); permuted to (d: 2c, 2c + 1), (d + 8: ...),
+  // each pair converted: the fragment's registers for rows d and d + 8.
+  auto fragment = [&](Value x) {
+    Value y = target.bytePermute(
+        b, loc(), x, cstI32(b, loc(), 0),
+        cstI32(b, loc(), int64_t(PairedVMap::fragmentSelector)));
+    SmallVector<Value, 2> out;
+    for (int64_t h = 0; h < 2; ++h) {
+      Value half = arith::TruncIOp::create(
+          b, loc(), i16,
+          h ? arith::ShRUIOp::create(b, loc(), y, cstI32(b, loc(), 16))
+                  .getResult()
+            : y);
+      auto [lo, hi] =
+          pairToOperand(bitcastToVector(b, loc(), half,
+                                        VectorType::get({2}, storageType(fp8))),
+                        fp8, f16);
+      Value pair =
+          vector::FromElementsOp::create(b, loc(), i16x2, ValueRange{lo, hi});
+      out.push_back(vector::ExtractOp::create(
+          b, loc(),
+          vector::BitCastOp::create(b, loc(), VectorType::get({1}, i32), pair),
+          ArrayRef<int64_t>{0}));
+    }
+    return out;
+  };
+  SmallVector<Value> cur(init);
+  int64_t steps = k / mi->k;
+  for (int64_t j = 0; j < l.tiles; ++j)
+    for (int64_t s0 = 0; s0 < steps; s0 += 2) {
+      // Two K steps of tile j: their fragments (4 registers each) from one
+      // ldmatrix, then their instructions: one group, at most two in flight,
+      // so that the registers of the older ones are free again.
+      SmallVector<SmallVector<Value>> a(steps);
+      SmallVector<Value> x = target.ldmatrixX4Trans(
+          b, loc(), threadAddr, j * rows * 64 + 16 * s0 * 64);
+      for (int64_t q = 0; q < 4; ++q)
+        llvm::append_range(a[s0 + q / 2], fragment(x[q]));
+      target.warpgroupFence(b, loc());
+      for (int64_t s = s0; s < s0 + 2; ++s) {
+        SmallVector<Value> d;
+        for (int64_t mb = 0; mb < l.mBlocks; ++mb)
+          for (int64_t i = 0; i < l.elems; ++i)
+            d.push_back(cur[l.reg(mb, j, i)]);
+        d = target.warpgroupMmaRegisterA(b, loc(), mi, n, a[s], bDesc,
+                                         descBOffset(s * mi->k), d);
+        for (int64_t mb = 0; mb < l.mBlocks; ++mb)
+          for (int64_t i = 0; i < l.elems; ++i)
+            cur[l.reg(mb, j, i)] = d[mb * l.elems + i];
+      }
+      target.warpgroupCommitAndWait(b, loc(), 1);
+    }
+  target.warpgroupCommitAndWait(b, loc(), 0);
+  note(op, Twine(mi->name) +
+               ", transposed: A = rhs^T from registers "
+               "(ldmatrix.trans of its fp8 bytes, " +
+               Twine(steps) + " K steps a tile), B = lhs^T (K-major)");
+  tiles[op] = regTile(Kind::Acc, op.getResult().getType(), std::move(cur));
   return success();
 }
 

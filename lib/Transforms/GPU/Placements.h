@@ -47,6 +47,12 @@ struct Tile {
   // steps' A fragments are the instruction's own layout at column L (read
   // with ldmatrix; see kOrderFor).
   std::shared_ptr<const GroupedOperands> kPerm;
+  // Smem fp8 bytes in the 64-byte swizzle whose 16-column groups are
+  // stored as pairs (c, c + 8) (ChipTuning::wgmmaRegisterV): stored byte
+  // 2 i + h of a group is its column i + 8 h, so that ldmatrix.trans
+  // hands a lane both rows of its wgmma A fragment (Lowering::
+  // dotRegisterV). Only the columns that dot reads are stored.
+  bool pairedColumns = false;
 };
 
 /// A rank-2 tile of a rank-2 source with identity layout and a static row
@@ -110,6 +116,8 @@ struct RegPrefetch {
   /// them, stores the columns other readers take into `pending` (the 16-bit
   /// tile) and loads the next tile.
   bool kRegisters = false;
+  /// `pending` is 16-bit (V converted) or, with ChipTuning::
+  /// wgmmaRegisterV, fp8 bytes in paired columns (Tile::pairedColumns).
   std::shared_ptr<Tile> pending;
   /// A paged tile within one page (Lowering::tilesWithinOnePage) where
   /// ChipTuning::pageEntriesAhead: the page entry of the tile after the

@@ -180,6 +180,10 @@ SmallVector<Value> TargetInfo::ldmatrixX4(OpBuilder &, Location, Value, Value,
                                           Value, Type) const {
   missing("ldmatrix");
 }
+SmallVector<Value> TargetInfo::ldmatrixX4Trans(OpBuilder &, Location, Value,
+                                               int64_t) const {
+  missing("a transposing ldmatrix");
+}
 Value TargetInfo::mxfp4WordToBf16(OpBuilder &, Location, Value, Value) const {
   missing("an mxfp4 decode instruction sequence");
 }

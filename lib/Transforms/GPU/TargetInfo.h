@@ -310,6 +310,14 @@ public:
   virtual SmallVector<Value> ldmatrixX4(OpBuilder &b, Location loc, Value view,
                                         Value row, Value col,
                                         Type storage) const;
+  /// ChipTuning::wgmmaRegisterV: one ldmatrix.x4.trans of 16-bit words,
+  /// this lane's row of matrix lane / 8 at shared address `addr` (i64)
+  /// plus `offset` bytes (added by the instruction, so that the constant
+  /// offsets of a KV loop's reads do not become registers each); matrix
+  /// q's register (i32, its low half first) holds element (row
+  /// 2 (lane mod 4), column lane / 4) and the next row's.
+  virtual SmallVector<Value> ldmatrixX4Trans(OpBuilder &b, Location loc,
+                                             Value addr, int64_t offset) const;
   /// transposedLdsReads: the 64 / bits elements of `bits` bits (8 or 16)
   /// this lane receives from the transposing read whose 8 bytes it
   /// addresses at (row, col) of shared-memory view `view` (lane map:

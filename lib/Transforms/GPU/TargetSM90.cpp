@@ -457,6 +457,33 @@ public:
     return out;
   }
 
+  /// Inline PTX, as warpgroupMmaRegisterA: MLIR 22's nvvm.ldmatrix takes
+  /// the address as one operand, and LLVM hoisted each (base + constant)
+  /// of the KV loop's 16 reads out of the loop into a 64-bit register of
+  /// its own (the fp8 program: 255 registers and spills); here the
+  /// instruction adds the constant ([addr+offset]).
+  SmallVector<Value> ldmatrixX4Trans(OpBuilder &b, Location loc, Value addr,
+                                     int64_t offset) const override {
+    Type i32 = b.getI32Type();
+    std::string ptx =
+        "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {$0, $1, $2, $3}, "
+        "[$4+" +
+        std::to_string(offset) + "];";
+    auto st = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                               SmallVector<Type>(4, i32));
+    auto asmOp = LLVM::InlineAsmOp::create(
+        b, loc, TypeRange{st}, ValueRange{addr}, ptx, "=r,=r,=r,=r,l",
+        /*has_side_effects=*/true,
+        /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+        /*operand_attrs=*/ArrayAttr());
+    SmallVector<Value> out;
+    for (int64_t q = 0; q < 4; ++q)
+      out.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
+                                                 ArrayRef<int64_t>{q}));
+    return out;
+  }
+
   void waitForPrerequisiteGrid(OpBuilder &b, Location loc) const override {
     NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
   }

@@ -39,10 +39,10 @@ void Lowering::init(Location l) {
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, wg));
 }
 
-Value Lowering::allocSmem(int64_t rows, int64_t cols, Type elt) {
+Value Lowering::allocSmem(int64_t rows, int64_t cols, Type elt, bool swizzle) {
   Type st = storageType(elt);
   int64_t eltBytes = storedBytes(elt);
-  bool swz = swizzled(rows, cols, elt);
+  bool swz = swizzle || swizzled(rows, cols, elt);
   int64_t padded = swz ? cols : paddedRowBytes(cols * eltBytes) / eltBytes;
   int64_t bytes = rows * padded * eltBytes;
   // Swizzled atoms start 1024-byte aligned: the swizzle permutes address

@@ -30,9 +30,7 @@ struct CompileOptions {
   std::string ptxas = "/usr/local/cuda/bin/ptxas";
   std::string rocmToolkit;             ///< empty: defaultRocmToolkit()
   llvm::raw_ostream *report = nullptr; ///< the resource report (nullptr: none)
-  bool wgmmaSmemA = false;             ///< ChipTuning::wgmmaRegisterA off
-  bool pageEntriesAhead = false;       ///< ChipTuning::pageEntriesAhead on
-  bool kvTileFirst = false;            ///< ChipTuning::aheadLoadsFirst off
+  TuningOverrides tuning; ///< comparison switches (mla-lower-to-gpu's)
 };
 
 /// What one chip's compilation produced.

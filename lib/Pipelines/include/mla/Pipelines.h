@@ -2,6 +2,8 @@
 #ifndef MLA_PIPELINES_H
 #define MLA_PIPELINES_H
 
+#include "mla/Target.h"
+
 #include <string>
 
 namespace mlir {
@@ -22,12 +24,10 @@ void buildHostLoweringPipeline(OpPassManager &pm);
 
 /// Tile kernels -> a `gpu.module` in the LLVM + NVVM / ROCDL dialects for
 /// `chip`, ready for `gpu-module-to-binary`.
-/// `wgmmaSmemA`, `pageEntriesAhead`, `kvTileFirst`: mla-lower-to-gpu's
-/// options of those names.
+/// `overrides`: mla-lower-to-gpu's comparison options (the chip's own
+/// tuning where none is set).
 void buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip,
-                              bool wgmmaSmemA = false,
-                              bool pageEntriesAhead = false,
-                              bool kvTileFirst = false);
+                              const TuningOverrides &overrides = {});
 
 /// Registers `mla-to-tiles`, `mla-to-host` and `mla-to-gpu`.
 void registerMLAPipelines();

@@ -197,6 +197,38 @@ struct ChipTuning {
   /// mla-lower-to-gpu's `kv-tile-first` option (mla-compile
   /// --kv-tile-first) turns it off.
   bool aheadLoadsFirst = false;
+  /// sm_90a, fp8 KV with 16-bit Q and P where Sᵀ takes K as register A:
+  /// Oᵀ = Vᵀ Pᵀ takes V as wgmma's register A too. Sᵀ's conversion
+  /// stores V's raw bytes (16 a chunk, byte-permuted so that a 16-bit
+  /// pair holds dims d and d + 8) into an fp8 tile in the 64-byte swizzle,
+  /// and Oᵀ reads each fragment with ldmatrix.trans, one byte permute and
+  /// two conversions a register (Lowering::dotRegisterV): V passes the
+  /// banks as 512 written and 512 read bytes a token instead of a 16-bit
+  /// copy written and read by the tensor cores (1 024 each). Set on no
+  /// chip until the H200 has timed it: mla-lower-to-gpu's
+  /// `wgmma-register-v` option (mla-compile --wgmma-register-v) turns it
+  /// on (docs/Design.md, "V as wgmma's register A").
+  bool wgmmaRegisterV = false;
+};
+
+/// Switches that turn one of a chip's tuning choices the other way, for
+/// comparisons in one process (mla-lower-to-gpu's options of the same
+/// names, mla-compile's flags): the chip keeps its defaults otherwise.
+struct TuningOverrides {
+  bool wgmmaSmemA = false;       ///< ChipTuning::wgmmaRegisterA off
+  bool wgmmaRegisterV = false;   ///< ChipTuning::wgmmaRegisterV on
+  bool pageEntriesAhead = false; ///< ChipTuning::pageEntriesAhead on
+  bool kvTileFirst = false;      ///< ChipTuning::aheadLoadsFirst off
+  void applyTo(ChipTuning &t) const {
+    if (wgmmaSmemA)
+      t.wgmmaRegisterA = false;
+    if (wgmmaRegisterV)
+      t.wgmmaRegisterV = true; // (only where K is in registers too)
+    if (pageEntriesAhead)
+      t.pageEntriesAhead = true;
+    if (kvTileFirst)
+      t.aheadLoadsFirst = false;
+  }
 };
 
 struct ChipInfo {
