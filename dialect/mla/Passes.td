@@ -113,7 +113,8 @@ def MLALowerToGPU : Pass<"mla-lower-to-gpu", "::mlir::ModuleOp"> {
            "sm_90a, fp8 KV with 16-bit Q and P, K as register A: O^T takes "
            "V as wgmma's register A too, read from V's bytes by "
            "ldmatrix.trans, instead of a converted 16-bit copy in shared "
-           "memory (ChipTuning::wgmmaRegisterV on; not yet timed)">,
+           "memory (ChipTuning::wgmmaRegisterV on; slower on the H100, kept "
+           "for comparison)">,
     Option<"pageEntriesAhead", "page-entries-ahead", "bool",
            /*default=*/"false",
            "sm_90a, a paged fp8 KV tile within one page loaded a tile ahead "

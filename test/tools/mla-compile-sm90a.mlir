@@ -175,7 +175,7 @@
 // (36 + 32 instructions), O^T's fragments by ldmatrix.x4.trans at one
 // address plus constants (two K steps: 2048 bytes on). The masked kernel
 // spills (255 registers, 28 B: S^T's two groups in flight); the option
-// stays off until the H200 has timed it.
+// stays off (slower on the H100: docs/Design.md).
 // FP8-REGV: deepseek_r1_decode_fp8_qp16_sm90a_stage1_masked: {{[0-9]+}} registers, {{[0-9]+}} B spilled, {{[0-9]+}} B stack, 58368 B shared, 128 threads, 2 programs/SM
 // FP8-REGV: deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, 58368 B shared, 128 threads, 2 programs/SM
 // FP8-REGV-PTX-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free(

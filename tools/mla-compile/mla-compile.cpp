@@ -71,8 +71,8 @@ static cl::opt<bool> wgmmaRegisterV(
     "wgmma-register-v",
     cl::desc("sm_90a, fp8 KV with 16-bit Q and P: O^T takes V as wgmma's "
              "register A (ldmatrix.trans of its bytes) instead of reading a "
-             "converted 16-bit copy from shared memory (opt-in, not yet "
-             "timed: docs/Design.md)"),
+             "converted 16-bit copy from shared memory (opt-in, slower on "
+             "the H100, for comparison: docs/Design.md)"),
     cl::init(false), cl::cat(compileCategory));
 static cl::opt<bool> pageEntriesAhead(
     "page-entries-ahead",

@@ -205,9 +205,11 @@ struct ChipTuning {
   /// two conversions a register (Lowering::dotRegisterV): V passes the
   /// banks as 512 written and 512 read bytes a token instead of a 16-bit
   /// copy written and read by the tensor cores (1 024 each). Set on no
-  /// chip until the H200 has timed it: mla-lower-to-gpu's
+  /// chip: on the H100 the masked stage 1 spills and is 15 % slower on
+  /// the task's geomean, the mask-free one 2 % (docs/Design.md, "V as
+  /// wgmma's register A"); not timed on the H200. mla-lower-to-gpu's
   /// `wgmma-register-v` option (mla-compile --wgmma-register-v) turns it
-  /// on (docs/Design.md, "V as wgmma's register A").
+  /// on.
   bool wgmmaRegisterV = false;
 };
 
