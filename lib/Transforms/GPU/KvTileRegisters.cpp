@@ -433,11 +433,13 @@ void Lowering::storeChunkPaired(const Tile &dst, const RegPrefetch &p,
                           /*nontemporal=*/false, llvm::MaybeAlign(16));
 }
 
-bool Lowering::registerVReaders(LoadOp op) {
+/// Whether every reader of KV tile `op` other than S^T (the dot that takes
+/// it transposed) is O^T = V^T P^T through a slice of whole atoms that
+/// Lowering::dotRegisterV can take (ChipTuning::wgmmaRegisterV).
+static bool registerVReaders(Lowering &L, LoadOp op) {
+  OpBuilder &b = L.b;
   auto t = op.getResult().getType();
   int64_t rows = t.getDimSize(0);
-  if (rows % 32 || rows % 8)
-    return false;
   bool any = false;
   for (Operation *user : op->getUsers()) {
     if (auto d = dyn_cast<DotOp>(user);
@@ -454,7 +456,7 @@ bool Lowering::registerVReaders(LoadOp op) {
           d.getLhs() == sl.getResult())
         return false;
       Type pElt = d.getLhs().getType().getElementType();
-      const MatrixInstr *mi = target.instrFor(pElt, t.getElementType(), rows);
+      const MatrixInstr *mi = L.target.instrFor(pElt, t.getElementType(), rows);
       if (!mi || !mi->smemOperands || mi->aRegisters.laneBases.empty() ||
           bitWidth(mi->abType) != 16 || sixteenBitOperand(b, mi) != pElt ||
           rows % (2 * mi->k))
@@ -507,7 +509,7 @@ LogicalResult Lowering::lowerRegisterPrefetched(Operation *op) {
   auto t = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
   if (p.kRegisters && target.chip.tuning.wgmmaRegisterV &&
-      registerVReaders(p.load)) {
+      registerVReaders(*this, p.load)) {
     // V's bytes for O^T's register A (dotRegisterV), stored by S^T's
     // conversion (dotRegisterA); no 16-bit copy of the tile.
     auto bytes = std::make_shared<Tile>();

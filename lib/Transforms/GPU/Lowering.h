@@ -97,8 +97,7 @@ struct Lowering {
   /// A fresh shared-memory region holding a rows x cols tile of `elt`,
   /// swizzled (below) or row-major with rows padded (paddedRowBytes in
   /// mla/SharedMemoryPlan.h), placed by `smem`. The view's shape is the
-  /// padded one; tiles index it in range. `swizzle`: swizzled whatever
-  /// `swizzled` says (whole 8-row groups and 64-column atoms).
+  /// padded one; tiles index it in range. `swizzle` forces the swizzle.
   Value allocSmem(int64_t rows, int64_t cols, Type elt, bool swizzle = false);
 
   /// Whether a rows x cols tile of `elt` is stored swizzled
@@ -440,15 +439,9 @@ struct Lowering {
   void loadNextTileToRegisters(RegPrefetch &p); ///< p.next, if any
   void storeChunkPieces(const Tile &dst, const RegPrefetch &p, Value chunk,
                         ArrayRef<Value> pieces);
-  /// Chunk `chunk`'s (static) 16 bytes into `dst`, an fp8 tile in paired
-  /// columns (Tile::pairedColumns): 4 byte permutes and one 16-byte store.
+  /// Chunk `chunk`'s bytes into `dst` in paired columns (PairedVMap).
   void storeChunkPaired(const Tile &dst, const RegPrefetch &p, int64_t chunk,
                         Value bytes);
-  /// Whether every reader of KV tile `op` other than S^T (the dot that
-  /// takes it transposed) is O^T = V^T P^T through a slice of whole atoms
-  /// that dotRegisterV can take: V in registers (ChipTuning::
-  /// wgmmaRegisterV).
-  bool registerVReaders(LoadOp op);
   void decodeMxfp4Chunks(const Tile &dst, const RegPrefetch &p);
   /// Loads `loop`'s first tile here (at the Q load or ahead of the loop);
   /// lowerRegisterPrefetched converts one and loads the next in the loop.
@@ -594,10 +587,7 @@ struct Lowering {
   LogicalResult dotRegisterA(DotOp op, const AccLayout &l,
                              const MatrixInstr *mi, const Tile &q, Value bDesc,
                              ArrayRef<Value> init);
-  /// Its O^T = V^T P^T with V from registers (ChipTuning::wgmmaRegisterV):
-  /// `v` the fp8 bytes in paired columns, read per instruction tile and
-  /// two K steps with one ldmatrix.x4.trans, each register byte-permuted
-  /// and converted into the A fragment; `p` (P^T) the K-major B.
+  /// Its O^T with V as register A from `v` (PairedVMap), `p` (P^T) as B.
   LogicalResult dotRegisterV(DotOp op, const AccLayout &l,
                              const MatrixInstr *mi, const Tile &p,
                              const Tile &v, Value bDesc, ArrayRef<Value> init);
