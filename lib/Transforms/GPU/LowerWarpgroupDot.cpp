@@ -11,6 +11,36 @@
 
 namespace mlir::mla::gpulower {
 
+/// The shared address (i64) of a tile's first byte: its view's place in
+/// dynamic shared memory.
+static Value sharedAddress(OpBuilder &b, Location loc, const Tile &t) {
+  auto view = t.view.getDefiningOp<memref::ViewOp>();
+  assert(view && "tiles are views of dynamic shared memory");
+  Type i64 = b.getI64Type();
+  return arith::AddIOp::create(
+      b, loc,
+      arith::IndexCastOp::create(b, loc, i64,
+                                 memref::ExtractAlignedPointerAsIndexOp::create(
+                                     b, loc, view.getSource())),
+      arith::IndexCastOp::create(b, loc, i64, view.getByteShift()));
+}
+
+/// Instruction tile j of the accumulator copy that starts at `chain` in
+/// `cur` through one wgmma (`mma`): its registers gathered (element i of M
+/// block mb at mb * elems + i), the results written back.
+static void mmaOnTile(SmallVectorImpl<Value> &cur, const AccLayout &l,
+                      int64_t chain, int64_t j,
+                      function_ref<SmallVector<Value>(ArrayRef<Value>)> mma) {
+  SmallVector<Value> d;
+  for (int64_t mb = 0; mb < l.mBlocks; ++mb)
+    for (int64_t i = 0; i < l.elems; ++i)
+      d.push_back(cur[chain + l.reg(mb, j, i)]);
+  d = mma(d);
+  for (int64_t mb = 0; mb < l.mBlocks; ++mb)
+    for (int64_t i = 0; i < l.elems; ++i)
+      cur[chain + l.reg(mb, j, i)] = d[mb * l.elems + i];
+}
+
 LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   Type lhsElt = op.getLhs().getType().getElementType();
   Type rhsElt = op.getRhs().getType().getElementType();
@@ -22,10 +52,15 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   // cannot be, the dot runs on the f16 form, both operands converted
   // (exactly).
   bool fp8 = bitWidth(mi->abType) == 8;
+  // A from registers instead of shared memory: S^T's K converted from the
+  // registers it was loaded into (registerAGrouping; dotRegisterA), or
+  // O^T's V read from its fp8 bytes (PairedVMap; dotRegisterV).
+  bool regA = trans && regPrefetch && regPrefetch->pending &&
+              op.getRhs().getDefiningOp<LoadOp>() == regPrefetch->load;
   std::shared_ptr<Tile> vt, vBytes;
   if (!trans)
     if (std::shared_ptr<Tile> v = get(op.getRhs()); v && v->pairedColumns)
-      vBytes = v; // V's bytes for register A (dotRegisterV)
+      vBytes = v;
   if (fp8 && !trans && !vBytes) {
     std::shared_ptr<Tile> v = get(op.getRhs());
     if (v && v->kind == Kind::Smem)
@@ -91,24 +126,8 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
     return *tile;
   };
   auto lhs = operand(op.getLhs(), "left");
-  // K converted from the registers it was loaded into (registerAGrouping).
-  bool regA = trans && regPrefetch && regPrefetch->pending &&
-              op.getRhs().getDefiningOp<LoadOp>() == regPrefetch->load;
-  // (With V in registers too there is no 16-bit tile: K's tile is V's
-  // bytes, which this dot does not read.)
-  if (regA && regPrefetch->pending->pairedColumns)
-    vBytes = regPrefetch->pending;
-  auto rhs = vt       ? FailureOr<Tile>(*vt)
-             : vBytes ? FailureOr<Tile>(*vBytes)
-                      : operand(op.getRhs(), "right");
-  if (failed(lhs) || failed(rhs))
+  if (failed(lhs))
     return failure();
-  if (!regA && !vBytes)
-    note(op, Twine(mi->name) + ", transposed: A = " +
-                 (trans ? "rhs (K-major)"
-                  : vt  ? "rhs^T (transposed into a K-major fp8 tile)"
-                        : "rhs^T (MN-major)") +
-                 ", B = lhs^T (K-major), descriptors from shared memory");
   int64_t group = mi->warpsPerInstr;
   if (warps % group)
     return fail("wgmma needs the warps in whole warpgroups of " + Twine(group) +
@@ -120,19 +139,8 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   if (k % mi->k)
     return fail("contraction size " + Twine(k) + " is not a multiple of " +
                 "the matrix instruction's K (" + Twine(mi->k) + ")");
-  // The shared address (i64) of a tile's first byte: its view's place in
-  // dynamic shared memory.
   Type i64 = b.getI64Type();
-  Value smemAddr = arith::IndexCastOp::create(
-      b, loc(), i64,
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase));
-  auto tileBase = [&](const Tile &t) -> Value {
-    auto view = t.view.getDefiningOp<memref::ViewOp>();
-    assert(view && view.getSource() == smemBase && "tiles are views of smem");
-    return arith::AddIOp::create(
-        b, loc(), smemAddr,
-        arith::IndexCastOp::create(b, loc(), i64, view.getByteShift()));
-  };
+  auto tileBase = [&](const Tile &t) { return sharedAddress(b, loc(), t); };
   auto storedRows = [](const Tile &t) {
     return cast<MemRefType>(t.view.getType()).getDimSize(1);
   };
@@ -162,21 +170,6 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   auto toI64 = [&](Value x) -> Value {
     return arith::IndexCastOp::create(b, loc(), i64, x);
   };
-  Value aBase = tileBase(*rhs), bBase = tileBase(*lhs);
-  int64_t aRows = storedRows(*rhs), bRows = storedRows(*lhs);
-  // This warpgroup's first column of the dot: its instruction tiles cover
-  // group x colsPerWarp columns, 64 (the instruction's M) per tile. In
-  // bytes of A: rhs rows when transposed (64 eb bytes each), else rhs
-  // columns (whole atoms of aRows x 128 bytes).
-  int64_t mInstr = mi->n * group;
-  Value wgCol = mul(arith::DivUIOp::create(b, loc(), warp, idx(group)),
-                    l.colsPerWarp * group);
-  Value wgA = aK ? mul(wgCol, 64 * eb)
-                    : mul(arith::DivUIOp::create(b, loc(), wgCol, idx(64)),
-                          aRows * 128);
-  aBase = arith::AddIOp::create(b, loc(), aBase, toI64(wgA));
-  Value aDesc = baseDescriptor(aBase, aK ? 16 : aRows * 128),
-        bDesc = baseDescriptor(bBase, 16);
   SmallVector<Value> acc;
   if (op.getAcc())
     acc = get(op.getAcc())->regs;
@@ -204,11 +197,37 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   SmallVector<Value> init = acc;
   for (int64_t c = 1; c < chains; ++c)
     init.append(l.size(), cstF32(b, loc(), 0.0f));
+  // (Register A: with V in registers too, K's tile is V's bytes, which
+  // S^T does not read.)
   if (regA)
-    return dotRegisterA(op, l, mi, *lhs, bDesc,
-                        ArrayRef(init).take_front(chains * l.size()));
+    return dotRegisterA(op, l, mi, *lhs, baseDescriptor(tileBase(*lhs), 16),
+                        init);
   if (vBytes)
-    return dotRegisterV(op, l, mi, *lhs, *vBytes, bDesc, acc);
+    return dotRegisterV(op, l, mi, *lhs, *vBytes,
+                        baseDescriptor(tileBase(*lhs), 16), acc);
+  auto rhs = vt ? FailureOr<Tile>(*vt) : operand(op.getRhs(), "right");
+  if (failed(rhs))
+    return failure();
+  note(op, Twine(mi->name) + ", transposed: A = " +
+               (trans ? "rhs (K-major)"
+                : vt  ? "rhs^T (transposed into a K-major fp8 tile)"
+                      : "rhs^T (MN-major)") +
+               ", B = lhs^T (K-major), descriptors from shared memory");
+  Value aBase = tileBase(*rhs), bBase = tileBase(*lhs);
+  int64_t aRows = storedRows(*rhs), bRows = storedRows(*lhs);
+  // This warpgroup's first column of the dot: its instruction tiles cover
+  // group x colsPerWarp columns, 64 (the instruction's M) per tile. In
+  // bytes of A: rhs rows when transposed (64 eb bytes each), else rhs
+  // columns (whole atoms of aRows x 128 bytes).
+  int64_t mInstr = mi->n * group;
+  Value wgCol = mul(arith::DivUIOp::create(b, loc(), warp, idx(group)),
+                    l.colsPerWarp * group);
+  Value wgA =
+      aK ? mul(wgCol, 64 * eb)
+         : mul(arith::DivUIOp::create(b, loc(), wgCol, idx(64)), aRows * 128);
+  aBase = arith::AddIOp::create(b, loc(), aBase, toI64(wgA));
+  Value aDesc = baseDescriptor(aBase, aK ? 16 : aRows * 128),
+        bDesc = baseDescriptor(bBase, 16);
   target.warpgroupFence(b, loc());
   auto loop = scf::ForOp::create(b, loc(), idx(0), idx(steps / unroll), idx(1),
                                  ValueRange(init));
@@ -256,17 +275,10 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
                                        aRows, eb)
                   : smemSwizzledOffset(rhs->rowOff, j * mInstr + rhs->colOff,
                                        aRows));
-        // Instruction tile j: its registers mb * 8 + i are element i of M
-        // block mb.
-        SmallVector<Value> d;
-        for (int64_t mb = 0; mb < l.mBlocks; ++mb)
-          for (int64_t i = 0; i < l.elems; ++i)
-            d.push_back(cur[chain + l.reg(mb, j, i)]);
-        d = target.warpgroupMma(b, loc(), mi, n, descA, /*aMnMajor=*/!aK,
-                                descB, d);
-        for (int64_t mb = 0; mb < l.mBlocks; ++mb)
-          for (int64_t i = 0; i < l.elems; ++i)
-            cur[chain + l.reg(mb, j, i)] = d[mb * l.elems + i];
+        mmaOnTile(cur, l, chain, j, [&](ArrayRef<Value> d) {
+          return target.warpgroupMma(b, loc(), mi, n, descA,
+                                     /*aMnMajor=*/!aK, descB, d);
+        });
       }
     }
     scf::YieldOp::create(b, loc(), cur);
@@ -386,15 +398,10 @@ LogicalResult Lowering::dotRegisterA(DotOp op, const AccLayout &l,
         regs.push_back(words[c.row / 8][c.col / 2]);
       }
       int64_t chain = ((a * g->steps + s) % chains) * l.size();
-      SmallVector<Value> d;
-      for (int64_t mb = 0; mb < l.mBlocks; ++mb)
-        for (int64_t i = 0; i < l.elems; ++i)
-          d.push_back(cur[chain + l.reg(mb, 0, i)]);
-      d = target.warpgroupMmaRegisterA(b, loc(), mi, n, regs, bDesc,
-                                       descBOffset(a * 64 + s * mi->k), d);
-      for (int64_t mb = 0; mb < l.mBlocks; ++mb)
-        for (int64_t i = 0; i < l.elems; ++i)
-          cur[chain + l.reg(mb, 0, i)] = d[mb * l.elems + i];
+      mmaOnTile(cur, l, chain, 0, [&](ArrayRef<Value> d) {
+        return target.warpgroupMmaRegisterA(b, loc(), mi, n, regs, bDesc,
+                                            descBOffset(a * 64 + s * mi->k), d);
+      });
     }
     // One group per atom; at most two in flight, so that the registers of
     // the older ones are free again.
@@ -421,10 +428,9 @@ LogicalResult Lowering::dotRegisterV(DotOp op, const AccLayout &l,
   int64_t group = mi->warpsPerInstr, n = l.rows();
   int64_t k = op.getLhs().getType().getDimSize(1);  // tokens
   auto bytesT = cast<MemRefType>(v.view.getType()); // [atoms][rows][64] i8
-  int64_t rows = bytesT.getDimSize(1);
+  int64_t rows = bytesT.getRank() == 3 ? bytesT.getDimSize(1) : 0;
   if (mi->aRegisters.laneBases.empty() || mi->k != 16 || k % 32 ||
-      v.rowOff + k > rows || v.rowOff % 16 || v.colOff % 64 ||
-      bytesT.getRank() != 3)
+      v.rowOff + k > rows || v.rowOff % 16 || v.colOff % 64)
     return fail("V as wgmma's register A needs whole pairs of 16-token K "
                 "steps of a swizzled fp8 tile (internal error)");
   // ldmatrix.x4.trans of K steps s, s + 1 (PairedVMap): lane l addresses
@@ -445,12 +451,10 @@ LogicalResult Lowering::dotRegisterV(DotOp op, const AccLayout &l,
       b, loc(), wl,
       arith::RemUIOp::create(
           b, loc(), arith::DivUIOp::create(b, loc(), row0, idx(2)), idx(4)));
-  auto def = v.view.getDefiningOp<memref::ViewOp>();
-  Value threadAddr = arith::IndexCastOp::create(
-      b, loc(), i64,
-      add(add(memref::ExtractAlignedPointerAsIndexOp::create(b, loc(),
-                                                             def.getSource()),
-              def.getByteShift()),
+  Value threadAddr = arith::AddIOp::create(
+      b, loc(), sharedAddress(b, loc(), v),
+      arith::IndexCastOp::create(
+          b, loc(), i64,
           add(add(mul(atom0, rows * 64), mul(row0, 64)), mul(chunk, 16))));
   // P^T's K-major descriptor at K column kk, added by the instruction.
   int64_t bRows = cast<MemRefType>(p.view.getType()).getDimSize(1);
@@ -501,17 +505,11 @@ LogicalResult Lowering::dotRegisterV(DotOp op, const AccLayout &l,
       for (int64_t q = 0; q < 4; ++q)
         llvm::append_range(a[s0 + q / 2], fragment(x[q]));
       target.warpgroupFence(b, loc());
-      for (int64_t s = s0; s < s0 + 2; ++s) {
-        SmallVector<Value> d;
-        for (int64_t mb = 0; mb < l.mBlocks; ++mb)
-          for (int64_t i = 0; i < l.elems; ++i)
-            d.push_back(cur[l.reg(mb, j, i)]);
-        d = target.warpgroupMmaRegisterA(b, loc(), mi, n, a[s], bDesc,
-                                         descBOffset(s * mi->k), d);
-        for (int64_t mb = 0; mb < l.mBlocks; ++mb)
-          for (int64_t i = 0; i < l.elems; ++i)
-            cur[l.reg(mb, j, i)] = d[mb * l.elems + i];
-      }
+      for (int64_t s = s0; s < s0 + 2; ++s)
+        mmaOnTile(cur, l, /*chain=*/0, j, [&](ArrayRef<Value> d) {
+          return target.warpgroupMmaRegisterA(b, loc(), mi, n, a[s], bDesc,
+                                              descBOffset(s * mi->k), d);
+        });
       target.warpgroupCommitAndWait(b, loc(), 1);
     }
   target.warpgroupCommitAndWait(b, loc(), 0);
