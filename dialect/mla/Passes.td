@@ -126,7 +126,13 @@ def MLALowerToGPU : Pass<"mla-lower-to-gpu", "::mlir::ModuleOp"> {
            "sm_90a: a KV loop's first tile goes out before the straight-line "
            "copy of the tile loaded ahead of the loop (Q), and that copy "
            "waits at a barrier before its loads (ChipTuning::aheadLoadsFirst "
-           "off; the earlier order, kept for comparison)">
+           "off; the earlier order, kept for comparison)">,
+    Option<"kvEvictFirstTiles", "kv-evict-first-tiles", "int64_t",
+           /*default=*/"-1",
+           "sm_90a, fp8 KV loaded into registers a tile ahead: its loads "
+           "carry an L2 evict-first hint in programs of at most this many "
+           "KV tiles (ChipTuning::kvEvictFirstTiles; -1: the chip's bound, "
+           "0: no hint)">
   ];
   let dependentDialects = ["::mlir::amdgpu::AMDGPUDialect",
                            "::mlir::arith::ArithDialect",

@@ -130,6 +130,7 @@ void mla::buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip,
   options.wgmmaRegisterV = overrides.wgmmaRegisterV;
   options.pageEntriesAhead = overrides.pageEntriesAhead;
   options.kvTileFirst = overrides.kvTileFirst;
+  options.kvEvictFirstTiles = overrides.kvEvictFirstTiles;
   pm.addPass(mla::createMLALowerToGPU(options));
   // The lowering emits index arithmetic per use; fold and share it before
   // the LLVM conversion multiplies it.

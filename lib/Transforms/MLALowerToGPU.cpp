@@ -64,7 +64,8 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
     TuningOverrides{.wgmmaSmemA = wgmmaSmemA,
                     .wgmmaRegisterV = wgmmaRegisterV,
                     .pageEntriesAhead = pageEntriesAhead,
-                    .kvTileFirst = kvTileFirst}
+                    .kvTileFirst = kvTileFirst,
+                    .kvEvictFirstTiles = kvEvictFirstTiles}
         .applyTo(tuned.tuning);
     auto created = TargetInfo::create(tuned, module);
     if (failed(created))

@@ -159,7 +159,7 @@ mla.kernel @fp8qp(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xf8E4M3FN>, %out: m
 // tile's before the dots. No asynchronous copy, no fp8 in shared memory.
 // CHECK-NOT: x{{[0-9]+}}xi8, #gpu.address_space<workgroup>>
 // CHECK: scf.if %{{.*}} -> (vector<16xi8>, vector<16xi8>)
-// CHECK: vector.load %{{.*}} : memref<?xi8>, vector<16xi8>
+// CHECK: llvm.inline_asm has_side_effects {{.*}}"ld.global.L2::cache_hint.v4.b32
 // CHECK: vector.store {{.*}} : memref<1x16x64xi16, #gpu.address_space<workgroup>>, vector<8xi16>
 // CHECK: scf.for {{.*}} -> ({{.*}}, vector<16xi8>, vector<16xi8>)
 // CHECK: memref.view {{.*}} to memref<1x64x64xi16, #gpu.address_space<workgroup>>
@@ -168,7 +168,7 @@ mla.kernel @fp8qp(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xf8E4M3FN>, %out: m
 // CHECK: llvm.call_intrinsic "llvm.nvvm.e4m3x2.to.f16x2.rn"
 // CHECK: vector.store {{.*}} : memref<1x64x64xi16, #gpu.address_space<workgroup>>, vector<8xi16>
 // CHECK: scf.if %{{.*}} -> (vector<16xi8>, vector<16xi8>)
-// CHECK: vector.load %{{.*}} : memref<?xi8>, vector<16xi8>
+// CHECK: llvm.inline_asm has_side_effects {{.*}}"ld.global.L2::cache_hint.v4.b32
 // CHECK: nvvm.fence.proxy
 // CHECK-NEXT: gpu.barrier
 // CHECK: nvvm.wgmma.mma_async {{.*}} A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]

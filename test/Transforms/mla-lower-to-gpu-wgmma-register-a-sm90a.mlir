@@ -82,7 +82,7 @@
 // async-proxy fence (it would wait for those loads; P's barrier carries
 // the fence V's stores need); O^T from the stored tile (descriptors)
 // after P's barrier.
-// CHECK: vector.load %{{.*}} : memref<?xi8>, vector<16xi8>
+// CHECK: llvm.inline_asm has_side_effects {{.*}}"ld.global.L2::cache_hint.v4.b32
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NOT: nvvm.fence.proxy
 // CHECK: nvvm.barrier #nvvm.reduction<or>

@@ -15,12 +15,12 @@
 // CHECK-NEXT: %[[FULL:[0-9]+]] = arith.cmpi sle, %[[C64]], %[[LIMIT]] : index
 // CHECK-NEXT: scf.if %[[FULL]] -> (vector<16xi8>, {{.*}}) {
 // CHECK-NOT: scf.if
-// CHECK-COUNT-18: vector.load %{{.*}} : memref<?xi8>, vector<16xi8>
+// CHECK-COUNT-18: llvm.inline_asm has_side_effects {{.*}}"ld.global.L2::cache_hint.v4.b32
 // CHECK-NOT: scf.if
 // CHECK: } else {
 // CHECK-NEXT: arith.cmpi slt, %{{[0-9]+}}, %[[LIMIT]] : index
 // CHECK-NEXT: scf.if %{{[0-9]+}} -> (vector<16xi8>) {
-// CHECK: vector.load %{{.*}} : memref<?xi8>, vector<16xi8>
+// CHECK: llvm.inline_asm has_side_effects {{.*}}"ld.global.L2::cache_hint.v4.b32
 // CHECK: } else {
 // CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : i8
 // CHECK-NEXT: vector.broadcast %[[ZERO]] : i8 to vector<16xi8>

@@ -15,6 +15,8 @@
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a.mlir --chip=sm_90a -o %t/fp8 | FileCheck %s --check-prefix=FP8
 // RUN: FileCheck %s --check-prefix=FP8-PTX < %t/fp8/deepseek_r1_decode_fp8_qp16_sm90a.ptx
 // RUN: FileCheck %s --check-prefix=FP8-TILE < %t/fp8/deepseek_r1_decode_fp8_qp16_sm90a.ptx
+// RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a.mlir --chip=sm_90a --kv-evict-first-tiles=0 -o %t/fp8nohint | FileCheck %s --check-prefix=FP8
+// RUN: FileCheck %s --check-prefix=FP8-NOHINT < %t/fp8nohint/deepseek_r1_decode_fp8_qp16_sm90a.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a.mlir --chip=sm_90a --wgmma-smem-a -o %t/fp8smema | FileCheck %s --check-prefix=FP8
 // RUN: mla-compile --help | FileCheck %s --check-prefix=HELP
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a.mlir --chip=sm_90a --wgmma-register-v -o %t/fp8regv | FileCheck %s --check-prefix=FP8-REGV
@@ -158,6 +160,7 @@
 // FP8-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage2
 // The option is listed among mla-compile's own (the others are hidden).
 // HELP: mla-compile options:
+// HELP: --kv-evict-first-tiles
 // HELP: --page-entries-ahead
 // HELP: --wgmma-register-v
 // HELP: --wgmma-smem-a
@@ -207,13 +210,27 @@
 // FP8-IDX-PTX: .entry deepseek_r1_decode_fp8_qp16_sm90a_kvindices_stage2
 // (The loads, conversion and stores, wherever LLVM places the loop's
 // blocks.) Q's nine 16-byte loads a thread (the last at +16384) go out
-// before the first tile's (ChipTuning::aheadLoadsFirst).
+// before the first tile's (ChipTuning::aheadLoadsFirst). The tile's loads
+// carry an L2 cache policy, chosen once a program: evict first (CUTLASS's
+// EVICT_FIRST) where its KV range is at most 16 tiles (1024 tokens),
+// else normal (ChipTuning::kvEvictFirstTiles); with the bound 0, plain
+// loads.
 // FP8-TILE-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free
 // FP8-TILE: ld.global.v4.b32 {{.*}}, [{{%rd[0-9]+}}+16384];
-// FP8-TILE: ld.global.v4.b32 {{.*}}, [[[A:%rd[0-9]+]]];
-// FP8-TILE-NEXT: ld.global.v4.b32 {{.*}}, [[[A]]+64];
+// FP8-TILE: setp.lt.s64 [[FEW:%p[0-9]+]], %rd{{[0-9]+}}, 1025;
+// FP8-TILE-NEXT: selp.b64 [[POL:%rd[0-9]+]], 1364590687093260288, 1152921504606846976, [[FEW]];
+// FP8-TILE: ld.global.L2::cache_hint.v4.b32 {{.*}}, [[[A:%rd[0-9]+]]+0], [[POL]];
+// FP8-TILE-NEXT: // end inline asm
+// FP8-TILE-NEXT: // begin inline asm
+// FP8-TILE-NEXT: ld.global.L2::cache_hint.v4.b32 {{.*}}, [[[A]]+64], [[POL]];
 // FP8-TILE: cvt.rn.f16x2.e4m3x2
 // FP8-TILE: st.shared.v4.b32 [{{%rd[0-9]+}}+{{[0-9]+}}]
+// FP8-NOHINT-NOT: cache_hint
+// FP8-NOHINT-LABEL: .entry deepseek_r1_decode_fp8_qp16_sm90a_stage1_mask_free
+// FP8-NOHINT: ld.global.v4.b32 {{.*}}, [{{%rd[0-9]+}}+16384];
+// FP8-NOHINT: ld.global.v4.b32 {{.*}}, [[[A:%rd[0-9]+]]];
+// FP8-NOHINT-NEXT: ld.global.v4.b32 {{.*}}, [[[A]]+64];
+// FP8-NOHINT-NOT: cache_hint
 
 // fp8 MTP 2: two warpgroups on 128-token tiles, N = 32 (both tokens); the
 // fp8 bytes a tile ahead shared by 256 threads; S^T on register A: no

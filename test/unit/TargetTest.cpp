@@ -61,3 +61,18 @@ TEST(Target, EveryChipNamesItsVendor) {
   EXPECT_EQ(Vendor::NVIDIA, mlir::mla::lookupChip("sm_90")->vendor);
   EXPECT_EQ(Vendor::Host, mlir::mla::lookupChip("host")->vendor);
 }
+
+TEST(Target, KvEvictFirstBound) {
+  // sm_90a's measured bound (docs/PerformanceLog.md, 2026-12-06); no other
+  // chip sets one. An override of -1 keeps the chip's, 0 turns it off.
+  for (const char *chip : {"gfx950", "gfx942", "sm_90", "host"})
+    EXPECT_EQ(lookupChip(chip)->tuning.kvEvictFirstTiles, 0) << chip;
+  ChipTuning t = lookupChip("sm_90a")->tuning;
+  EXPECT_EQ(t.kvEvictFirstTiles, 16);
+  TuningOverrides{}.applyTo(t);
+  EXPECT_EQ(t.kvEvictFirstTiles, 16);
+  TuningOverrides{.kvEvictFirstTiles = 0}.applyTo(t);
+  EXPECT_EQ(t.kvEvictFirstTiles, 0);
+  TuningOverrides{.kvEvictFirstTiles = 1 << 20}.applyTo(t);
+  EXPECT_EQ(t.kvEvictFirstTiles, 1 << 20);
+}

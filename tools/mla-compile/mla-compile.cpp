@@ -87,6 +87,13 @@ static cl::opt<bool> kvTileFirst(
              "instead of after Q's loads (the earlier order, for comparison: "
              "docs/Design.md)"),
     cl::init(false), cl::cat(compileCategory));
+static cl::opt<int64_t> kvEvictFirstTiles(
+    "kv-evict-first-tiles",
+    cl::desc("sm_90a, fp8 KV loaded into registers a tile ahead: its loads "
+             "carry an L2 evict-first hint in programs of at most this many "
+             "KV tiles (-1: the chip's bound, 16 on sm_90a; 0: no hint; for "
+             "comparison: docs/Design.md)"),
+    cl::init(-1), cl::cat(compileCategory));
 static cl::opt<std::string> rocmToolkit(
     "rocm-toolkit",
     cl::desc("folder whose llvm/bin/ld.lld links AMDGPU code objects "
@@ -180,7 +187,8 @@ int main(int argc, char **argv) {
     opts.tuning = {.wgmmaSmemA = wgmmaSmemA,
                    .wgmmaRegisterV = wgmmaRegisterV,
                    .pageEntriesAhead = pageEntriesAhead,
-                   .kvTileFirst = kvTileFirst};
+                   .kvTileFirst = kvTileFirst,
+                   .kvEvictFirstTiles = kvEvictFirstTiles};
     opts.report = &llvm::outs();
     auto out = mla::compileForChip(ctx, *module, *chip, opts);
     if (failed(out))

@@ -238,6 +238,16 @@ SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
       src, OpFoldResult(b.getIndexAttr(0)), ArrayRef<OpFoldResult>{numel},
       ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
   Type i32 = b.getI32Type();
+  // With a cache policy: the loads by generic address (bytes), the
+  // source's first element at `flat`'s.
+  int64_t eltBytes = vecT.getElementType().getIntOrFloatBitWidth() / 8;
+  Value srcAddr =
+      p.l2Policy
+          ? arith::IndexCastOp::create(
+                b, loc(), b.getI64Type(),
+                memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), src))
+                .getResult()
+          : Value();
   // An absent row's chunk: zero data (a garbage byte could be a NaN that
   // P = 0 would not cancel) and scale 127 (2^0, a normal one).
   auto absent = [&](OpBuilder &nb, Location l) {
@@ -287,14 +297,24 @@ SmallVector<Value> Lowering::loadTileToRegisters(const RegPrefetch &p, Value iv,
             // The loads through `rb` (into the guarded branch), the address
             // arithmetic through `b` (ahead of the guard).
             auto read = [&](OpBuilder &rb, Location rl) -> SmallVector<Value> {
-              Value at = pagedAt
-                             ? pagedAt
-                             : addc(add(add(origin, mul(c.rowBase, srcCols)),
-                                        c.colBase),
-                                    c.rowConst * srcCols + c.colConst);
-              SmallVector<Value> got = {vector::LoadOp::create(
-                  rb, rl, vecT, flat, ValueRange{at}, /*nontemporal=*/false,
-                  llvm::MaybeAlign(16))};
+              // The element offset: a run-time part and a constant.
+              Value dyn = pagedAt ? pagedAt
+                                  : add(add(origin, mul(c.rowBase, srcCols)),
+                                        c.colBase);
+              int64_t cst = pagedAt ? 0 : c.rowConst * srcCols + c.colConst;
+              SmallVector<Value> got;
+              if (p.l2Policy)
+                got.push_back(target.globalLoadWithPolicy(
+                    rb, rl, vecT,
+                    arith::AddIOp::create(
+                        b, loc(), srcAddr,
+                        arith::IndexCastOp::create(b, loc(), b.getI64Type(),
+                                                   mul(dyn, eltBytes))),
+                    cst * eltBytes, p.l2Policy));
+              else
+                got.push_back(vector::LoadOp::create(
+                    rb, rl, vecT, flat, ValueRange{addc(dyn, cst)},
+                    /*nontemporal=*/false, llvm::MaybeAlign(16)));
               if (scales) {
                 Value blk =
                     addc(arith::DivUIOp::create(b, loc(), c.colBase, idx(16)),
@@ -492,6 +512,15 @@ std::optional<RegPrefetch> Lowering::startRegisterPrefetch(KvLoopOp loop) {
   rp->loop = loop;
   Value any = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, lowerV,
                                     upperV);
+  // Evict first in programs of at most `few` tiles (fp8 bytes; mxfp4's
+  // were not measured).
+  if (int64_t few = target.chip.tuning.kvEvictFirstTiles;
+      few > 0 && !rp->dequant)
+    rp->l2Policy = target.l2ReadPolicy(
+        b, loc(),
+        arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sle,
+                              arith::SubIOp::create(b, loc(), upperV, lowerV),
+                              idx(few * loop.getStep())));
   bool ahead = entryAhead(*this, *rp);
   Value first = ahead ? pageEntryAt(*this, *rp, lowerV, upperV) : Value();
   rp->cur = loadTileToRegisters(*rp, lowerV, any, first);

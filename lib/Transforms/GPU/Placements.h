@@ -125,6 +125,9 @@ struct RegPrefetch {
   /// loads need not wait for it), and that of the one after `next`. Null
   /// otherwise (each tile reads its rows' entries with its bytes).
   Value pageAhead, pageAheadNext;
+  /// The L2 cache policy of the tile's loads (ChipTuning::
+  /// kvEvictFirstTiles), chosen once a program; null: plain loads.
+  Value l2Policy;
   /// Where the chunks lie (one 16-byte chunk a thread and round).
   RegisterTileMap map() const {
     LoadOp op = load;

@@ -184,6 +184,13 @@ SmallVector<Value> TargetInfo::ldmatrixX4Trans(OpBuilder &, Location, Value,
                                                int64_t) const {
   missing("a transposing ldmatrix");
 }
+Value TargetInfo::l2ReadPolicy(OpBuilder &, Location, Value) const {
+  return Value();
+}
+Value TargetInfo::globalLoadWithPolicy(OpBuilder &, Location, VectorType, Value,
+                                       int64_t, Value) const {
+  missing("a load with an L2 cache policy");
+}
 Value TargetInfo::mxfp4WordToBf16(OpBuilder &, Location, Value, Value) const {
   missing("an mxfp4 decode instruction sequence");
 }

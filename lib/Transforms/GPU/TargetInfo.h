@@ -318,6 +318,17 @@ public:
   /// 2 (lane mod 4), column lane / 4) and the next row's.
   virtual SmallVector<Value> ldmatrixX4Trans(OpBuilder &b, Location loc,
                                              Value addr, int64_t offset) const;
+  /// ChipTuning::kvEvictFirstTiles: the L2 cache policy (i64) of a
+  /// read-once stream, evict first where `evictFirst` (i1) holds, else
+  /// normal; null where the chip's loads take no policy.
+  virtual Value l2ReadPolicy(OpBuilder &b, Location loc,
+                             Value evictFirst) const;
+  /// A global load of `type` (16 bytes) at generic address `addr` (i64)
+  /// plus `offset` bytes (added by the instruction, as ldmatrixX4Trans's)
+  /// under `policy` (l2ReadPolicy's).
+  virtual Value globalLoadWithPolicy(OpBuilder &b, Location loc,
+                                     VectorType type, Value addr,
+                                     int64_t offset, Value policy) const;
   /// transposedLdsReads: the 64 / bits elements of `bits` bits (8 or 16)
   /// this lane receives from the transposing read whose 8 bytes it
   /// addresses at (row, col) of shared-memory view `view` (lane map:

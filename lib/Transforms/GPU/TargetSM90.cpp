@@ -484,6 +484,48 @@ public:
     return out;
   }
 
+  /// CUTLASS's CacheHintSm90 values (what createpolicy.fractional makes
+  /// for fraction 1): EVICT_FIRST as tensorTileCopy's, EVICT_NORMAL.
+  Value l2ReadPolicy(OpBuilder &b, Location loc,
+                     Value evictFirst) const override {
+    auto c = [&](int64_t v) {
+      return LLVM::ConstantOp::create(b, loc, b.getI64Type(),
+                                      b.getI64IntegerAttr(v));
+    };
+    return arith::SelectOp::create(b, loc, evictFirst, c(0x12F0000000000000LL),
+                                   c(0x1000000000000000LL));
+  }
+  /// Inline PTX: LLVM 22's NVPTX back end has no load with a cache policy
+  /// operand (it ignores !mem.cache_hint). The asm has side effects so
+  /// that LLVM keeps it where the tile-ahead schedule put it.
+  Value globalLoadWithPolicy(OpBuilder &b, Location loc, VectorType type,
+                             Value addr, int64_t offset,
+                             Value policy) const override {
+    Type i32 = b.getI32Type();
+    assert(type.getNumElements() *
+                   type.getElementType().getIntOrFloatBitWidth() ==
+               128 &&
+           "16-byte loads");
+    std::string ptx = "ld.global.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, "
+                      "[$4+" +
+                      std::to_string(offset) + "], $5;";
+    auto st = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                               SmallVector<Type>(4, i32));
+    auto asmOp = LLVM::InlineAsmOp::create(
+        b, loc, TypeRange{st}, ValueRange{addr, policy}, ptx, "=r,=r,=r,=r,l,l",
+        /*has_side_effects=*/true,
+        /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+        /*operand_attrs=*/ArrayAttr());
+    SmallVector<Value> words;
+    for (int64_t q = 0; q < 4; ++q)
+      words.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
+                                                   ArrayRef<int64_t>{q}));
+    Value v = vector::FromElementsOp::create(b, loc, VectorType::get({4}, i32),
+                                             words);
+    return vector::BitCastOp::create(b, loc, type, v);
+  }
+
   void waitForPrerequisiteGrid(OpBuilder &b, Location loc) const override {
     NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
   }

@@ -211,6 +211,18 @@ struct ChipTuning {
   /// `wgmma-register-v` option (mla-compile --wgmma-register-v) turns it
   /// on.
   bool wgmmaRegisterV = false;
+  /// A KV tile loaded into registers a tile ahead (fp8 KV on sm_90a)
+  /// carries an L2 evict-first cache hint where its program's KV range
+  /// spans at most this many tiles (0: never; one policy register a
+  /// program, chosen at run time): the streamed lines then become the
+  /// L2's first victims instead of the lines already there, which after
+  /// the benches' zeroing flush are dirty and cost a write-back each. On
+  /// the H100 the hint on every program made the calls of 4 to 16 tiles
+  /// a program 1-10 % faster and those of 32 and 128 tiles 4-6 % slower
+  /// (docs/PerformanceLog.md, 2026-12-06), hence the bound. Set on
+  /// sm_90a. mla-lower-to-gpu's `kv-evict-first-tiles` option
+  /// (mla-compile --kv-evict-first-tiles) sets another bound.
+  int64_t kvEvictFirstTiles = 0;
 };
 
 /// Switches that turn one of a chip's tuning choices the other way, for
@@ -221,6 +233,7 @@ struct TuningOverrides {
   bool wgmmaRegisterV = false;   ///< ChipTuning::wgmmaRegisterV on
   bool pageEntriesAhead = false; ///< ChipTuning::pageEntriesAhead on
   bool kvTileFirst = false;      ///< ChipTuning::aheadLoadsFirst off
+  int64_t kvEvictFirstTiles = -1; ///< ChipTuning's bound (-1: the chip's)
   void applyTo(ChipTuning &t) const {
     if (wgmmaSmemA)
       t.wgmmaRegisterA = false;
@@ -230,6 +243,8 @@ struct TuningOverrides {
       t.pageEntriesAhead = true;
     if (kvTileFirst)
       t.aheadLoadsFirst = false;
+    if (kvEvictFirstTiles >= 0)
+      t.kvEvictFirstTiles = kvEvictFirstTiles;
   }
 };
 
