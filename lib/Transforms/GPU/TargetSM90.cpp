@@ -29,6 +29,31 @@ Value shr16(OpBuilder &b, Location loc, Value v) {
   return arith::ShRUIOp::create(b, loc, v, cstI32(b, loc, 16));
 }
 
+/// L2 cache policies (CUTLASS's CacheHintSm90: what
+/// createpolicy.fractional makes for fraction 1).
+constexpr int64_t kL2EvictFirst = 0x12F0000000000000LL;
+constexpr int64_t kL2EvictNormal = 0x1000000000000000LL;
+
+/// Inline PTX with side effects (LLVM keeps it where the lowering put it)
+/// whose `n` results of type `t` are $0 .. $n-1, `operands` after them.
+SmallVector<Value> inlinePtx(OpBuilder &b, Location loc, Type t, int64_t n,
+                             ValueRange operands, StringRef ptx,
+                             StringRef constraints) {
+  auto st =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(n, t));
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, loc, TypeRange{st}, operands, ptx, constraints,
+      /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < n; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
+                                               ArrayRef<int64_t>{i}));
+  return out;
+}
+
 class Sm90TargetInfo final : public TargetInfo {
 public:
   Sm90TargetInfo(const ChipInfo &chip, const MatrixInstr *mma)
@@ -152,20 +177,7 @@ public:
     SmallVector<Value> operands(a);
     operands.push_back(descB);
     operands.append(acc.begin(), acc.end());
-    Type f32 = b.getF32Type();
-    auto st = LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                               SmallVector<Type>(nd, f32));
-    auto asmOp = LLVM::InlineAsmOp::create(
-        b, loc, TypeRange{st}, operands, ptx, constraints,
-        /*has_side_effects=*/true,
-        /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-        /*operand_attrs=*/ArrayAttr());
-    SmallVector<Value> out;
-    for (int64_t i = 0; i < nd; ++i)
-      out.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
-                                                 ArrayRef<int64_t>{i}));
-    return out;
+    return inlinePtx(b, loc, b.getF32Type(), nd, operands, ptx, constraints);
   }
   Value bytePermute(OpBuilder &b, Location loc, Value lo, Value hi,
                     Value selector) const override {
@@ -421,7 +433,6 @@ public:
   void tensorTileCopy(OpBuilder &b, Location loc, Value dst, Value map,
                       ValueRange coords, Value mbar, Value pred,
                       bool readOnce) const override {
-    constexpr int64_t kL2EvictFirst = 0x12F0000000000000LL;
     Value cta = sharedPtr(b, loc, dst);
     Value cluster = LLVM::AddrSpaceCastOp::create(
         b, loc, LLVM::LLVMPointerType::get(b.getContext(), 7), cta);
@@ -464,36 +475,22 @@ public:
   /// instruction adds the constant ([addr+offset]).
   SmallVector<Value> ldmatrixX4Trans(OpBuilder &b, Location loc, Value addr,
                                      int64_t offset) const override {
-    Type i32 = b.getI32Type();
     std::string ptx =
         "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {$0, $1, $2, $3}, "
         "[$4+" +
         std::to_string(offset) + "];";
-    auto st = LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                               SmallVector<Type>(4, i32));
-    auto asmOp = LLVM::InlineAsmOp::create(
-        b, loc, TypeRange{st}, ValueRange{addr}, ptx, "=r,=r,=r,=r,l",
-        /*has_side_effects=*/true,
-        /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-        /*operand_attrs=*/ArrayAttr());
-    SmallVector<Value> out;
-    for (int64_t q = 0; q < 4; ++q)
-      out.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
-                                                 ArrayRef<int64_t>{q}));
-    return out;
+    return inlinePtx(b, loc, b.getI32Type(), 4, addr, ptx, "=r,=r,=r,=r,l");
   }
 
-  /// CUTLASS's CacheHintSm90 values (what createpolicy.fractional makes
-  /// for fraction 1): EVICT_FIRST as tensorTileCopy's, EVICT_NORMAL.
+  /// kL2EvictFirst (as tensorTileCopy's) or kL2EvictNormal.
   Value l2ReadPolicy(OpBuilder &b, Location loc,
                      Value evictFirst) const override {
     auto c = [&](int64_t v) {
       return LLVM::ConstantOp::create(b, loc, b.getI64Type(),
                                       b.getI64IntegerAttr(v));
     };
-    return arith::SelectOp::create(b, loc, evictFirst, c(0x12F0000000000000LL),
-                                   c(0x1000000000000000LL));
+    return arith::SelectOp::create(b, loc, evictFirst, c(kL2EvictFirst),
+                                   c(kL2EvictNormal));
   }
   /// Inline PTX: LLVM 22's NVPTX back end has no load with a cache policy
   /// operand (it ignores !mem.cache_hint). The asm has side effects so
@@ -509,18 +506,8 @@ public:
     std::string ptx = "ld.global.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, "
                       "[$4+" +
                       std::to_string(offset) + "], $5;";
-    auto st = LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                               SmallVector<Type>(4, i32));
-    auto asmOp = LLVM::InlineAsmOp::create(
-        b, loc, TypeRange{st}, ValueRange{addr, policy}, ptx, "=r,=r,=r,=r,l,l",
-        /*has_side_effects=*/true,
-        /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-        /*operand_attrs=*/ArrayAttr());
-    SmallVector<Value> words;
-    for (int64_t q = 0; q < 4; ++q)
-      words.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
-                                                   ArrayRef<int64_t>{q}));
+    SmallVector<Value> words = inlinePtx(
+        b, loc, i32, 4, ValueRange{addr, policy}, ptx, "=r,=r,=r,=r,l,l");
     Value v = vector::FromElementsOp::create(b, loc, VectorType::get({4}, i32),
                                              words);
     return vector::BitCastOp::create(b, loc, type, v);
