@@ -129,10 +129,11 @@ def MLALowerToGPU : Pass<"mla-lower-to-gpu", "::mlir::ModuleOp"> {
            "off; the earlier order, kept for comparison)">,
     Option<"kvEvictFirstTiles", "kv-evict-first-tiles", "int64_t",
            /*default=*/"-1",
-           "sm_90a, fp8 KV loaded into registers a tile ahead: its loads "
-           "carry an L2 evict-first hint in programs of at most this many "
-           "KV tiles (ChipTuning::kvEvictFirstTiles; -1: the chip's bound, "
-           "0: no hint)">
+           "sm_90a, the KV tile's reads (fp8 loads into registers a tile "
+           "ahead, tensor-map copies; not paged, not mxfp4) carry an L2 "
+           "evict-first hint in programs of at most this many KV tiles, an "
+           "evict-normal one in longer programs (ChipTuning::"
+           "kvEvictFirstTiles; -1: the chip's bound, 0: no hint)">
   ];
   let dependentDialects = ["::mlir::amdgpu::AMDGPUDialect",
                            "::mlir::arith::ArithDialect",

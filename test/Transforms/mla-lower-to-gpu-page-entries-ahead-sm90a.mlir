@@ -21,7 +21,7 @@
 // CHECK: scf.yield %c-1 : index
 // CHECK: scf.if %{{[0-9]+}} -> (vector<16xi8>,
 // CHECK: arith.muli %[[E0]], %c64
-// CHECK: llvm.inline_asm has_side_effects {{.*}}"ld.global.L2::cache_hint.v4.b32
+// CHECK: vector.load %{{.*}} : memref<?xi8>, vector<16xi8>
 // The second tile's entry, carried into the loop.
 // CHECK: %[[E1:[0-9]+]] = scf.if %{{[0-9]+}} -> (index) {
 // CHECK: memref.load %{{.*}} : memref<?xi32>
@@ -34,7 +34,7 @@
 // CHECK-NOT: memref<?xi32>
 // CHECK: arith.muli %[[AHEAD]], %c64
 // CHECK-NOT: memref<?xi32>
-// CHECK: llvm.inline_asm has_side_effects {{.*}}"ld.global.L2::cache_hint.v4.b32
+// CHECK: vector.load %{{.*}} : memref<?xi8>, vector<16xi8>
 // CHECK-NOT: memref<?xi32>
 // CHECK: %[[N2:[0-9]+]] = arith.addi %[[N1]], %c64{{.*}} : index
 // CHECK-NEXT: %[[P2:[0-9]+]] = arith.cmpi slt, %[[N2]], %[[UB]] : index
@@ -54,10 +54,10 @@
 // BYTES: %[[N1:[0-9]+]] = arith.addi %arg10, %c64{{.*}} : index
 // BYTES: scf.if %{{[0-9]+}} -> (vector<16xi8>,
 // BYTES: memref.load %{{.*}} : memref<?xi32>
-// BYTES: llvm.inline_asm has_side_effects {{.*}}"ld.global.L2::cache_hint.v4.b32
+// BYTES: vector.load %{{.*}} : memref<?xi8>, vector<16xi8>
 
 // MTP2-LABEL: gpu.func @deepseek_r1_decode_fp8_qp16_sm90a_mtp2_paged64_stage1_masked
 // MTP2: scf.for {{.*}} -> ({{.*}}, vector<16xi8>) {
 // MTP2: memref.load %{{.*}} : memref<?xi32>
 // MTP2: arith.select %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} : index
-// MTP2: llvm.inline_asm has_side_effects {{.*}}"ld.global.L2::cache_hint.v4.b32
+// MTP2: vector.load %{{.*}} : memref<?xi8>, vector<16xi8>

@@ -327,11 +327,17 @@ mla.kernel @twoWarpgroups(%kv: memref<?x128xbf16>, %q: memref<?x128xbf16>, %n: i
 // CHECK-SAME: mla.kv_tensor_map = array<i64: 128, 64, 8>
 // CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32, predicate = %{{.*}} : !llvm.ptr<3>, i32, i1
 // CHECK-NEXT: gpu.barrier
-// CHECK: scf.for
+// CHECK: scf.for %[[IV:.*]] = %[[LO:.*]] to %[[HI:.*]] step %c128
+// The copies' L2 policy, one a program (kv-evict-first-tiles: sm_90a's 16):
+// the KV lines as the L2's first victims where the program spans at most
+// 16 tiles of 128 rows, else normal.
+// CHECK: %[[SPAN:.*]] = arith.subi %[[HI]], %[[LO]] : index
+// CHECK-NEXT: %[[FEW:.*]] = arith.cmpi sle, %[[SPAN]], %c2048 : index
+// CHECK-NEXT: %[[NORMAL:.*]] = llvm.mlir.constant(1152921504606846976 : i64) : i64
+// CHECK-NEXT: %[[EF:.*]] = llvm.mlir.constant(1364590687093260288 : i64) : i64
+// CHECK-NEXT: %[[POL:.*]] = arith.select %[[FEW]], %[[EF]], %[[NORMAL]] : i64
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c131072_i32, predicate = %[[FIRST:.*]] : !llvm.ptr<3>, i32, i1
-// The KV lines as the L2's first victims (evict-first policy).
-// CHECK: llvm.mlir.constant(1364590687093260288 : i64) : i64
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]], %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}] l2_cache_hint = %{{[0-9]+}} predicate = %[[FIRST]]
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]], %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}] l2_cache_hint = %[[POL]] predicate = %[[FIRST]]
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: scf.if

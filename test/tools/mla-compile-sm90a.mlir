@@ -53,7 +53,9 @@
 // 73 728 bytes and sends the whole tile in one copy of the 3-D map (9
 // boxes of 64 x 64 along the row; coordinates innermost first: column in
 // the box, row, box); in the loop every thread waits on this tile's phase,
-// then the next tile goes out on the other mbarrier; no cp.async.
+// then the next tile goes out on the other mbarrier; no cp.async. Every
+// copy under the program's one L2 policy: evict first where its KV range
+// spans at most 16 tiles (1 024 rows), else normal.
 // PTX: .target sm_90a
 // PTX-LABEL: .entry deepseek_r1_decode_bf16_sm90a_stage1_masked(
 // PTX: .param .align 64 .b8 deepseek_r1_decode_bf16_sm90a_stage1_masked_param_56[128]
@@ -61,12 +63,14 @@
 // PTX: cvta.param.u64 [[MAP:%rd[0-9]+]], %rd{{[0-9]+}};
 // PTX: @%p{{[0-9]+}} mbarrier.init.shared.b64 [[[BAR:%r[0-9]+]]], 1;
 // PTX: @%p{{[0-9]+}} mbarrier.init.shared.b64 [%r{{[0-9]+}}], 1;
+// PTX: setp.lt.s64 [[FEW:%p[0-9]+]], %rd{{[0-9]+}}, 1025;
+// PTX-NEXT: selp.b64 [[POL:%rd[0-9]+]], 1364590687093260288, 1152921504606846976, [[FEW]];
 // PTX: @[[FIRST:%p[0-9]+]] mbarrier.arrive.expect_tx.shared.b64 _, [[[BAR]]], 73728;
-// PTX: @[[FIRST]] cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%rd{{[0-9]+}}], [[[MAP]], {0,[[ROW:%r[0-9]+]],0} ], [[[BAR]]], 1364590687093260288;
+// PTX: @[[FIRST]] cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%rd{{[0-9]+}}], [[[MAP]], {0,[[ROW:%r[0-9]+]],0} ], [[[BAR]]], [[POL]];
 // PTX-NOT: cp.async.bulk.tensor
 // PTX: mbarrier.try_wait.parity.shared.b64 P1, [%r{{[0-9]+}}], %r{{[0-9]+}}, 10000000;
 // PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 73728;
-// PTX: cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%rd{{[0-9]+}}], [[[MAP]], {0,%r{{[0-9]+}},0} ]
+// PTX: cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%rd{{[0-9]+}}], [[[MAP]], {0,%r{{[0-9]+}},0} ], [%r{{[0-9]+}}], [[POL]];
 // PTX-NOT: cp.async.bulk.tensor
 // PTX-LABEL: .entry deepseek_r1_decode_bf16_sm90a_stage1_mask_free
 // PTX: cp.async.bulk.tensor.3d

@@ -89,9 +89,10 @@ static cl::opt<bool> kvTileFirst(
     cl::init(false), cl::cat(compileCategory));
 static cl::opt<int64_t> kvEvictFirstTiles(
     "kv-evict-first-tiles",
-    cl::desc("sm_90a, fp8 KV loaded into registers a tile ahead: its loads "
-             "carry an L2 evict-first hint in programs of at most this many "
-             "KV tiles (-1: the chip's bound, 16 on sm_90a; 0: no hint; for "
+    cl::desc("sm_90a, the KV tile's reads (fp8 loads into registers a tile "
+             "ahead, tensor-map copies; not paged, not mxfp4) carry an L2 "
+             "evict-first hint in programs of at most this many KV tiles "
+             "(-1: the chip's bound, 16 on sm_90a; 0: no hint; for "
              "comparison: docs/Design.md)"),
     cl::init(-1), cl::cat(compileCategory));
 static cl::opt<std::string> rocmToolkit(

@@ -36,6 +36,17 @@ Value Lowering::rematAt(Value v, KvLoopOp loop, Value iv, IRMapping &m) {
   return c->getResult(cast<OpResult>(v).getResultNumber());
 }
 
+Value Lowering::kvReadPolicy(KvLoopOp loop, Value lower, Value upper) {
+  int64_t few = target.chip.tuning.kvEvictFirstTiles;
+  if (few <= 0)
+    return Value();
+  return target.l2ReadPolicy(
+      b, loc(),
+      arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sle,
+                            arith::SubIOp::create(b, loc(), upper, lower),
+                            idx(few * loop.getStep())));
+}
+
 /// The bytes of an mxfp4 tile decoded into e4m3 (mla.dequant with
 /// exponents) where the products read fp8 tiles: one buffer whose next tile
 /// is sent once the decode has read it (Prefetch::earlySend), so that two
@@ -453,7 +464,8 @@ std::optional<Prefetch> Lowering::startPrefetch(KvLoopOp loop,
       }
       if (pf->mbarOffset >= 0)
         sendTensorMapTile(pf->load, row0, col0, addc(smem, pf->offsets[i]),
-                          mbarAt(*this, *pf, idx(i)));
+                          mbarAt(*this, *pf, idx(i)),
+                          kvReadPolicy(loop, lowerV, upperV));
       else
         emitAsyncTileCopy(pf->load, row0, col0, bound, idx(pf->offsets[i]),
                           table, tableOffset);
@@ -483,7 +495,8 @@ static void sendTileAt(Lowering &L, const Prefetch &p, Value next,
   Value row0 = L.rematAt(op.getIndices()[0], p.loop, next, m);
   Value col0 = L.rematAt(op.getIndices()[1], p.loop, next, m);
   if (mbar) {
-    L.sendTensorMapTile(op, row0, col0, L.add(smem, buffer()), mbar());
+    L.sendTensorMapTile(op, row0, col0, L.add(smem, buffer()), mbar(),
+                        L.kvReadPolicy(p.loop, p.lower, p.upper));
     return;
   }
   L.emitAsyncTileCopy(op, row0, col0, bound, buffer(),

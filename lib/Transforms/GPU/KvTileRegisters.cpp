@@ -512,15 +512,12 @@ std::optional<RegPrefetch> Lowering::startRegisterPrefetch(KvLoopOp loop) {
   rp->loop = loop;
   Value any = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, lowerV,
                                     upperV);
-  // Evict first in programs of at most `few` tiles (fp8 bytes; mxfp4's
-  // were not measured).
-  if (int64_t few = target.chip.tuning.kvEvictFirstTiles;
-      few > 0 && !rp->dequant)
-    rp->l2Policy = target.l2ReadPolicy(
-        b, loc(),
-        arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sle,
-                              arith::SubIOp::create(b, loc(), upperV, lowerV),
-                              idx(few * loop.getStep())));
+  // fp8 bytes from contiguous rows only: mxfp4's (dequantised) were not
+  // measured, and a paged tile's loads ran 1.5 % slower with a policy at
+  // 64 and 256 x 8192 (evict-normal there; H100, docs/PerformanceLog.md,
+  // 2026-12-06, twenty-fourth session).
+  if (!rp->dequant && !rp->load.isPaged())
+    rp->l2Policy = kvReadPolicy(loop, lowerV, upperV);
   bool ahead = entryAhead(*this, *rp);
   Value first = ahead ? pageEntryAt(*this, *rp, lowerV, upperV) : Value();
   rp->cur = loadTileToRegisters(*rp, lowerV, any, first);

@@ -98,7 +98,7 @@ void Lowering::startEarlySend(KvLoopOp loop) {
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
     sendTensorMapTile(ld, rematAt(ld.getIndices()[0], loop, lowerV, m),
                       rematAt(ld.getIndices()[1], loop, lowerV, m), tileAt,
-                      mbar);
+                      mbar, kvReadPolicy(loop, lowerV, upperV));
   }
   earlySends[ld] = {view, tileAt, mbar};
 }
@@ -120,7 +120,9 @@ void Lowering::sendNextTileEarly(LoadOp op) {
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
   IRMapping m;
   sendTensorMapTile(op, rematAt(op.getIndices()[0], loop, next, m),
-                    rematAt(op.getIndices()[1], loop, next, m), tileAt, mbar);
+                    rematAt(op.getIndices()[1], loop, next, m), tileAt, mbar,
+                    kvReadPolicy(loop, scalars.lookup(loop.getLower()),
+                                 scalars.lookup(loop.getUpper())));
 }
 
 int64_t Lowering::tensorMapBarriers(LoadOp op, int64_t count) {
@@ -150,7 +152,7 @@ int64_t Lowering::tensorMapBarriers(LoadOp op, int64_t count) {
 }
 
 void Lowering::sendTensorMapTile(LoadOp op, Value row0, Value col0, Value dst,
-                                 Value mbar) {
+                                 Value mbar, Value policy) {
   auto t = op.getResult().getType();
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
   int64_t eltBytes = storedBytes(t.getElementType());
@@ -173,7 +175,7 @@ void Lowering::sendTensorMapTile(LoadOp op, Value row0, Value col0, Value dst,
       b, loc(), arith::IndexCastOp::create(b, loc(), i64, dst), kvMap,
       {toI32(idx(0)), toI32(row0),
        toI32(arith::DivUIOp::create(b, loc(), col0, idx(64)))},
-      mbar, first, /*readOnce=*/true);
+      mbar, first, policy);
 }
 
 void Lowering::awaitTensorMapTile(LoadOp op, Value mbar, Value parity,

@@ -177,6 +177,9 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
             b, loc(), b.getI32Type(),
             arith::AndIOp::create(b, loc(), iter, idx(1)));
         if (!sent) {
+          auto loop = cast<KvLoopOp>(op->getParentOp());
+          Value policy =
+              kvReadPolicy(loop, kvLower, scalars.lookup(loop.getUpper()));
           // Early: the first tile here (unless sent at the Q load), every
           // later one right after the previous tile's last reader
           // (sendNextTileEarly).
@@ -190,7 +193,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
                                   /*withElseRegion=*/false)
                     .thenBlock()
                     ->getTerminator());
-          sendTensorMapTile(op, base[0], base[1], tileAt, mbar);
+          sendTensorMapTile(op, base[0], base[1], tileAt, mbar, policy);
         }
         awaitTensorMapTile(op, mbar, parity, base[0], bound, tileAt);
         barrier();

@@ -460,9 +460,18 @@ struct Lowering {
                          Value dstOffset, Value table = Value(),
                          Value tableOffset = Value(), bool wholeTiles = false);
 
+  /// The L2 cache policy of the tile reads of KV loop `loop`, whose bounds
+  /// are `lower` and `upper` (lowered): evict first where the program
+  /// spans at most ChipTuning::kvEvictFirstTiles tiles, else normal; null
+  /// where the bound is 0 or the chip's reads take no policy. Both ways a
+  /// KV tile is streamed use it: the loads into registers
+  /// (startRegisterPrefetch) and the tensor-map copies (sendTensorMapTile).
+  Value kvReadPolicy(KvLoopOp loop, Value lower, Value upper);
+
   /// KvTileTensorMap.cpp: whether KV tile `op` is sent by the tensor memory
   /// accelerator (ChipFacts::bulkTensorCopies); `count` mbarriers (set up
-  /// at entry; their byte offset); one tile's copy to `dst` on `mbar`; the
+  /// at entry; their byte offset); one tile's copy to `dst` on `mbar`
+  /// under `policy` (kvReadPolicy's); the
   /// wait for its phase, then rows from `bound` (if any) zeroed. An e4m3
   /// S^T's single buffer gets its next tile after that dot (earlySendable),
   /// its first at the Q load (startEarlySend); earlySends: view, address,
@@ -473,7 +482,8 @@ struct Lowering {
   void sendNextTileEarly(LoadOp op);
   DenseMap<Operation *, std::tuple<Value, Value, Value>> earlySends;
   int64_t tensorMapBarriers(LoadOp op, int64_t count);
-  void sendTensorMapTile(LoadOp, Value row0, Value col0, Value dst, Value mbar);
+  void sendTensorMapTile(LoadOp, Value row0, Value col0, Value dst, Value mbar,
+                         Value policy);
   void awaitTensorMapTile(LoadOp, Value mbar, Value parity, Value row0,
                           Value bound, Value dst);
 

@@ -162,7 +162,7 @@ void TargetInfo::mbarrierInit(OpBuilder &, Location, Value, Value) const {
   missing("an mbarrier");
 }
 void TargetInfo::tensorTileCopy(OpBuilder &, Location, Value, Value, ValueRange,
-                                Value, Value, bool) const {
+                                Value, Value, Value) const {
   missing("a tensor-map copy");
 }
 void TargetInfo::mbarrierExpectBytes(OpBuilder &, Location, Value, int64_t,

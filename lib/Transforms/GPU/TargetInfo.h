@@ -293,12 +293,11 @@ public:
                                    int64_t bytes, Value pred) const;
   /// bulkTensorCopies: with `pred` true, sends the box of tensor map `map`
   /// (a generic pointer) at `coords` (i32, innermost first) to shared
-  /// address `dst` (i64); the copy completes its bytes on `mbar`. With
-  /// `readOnce` (a KV tile: each byte read once per call) its lines may be
-  /// cached as the first to evict.
+  /// address `dst` (i64); the copy completes its bytes on `mbar`, its
+  /// reads under L2 cache policy `policy` (l2ReadPolicy's; null: none).
   virtual void tensorTileCopy(OpBuilder &b, Location loc, Value dst, Value map,
                               ValueRange coords, Value mbar, Value pred,
-                              bool readOnce) const;
+                              Value policy) const;
   /// bulkTensorCopies: waits until the phase of `mbar` with parity `parity`
   /// (i32 0 / 1) has completed.
   virtual void mbarrierWait(OpBuilder &b, Location loc, Value mbar,

@@ -423,27 +423,18 @@ public:
   }
   /// cp.async.bulk.tensor.Nd.shared::cluster.global.tile: the program's own
   /// shared memory as a cluster address (also right inside a cluster).
-  /// `readOnce`: with .L2::cache_hint and the evict-first policy (the
-  /// 64-bit value `createpolicy.fractional.L2::evict_first.b64` makes for
-  /// fraction 1, CUTLASS's CacheHintSm90::EVICT_FIRST): the streamed KV
-  /// lines are the L2's first victims, not the lines already there (after
-  /// the benches' zeroing flush: dirty ones, whose write-back a call paid).
-  /// Measured on the H200 with a clean L2 too, with two shapes slower:
-  /// docs/PerformanceLog.md, 2026-12-03.
+  /// With `policy`: .L2::cache_hint (kvReadPolicy's choice; the bf16
+  /// tile's copies carried the evict-first policy on every program from
+  /// 2026-12-03, docs/PerformanceLog.md).
   void tensorTileCopy(OpBuilder &b, Location loc, Value dst, Value map,
                       ValueRange coords, Value mbar, Value pred,
-                      bool readOnce) const override {
+                      Value policy) const override {
     Value cta = sharedPtr(b, loc, dst);
     Value cluster = LLVM::AddrSpaceCastOp::create(
         b, loc, LLVM::LLVMPointerType::get(b.getContext(), 7), cta);
-    Value hint =
-        readOnce ? LLVM::ConstantOp::create(b, loc, b.getI64Type(),
-                                            b.getI64IntegerAttr(kL2EvictFirst))
-                       .getResult()
-                 : Value();
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
         b, loc, cluster, map, coords, sharedPtr(b, loc, mbar), ValueRange{},
-        /*multicastMask=*/Value(), /*l2CacheHint=*/hint,
+        /*multicastMask=*/Value(), /*l2CacheHint=*/policy,
         NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
         /*group=*/NVVM::CTAGroupKindAttr(), pred);
   }
@@ -482,7 +473,10 @@ public:
     return inlinePtx(b, loc, b.getI32Type(), 4, addr, ptx, "=r,=r,=r,=r,l");
   }
 
-  /// kL2EvictFirst (as tensorTileCopy's) or kL2EvictNormal.
+  /// kL2EvictFirst or kL2EvictNormal. Evict first: the streamed KV lines
+  /// become the L2's first victims, not the lines already there (after
+  /// the benches' zeroing flush: dirty ones, whose write-back a call
+  /// paid).
   Value l2ReadPolicy(OpBuilder &b, Location loc,
                      Value evictFirst) const override {
     auto c = [&](int64_t v) {

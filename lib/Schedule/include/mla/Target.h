@@ -211,17 +211,19 @@ struct ChipTuning {
   /// `wgmma-register-v` option (mla-compile --wgmma-register-v) turns it
   /// on.
   bool wgmmaRegisterV = false;
-  /// A KV tile loaded into registers a tile ahead (fp8 KV on sm_90a)
-  /// carries an L2 evict-first cache hint where its program's KV range
-  /// spans at most this many tiles (0: never; one policy register a
-  /// program, chosen at run time): the streamed lines then become the
-  /// L2's first victims instead of the lines already there, which after
-  /// the benches' zeroing flush are dirty and cost a write-back each. On
-  /// the H100 the hint on every program made the calls of 4 to 16 tiles
-  /// a program 1-10 % faster and those of 32 and 128 tiles 4-6 % slower
-  /// (docs/PerformanceLog.md, 2026-12-06), hence the bound. Set on
-  /// sm_90a. mla-lower-to-gpu's `kv-evict-first-tiles` option
-  /// (mla-compile --kv-evict-first-tiles) sets another bound.
+  /// The KV tile's reads (fp8 KV loaded into registers a tile ahead,
+  /// tensor-map copies; not a paged tile, not mxfp4's) carry an L2
+  /// evict-first cache hint where their program's KV range spans at most
+  /// this many tiles, an evict-normal one otherwise (0: no hint; one
+  /// policy register a program, chosen at run time): the streamed lines
+  /// then become the L2's first victims instead of the lines already
+  /// there, which after the benches' zeroing flush are dirty and cost a
+  /// write-back each. On the H100 the hint on every program made the calls
+  /// of 4 to 16 tiles a program 1-10 % faster and those of 32 and 128
+  /// tiles 2-6 % slower, fp8 and bf16 alike (docs/PerformanceLog.md,
+  /// 2026-12-06), hence the bound. Set on sm_90a. mla-lower-to-gpu's
+  /// `kv-evict-first-tiles` option (mla-compile --kv-evict-first-tiles)
+  /// sets another bound.
   int64_t kvEvictFirstTiles = 0;
 };
 
