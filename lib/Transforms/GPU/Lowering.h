@@ -471,11 +471,10 @@ struct Lowering {
   /// KvTileTensorMap.cpp: whether KV tile `op` is sent by the tensor memory
   /// accelerator (ChipFacts::bulkTensorCopies); `count` mbarriers (set up
   /// at entry; their byte offset); one tile's copy to `dst` on `mbar`
-  /// under `policy` (kvReadPolicy's); the
-  /// wait for its phase, then rows from `bound` (if any) zeroed. An e4m3
-  /// S^T's single buffer gets its next tile after that dot (earlySendable),
-  /// its first at the Q load (startEarlySend); earlySends: view, address,
-  /// mbarrier.
+  /// under `policy` (kvReadPolicy's); the wait for its phase, then rows
+  /// from `bound` (if any) zeroed. An e4m3 S^T's single buffer gets its
+  /// next tile after that dot (earlySendable), its first at the Q load
+  /// (startEarlySend); earlySends: view, address, mbarrier.
   bool tensorMapCopies(LoadOp op);
   bool earlySendable(LoadOp op);
   void startEarlySend(KvLoopOp loop);
