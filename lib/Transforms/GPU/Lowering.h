@@ -40,11 +40,10 @@ struct Lowering {
   std::optional<Prefetch> prefetch;
   std::optional<RegPrefetch> regPrefetch;
   DenseMap<Operation *, RegPrefetch> regStarted; ///< first tiles at the Q load
-  /// Buffers of the KV loop's async tile copy: double-buffered, one tile
-  /// in flight while one is computed. Measured on the H200 (qp16, 8 warps):
-  /// 3 or 4 buffers fit only one program per SM, and 8 warps with 2 or 3
-  /// tiles in flight ran 256 x 8192 at 1.95 / 1.87 us per tile and SM
-  /// against 1.6 with two programs of one tile in flight each.
+  /// Buffers of the KV loop's async tile copy: one tile in flight while one
+  /// is computed. H200 (qp16, 8 warps): 3 or 4 buffers fit one program an
+  /// SM; 2 or 3 tiles in flight ran 256 x 8192 at 1.95 / 1.87 us a tile and
+  /// SM against 1.6 with two programs of one tile in flight each.
   static constexpr int64_t kvStages = 2;
   DenseMap<Operation *, Prefetch> started; ///< double buffers set up ahead
   bool asyncCopies = false; ///< some KV loop double-buffers its tile
@@ -121,12 +120,7 @@ struct Lowering {
   /// 128-byte swizzle (`swz`, smemSwizzledOffset's place in elements) or in
   /// padded rows of `rowElems` elements.
   Value smemElemOffset(bool swz, Value r, Value c, int64_t rows,
-                       int64_t rowElems, int64_t elemBytes = 2) {
-    if (!swz)
-      return add(mul(r, rowElems), c);
-    SmallVector<Value> i = swizzledIndices(b, loc(), r, c, elemBytes);
-    return add(add(mul(i[0], rows * 64), mul(i[1], 64)), i[2]);
-  }
+                       int64_t rowElems, int64_t elemBytes = 2);
   /// The 16-bit type of the first dot reading (through slices) a KV
   /// loop's fp8 tile of whole atoms on a chip whose instruction reads
   /// shared memory, where that dot does not read fp8 itself. Loaded a tile
@@ -460,12 +454,9 @@ struct Lowering {
                          Value dstOffset, Value table = Value(),
                          Value tableOffset = Value(), bool wholeTiles = false);
 
-  /// The L2 cache policy of the tile reads of KV loop `loop`, whose bounds
-  /// are `lower` and `upper` (lowered): evict first where the program
-  /// spans at most ChipTuning::kvEvictFirstTiles tiles, else normal; null
-  /// where the bound is 0 or the chip's reads take no policy. Both ways a
-  /// KV tile is streamed use it: the loads into registers
-  /// (startRegisterPrefetch) and the tensor-map copies (sendTensorMapTile).
+  /// The L2 policy (ChipTuning::kvEvictFirstTiles; null: none) of KV loop
+  /// `loop`'s tile reads, its lowered bounds `lower` and `upper`: the
+  /// register loads' and the tensor-map copies' alike.
   Value kvReadPolicy(KvLoopOp loop, Value lower, Value upper);
 
   /// KvTileTensorMap.cpp: whether KV tile `op` is sent by the tensor memory
