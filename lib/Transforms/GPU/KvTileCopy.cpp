@@ -22,6 +22,14 @@ static Value mbarAt(Lowering &l, const Prefetch &p, Value t) {
       l.add(l.addc(smem, p.mbarOffset), l.mul(slot, 8)));
 }
 
+Value Lowering::smemElemOffset(bool swz, Value r, Value c, int64_t rows,
+                               int64_t rowElems, int64_t elemBytes) {
+  if (!swz)
+    return add(mul(r, rowElems), c);
+  SmallVector<Value> i = swizzledIndices(b, loc(), r, c, elemBytes);
+  return add(add(mul(i[0], rows * 64), mul(i[1], 64)), i[2]);
+}
+
 Value Lowering::rematAt(Value v, KvLoopOp loop, Value iv, IRMapping &m) {
   if (Value done = m.lookupOrNull(v))
     return done;

@@ -39,14 +39,6 @@ void Lowering::init(Location l) {
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, wg));
 }
 
-Value Lowering::smemElemOffset(bool swz, Value r, Value c, int64_t rows,
-                               int64_t rowElems, int64_t elemBytes) {
-  if (!swz)
-    return add(mul(r, rowElems), c);
-  SmallVector<Value> i = swizzledIndices(b, loc(), r, c, elemBytes);
-  return add(add(mul(i[0], rows * 64), mul(i[1], 64)), i[2]);
-}
-
 Value Lowering::allocSmem(int64_t rows, int64_t cols, Type elt, bool swizzle) {
   Type st = storageType(elt);
   int64_t eltBytes = storedBytes(elt);
