@@ -512,10 +512,11 @@ std::optional<RegPrefetch> Lowering::startRegisterPrefetch(KvLoopOp loop) {
   rp->loop = loop;
   Value any = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, lowerV,
                                     upperV);
-  // fp8 bytes from contiguous rows only: mxfp4's (dequantised) were not
-  // measured, and a paged tile's loads ran 1.5 % slower with a policy at
-  // 64 and 256 x 8192 (evict-normal there; H100, docs/PerformanceLog.md,
-  // 2026-12-06, twenty-fourth session).
+  // fp8 bytes from contiguous rows only. With a policy a paged tile's loads
+  // ran 1.5 % slower at 64 and 256 x 8192 (evict-normal there), and
+  // mxfp4's (dequantised) were level on the geomean and 0.5-1.4 % slower at
+  // 256 x 8192 (H100, docs/PerformanceLog.md, 2026-12-06, twenty-fourth and
+  // twenty-fifth sessions).
   if (!rp->dequant && !rp->load.isPaged())
     rp->l2Policy = kvReadPolicy(loop, lowerV, upperV);
   bool ahead = entryAhead(*this, *rp);
