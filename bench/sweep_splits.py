@@ -1,12 +1,15 @@
 """Times every split candidate of a spec on the 8 task shapes (or --shapes)
 as a replayed CUDA graph (L2 flushed, median of 20) beside the launcher's
-own choice (the split cost model). The count is forced through the
+own choice (the split cost model); with --queued, as the benches time a
+call instead (bench_h200.time_call: flush, events and call queued back to
+back, median of 30), the method the task's figures use. The count is forced through the
 launcher's num_splits argument; Python computes no split. The spec is the
 one custom_kernel takes for --format and --q-seq-len (default: fp8, 1;
 MLA_SPEC_FP8 / _BF16 / _MXFP4 name another).
 
     MLA_ARTIFACTS=artifacts PYTHONPATH=python python3 bench/sweep_splits.py \
-        [--format fp8|bf16|mxfp4] [--q-seq-len 2] [--shapes 64x8192,256x8192]
+        [--format fp8|bf16|mxfp4] [--q-seq-len 2] [--shapes 64x8192,256x8192] \
+        [--queued]
 """
 import argparse
 import statistics
@@ -22,13 +25,16 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--format", default="fp8", choices=["fp8", "bf16", "mxfp4"])
 ap.add_argument("--q-seq-len", type=int, default=1)
 ap.add_argument("--shapes", help="comma-separated BSxKV (default: the task's 8)")
+ap.add_argument("--queued", action="store_true",
+                help="time queued calls (the benches' method) instead of graph replays")
 args = ap.parse_args()
 shapes = ([tuple(int(x) for x in sh.split("x")) for sh in args.shapes.split(",")]
           if args.shapes else B.TASK_SHAPES)
 flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
 s = M.spec_for(args.format, None, args.q_seq_len)
 m = s.context.spec.manifest
-print("spec", s.name, "model params", m["split_cost_model"])
+print("spec", s.name, "model params", m["split_cost_model"],
+      "| method:", "queued calls" if args.queued else "graph replay")
 for bs, kv in shapes:
     extra = {}
     if args.format == "mxfp4":
@@ -47,6 +53,9 @@ for bs, kv in shapes:
     for n in m["split_candidates"]:
         def fn():
             s.decode(*inputs, bs, kv, num_splits=n, **extra)
+        if args.queued:
+            row.append((n, round(B.time_call(lambda _: fn(), None, 30, flush, False), 1)))
+            continue
         fn()
         torch.cuda.synchronize()
         g = torch.cuda.CUDAGraph()
