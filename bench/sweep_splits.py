@@ -2,10 +2,10 @@
 as a replayed CUDA graph (L2 flushed, median of 20) beside the launcher's
 own choice (the split cost model); with --queued, as the benches time a
 call instead (bench_h200.time_call: flush, events and call queued back to
-back, median of 30), the method the task's figures use. The count is forced through the
-launcher's num_splits argument; Python computes no split. The spec is the
-one custom_kernel takes for --format and --q-seq-len (default: fp8, 1;
-MLA_SPEC_FP8 / _BF16 / _MXFP4 name another).
+back, median of 30), the method the task's figures use. The count is
+forced through the launcher's num_splits argument; Python computes no
+split. The spec is the one custom_kernel takes for --format and
+--q-seq-len (default: fp8, 1; MLA_SPEC_FP8 / _BF16 / _MXFP4 name another).
 
     MLA_ARTIFACTS=artifacts PYTHONPATH=python python3 bench/sweep_splits.py \
         [--format fp8|bf16|mxfp4] [--q-seq-len 2] [--shapes 64x8192,256x8192] \
