@@ -9,7 +9,7 @@ split. The spec is the one custom_kernel takes for --format and
 
     MLA_ARTIFACTS=artifacts PYTHONPATH=python python3 bench/sweep_splits.py \
         [--format fp8|bf16|mxfp4] [--q-seq-len 2] [--shapes 64x8192,256x8192] \
-        [--queued]
+        [--queued] [--two-launches]
 """
 import argparse
 import statistics
@@ -27,14 +27,19 @@ ap.add_argument("--q-seq-len", type=int, default=1)
 ap.add_argument("--shapes", help="comma-separated BSxKV (default: the task's 8)")
 ap.add_argument("--queued", action="store_true",
                 help="time queued calls (the benches' method) instead of graph replays")
+ap.add_argument("--two-launches", action="store_true",
+                help="stage 1 and stage 2 wherever there are splits (no single launch)")
 args = ap.parse_args()
+if args.two_launches:
+    M.set_one_launch(False)
 shapes = ([tuple(int(x) for x in sh.split("x")) for sh in args.shapes.split(",")]
           if args.shapes else B.TASK_SHAPES)
 flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
 s = M.spec_for(args.format, None, args.q_seq_len)
 m = s.context.spec.manifest
 print("spec", s.name, "model params", m["split_cost_model"],
-      "| method:", "queued calls" if args.queued else "graph replay")
+      "| method:", "queued calls" if args.queued else "graph replay",
+      "| two launches" if args.two_launches else "")
 for bs, kv in shapes:
     extra = {}
     if args.format == "mxfp4":
