@@ -119,8 +119,10 @@ step "racecheck (single launch)" compute-sanitizer --tool racecheck --error-exit
   python3 bench/single_launch_h200.py --memcheck-case
 # Host time of a call and its layers.
 step "host time" python3 bench/probe_host.py
-# Every split count of every task shape beside the cost model's choice.
-step "split sweep" python3 bench/sweep_splits.py
+# Every split count of every task shape beside the cost model's choice,
+# timed as the task times a call (queued; graph replays after a
+# synchronised flush had favoured other counts on the H100).
+step "split sweep" python3 bench/sweep_splits.py --queued
 grep -E "^ +[0-9]+/[0-9]+|paged checks|mxfp4 checks|refusal|^geomean (fp8|deepseek)|paged 64 /|pgahead|malformed table|^[0-9]+x8192 (fp8|bf16): contiguous|^[0-9]+x[0-9]+: call|serving checks|MTP 2 /|FlashMLA =|_m32:|bf16 task|^task [0-9]|^[0-9]+x8192 .*q_seq_len|geomean|memory bandwidth|failed|memcheck case|^time |^memcheck |ERROR SUMMARY|RACECHECK SUMMARY|^mtp |relative error|chosen|bad inputs refused|indptr battery|^FAIL" "$OUT/log.txt" |
   grep -v " ok$" | tail -40
 printf '%s\n' "${summary[@]}"
