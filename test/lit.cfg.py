@@ -8,7 +8,7 @@ config.name = "MLA"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".mlir", ".test", ".ll"]
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "check_diagnostics.py",
-                   "launcher_binding.py"]
+                   "launcher_binding.py", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.mla_obj_root, "test")
 

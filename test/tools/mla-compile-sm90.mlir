@@ -11,6 +11,7 @@
 // RUN: mla-compile %s --chip=sm_90 -o %t | FileCheck %s --check-prefix=AGAIN
 // RUN: FileCheck %s --check-prefix=AGAIN-FILE < %t/small.ptxas.txt
 // RUN: not mla-compile %s --chip=host -o %t 2>&1 | FileCheck %s --check-prefix=HOST
+// RUN: not mla-compile %S/Inputs/no-decode.mlir --chip=sm_90 -o %t 2>&1 | FileCheck %s --check-prefix=NO-SPEC
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16.mlir --chip=sm_90 -o %t/qp16 | FileCheck %s --check-prefix=QP16-REPORT
 // RUN: FileCheck %s --check-prefix=QP16 < %t/qp16/deepseek_r1_decode_fp8_qp16.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_paged64.mlir --chip=sm_90 -o %t/paged | FileCheck %s --check-prefix=PAGED-REPORT
@@ -104,6 +105,7 @@ mla.decode @small {
 // JSON-CL: "name": "small_stage2"
 
 // HOST: mla-compile: error: 'host' is not a GPU chip
+// NO-SPEC: mla-compile: error: no mla.decode in {{.*}}no-decode.mlir
 
 // qp_type = f16 on the full spec: both products on the f16 mma.sync, K and
 // V pairs straight from cvt.rn.f16x2.e4m3x2 into the operand registers (no

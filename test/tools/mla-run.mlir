@@ -3,6 +3,8 @@
 // RUN: mla-run %s --batch=2 --kv-len=256 --splits=auto --chip=sm_90 | FileCheck %s --check-prefix=AUTO
 // RUN: not mla-run %s --chip=gfx90a 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not mla-run %s --splits=zero 2>&1 | FileCheck %s --check-prefix=SPLITS
+// RUN: not mla-run %s --spec=large 2>&1 | FileCheck %s --check-prefix=NAMED
+// RUN: not mla-run %S/Inputs/no-decode.mlir 2>&1 | FileCheck %s --check-prefix=NONE
 // Problems the host cannot hold get a sentence, not an out-of-memory abort:
 // RUN: not mla-run %s --batch=100000000 --kv-len=100000000 2>&1 | FileCheck %s --check-prefix=INT32
 // RUN: not mla-run %s --batch=2000 --kv-len=200000 2>&1 | FileCheck %s --check-prefix=MEMORY
@@ -30,5 +32,7 @@ mla.decode @small {
 
 // CHIP: mla-run: error: unknown chip 'gfx90a' (known: gfx950, gfx942, sm_90, sm_90a, host)
 // SPLITS: mla-run: error: --splits must be 'auto' or a positive count, got 'zero'
+// NAMED: mla-run: error: no mla.decode named 'large' in {{.*}}mla-run.mlir
+// NONE: mla-run: error: no mla.decode in {{.*}}no-decode.mlir
 // INT32: mla-run: error: the KV lengths add up to more than 2^31 - 1 tokens, past the int32 kv_indptr range
 // MEMORY: mla-run: error: batch 2000 with 400000000 KV tokens needs about {{[0-9.]+}} GiB of host memory

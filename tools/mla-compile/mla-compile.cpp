@@ -26,14 +26,12 @@
 #include "mla/MLAOps.h"
 #include "mla/ManifestSpec.h"
 #include "mla/Pipelines.h"
+#include "mla/SpecFile.h"
 #include "mla/SplitCostModel.h"
 #include "mla/Target.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -41,7 +39,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 #include <set>
 
@@ -157,21 +154,10 @@ int main(int argc, char **argv) {
     chips.push_back(chip);
   }
 
-  DialectRegistry registry;
-  mla::registerCompilerDialects(registry);
-  MLIRContext ctx(registry);
-  // A diagnostic points at the spec line; the lowered op it fired on, printed
-  // in generic form, would bury it.
-  ctx.printOpOnDiagnostic(false);
-  llvm::SourceMgr sm;
-  SourceMgrDiagnosticHandler diag(sm, &ctx);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(inputFile, sm, &ctx);
-  if (!module)
+  auto file = mla::SpecFile::open(inputFile, /*name=*/"", "mla-compile");
+  if (!file)
     return 1;
-  mla::DecodeOp spec = mla::lookupDecodeSpec(*module);
-  if (!spec)
-    return fail("no mla.decode in " + inputFile);
-  std::string name = spec.getSymName().str();
+  std::string name = file->spec().getSymName().str();
 
   std::vector<mla::ChipOutput> outputs;
   for (const mla::ChipInfo *chip : chips) {
@@ -191,7 +177,8 @@ int main(int argc, char **argv) {
                    .kvTileFirst = kvTileFirst,
                    .kvEvictFirstTiles = kvEvictFirstTiles};
     opts.report = &llvm::outs();
-    auto out = mla::compileForChip(ctx, *module, *chip, opts);
+    auto out = mla::compileForChip(file->context(), file->module(), *chip,
+                                  opts);
     if (failed(out))
       return 1;
     outputs.push_back(std::move(*out));

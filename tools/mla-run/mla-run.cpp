@@ -13,14 +13,13 @@
 #include "mla/DecodeRunner.h"
 #include "mla/MLAOps.h"
 #include "mla/Pipelines.h"
+#include "mla/SpecFile.h"
 #include "mla/Target.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -136,22 +135,12 @@ int main(int argc, char **argv) {
           : static_cast<uint64_t>(
                 std::chrono::steady_clock::now().time_since_epoch().count());
 
-  DialectRegistry registry;
-  mla::registerCompilerDialects(registry);
-  MLIRContext ctx(registry);
-  // A diagnostic points at the spec line; the lowered op it fired on, printed
-  // in generic form, would bury it.
-  ctx.printOpOnDiagnostic(false);
-  llvm::SourceMgr sm;
-  SourceMgrDiagnosticHandler diag(sm, &ctx);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(inputFile, sm, &ctx);
-  if (!module)
+  auto file = mla::SpecFile::open(inputFile, specName, "mla-run");
+  if (!file)
     return 2;
-
-  mla::DecodeOp spec = mla::lookupDecodeSpec(*module, specName);
-  if (!spec)
-    return fail(specName.empty() ? "no mla.decode in " + inputFile
-                                 : "no mla.decode named '" + specName + "'");
+  MLIRContext &ctx = file->context();
+  ModuleOp module = file->module();
+  mla::DecodeOp spec = file->spec();
   std::string name = spec.getSymName().str();
   if (qScaleLog2)
     spec.setSoftmaxScale(llvm::APFloat(std::ldexp(
@@ -159,17 +148,17 @@ int main(int argc, char **argv) {
   double smScale = spec.getSoftmaxScale().convertToDouble();
 
   // The emulated run compiles the spec itself, as mla-compile does.
-  OwningOpRef<ModuleOp> source = module->clone();
+  OwningOpRef<ModuleOp> source = module.clone();
   PassManager pm(&ctx);
   mla::buildTileKernelPipeline(pm);
-  if (failed(pm.run(*module)))
+  if (failed(pm.run(module)))
     return 2;
-  auto kernels = mla::findDecodeKernels(*module, name);
+  auto kernels = mla::findDecodeKernels(module, name);
   if (!kernels)
     return fail(llvm::toString(kernels.takeError()));
   std::unique_ptr<mla::HostModule> host;
   if (!emulate) {
-    auto compiled = mla::HostModule::compile(*module);
+    auto compiled = mla::HostModule::compile(module);
     if (!compiled)
       return fail(llvm::toString(compiled.takeError()));
     host = std::move(*compiled);
