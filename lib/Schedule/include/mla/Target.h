@@ -205,11 +205,12 @@ struct ChipTuning {
   /// two conversions a register (Lowering::dotRegisterV): V passes the
   /// banks as 512 written and 512 read bytes a token instead of a 16-bit
   /// copy written and read by the tensor cores (1 024 each). Set on no
-  /// chip: on the H100 the masked stage 1 spills and is 15 % slower on
-  /// the task's geomean, the mask-free one 2 % (docs/Design.md, "V as
-  /// wgmma's register A"); not timed on the H200. mla-lower-to-gpu's
-  /// `wgmma-register-v` option (mla-compile --wgmma-register-v) turns it
-  /// on.
+  /// chip: on the H100 it is about 2 % slower on the task's geomean; on
+  /// the H200 level on the geomean, 2 % faster masked and 5 % mask-free
+  /// at 256 x 8192, 0.6 us slower on the smallest call; its masked stage
+  /// 1 takes 255 registers (docs/Design.md, "V as wgmma's register A").
+  /// mla-lower-to-gpu's `wgmma-register-v` option (mla-compile
+  /// --wgmma-register-v) turns it on.
   bool wgmmaRegisterV = false;
   /// The KV tile's reads (fp8 KV loaded into registers a tile ahead,
   /// tensor-map copies; not a paged tile, not mxfp4's) carry an L2
