@@ -10,7 +10,7 @@ JOBS  ?= $(shell nproc)
 ARTIFACTS ?= artifacts
 PTXAS ?= /usr/local/cuda/bin/ptxas
 
-.PHONY: all deps configure build run test test-sanitize fuzz artifacts clean
+.PHONY: all deps configure build run test test-sanitize fuzz artifacts device-extras clean
 
 all: build
 
@@ -97,6 +97,12 @@ artifacts: build
 	PTXAS=$(PTXAS) bash bench/q_magnitude_specs.sh $(BUILD)/bin/mla-compile sm_90a $(ARTIFACTS) "" \
 	  kernels/deepseek_r1_decode_fp8_qp8_sm90a.mlir
 	cp $(BUILD)/lib/libmla_launcher-cuda.so $(ARTIFACTS)/
+
+# What bench/run_h200.sh runs beside our kernels (the seed port, the
+# embed-cuda example that `make test` built, FlashMLA's sources where
+# FLASHMLA_GIT and CUTLASS_GIT are given), into $(ARTIFACTS).
+device-extras:
+	bash bench/device_extras.sh $(BUILD) $(ARTIFACTS)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure
