@@ -23,24 +23,15 @@
 //===----------------------------------------------------------------------===//
 #include "HeaderEmitter.h"
 #include "mla/ChipCompiler.h"
-#include "mla/MLAOps.h"
 #include "mla/ManifestSpec.h"
-#include "mla/Pipelines.h"
 #include "mla/SpecFile.h"
-#include "mla/SplitCostModel.h"
 #include "mla/Target.h"
 
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
-#include <set>
 
 using namespace mlir;
 namespace cl = llvm::cl;
