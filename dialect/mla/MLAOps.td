@@ -77,6 +77,15 @@ def MLA_DecodeOp : MLA_Op<"decode", [Symbol]> {
     mantissa bits than bf16. Q entries beyond f16's range (|q| > 65504)
     become infinite: a numerics contract of this knob.
 
+    `qp_terms` (optional, 1 or 2; 2 only with an fp8 `qp_type` on fp8 KV):
+    with 2, Q (after its power-of-two scale) and P are each rounded to two
+    fp8 terms, hi = fp8(x) and lo = fp8(x - hi) (`mla.split_terms`), which
+    keep about 8 significant bits (bf16's) where one fp8 term keeps 4. Both
+    products then read 2 × block_m rows of fp8 (the terms stacked, one
+    instruction's N doubled, the KV operand read once) and add the terms'
+    products in f32 (`mla.sum_terms`: the scores each tile, the output at
+    the end; the accumulator holds both terms' rows, rescaled alike).
+
     KV layout `kv_layout` (optional): `"contiguous"` (the default: sequence
     b is cache rows `kv_indptr[b] .. kv_indptr[b+1]`), `"token_indices"`
     (SGLang / AITER: its tokens are the cache rows listed in
@@ -151,6 +160,7 @@ def MLA_DecodeOp : MLA_Op<"decode", [Symbol]> {
     OptionalAttr<I64Attr>:$kv_len,
     OptionalAttr<I64Attr>:$kv_len_multiple_of,
     OptionalAttr<TypeAttr>:$qp_type,
+    OptionalAttr<I64Attr>:$qp_terms,
     OptionalAttr<StrAttr>:$kv_layout,
     OptionalAttr<BoolAttr>:$one_launch
   );
@@ -465,6 +475,53 @@ def MLA_QuantScaleOp : MLA_Op<"quant_scale", [Pure]> {
   }];
 }
 
+def MLA_SplitTermsOp : MLA_Op<"split_terms", [Pure]> {
+  let summary = "a tile as two terms of a narrow float type, stacked by rows";
+  let description = [{
+    For an R×C f32 `source` and a 2R×C result of a narrow float type T
+    (f8E4M3FN or f8E4M3FNUZ), each element x = source[r, c] becomes
+
+    ```
+    result[r, c]     = hi = round_T(x)
+    result[R + r, c] = lo = round_T(x - hi)
+    ```
+
+    rounded as `mla.cast` rounds to T (nearest even, saturating at T's
+    largest finite value). hi + lo keeps about twice T's significant bits
+    (e4m3: about 8, bf16's) while both terms stay in T, so a matrix
+    instruction of T's form can take them: an `mla.dot` of the 2R-row tile
+    gives both terms' products in one operation (twice the instruction's N,
+    the other operand read once), and `mla.sum_terms` adds them.
+
+    ```mlir
+    %q2 = mla.split_terms %qs : tensor<16x576xf32> -> tensor<32x576xf8E4M3FN>
+    %s2 = mla.dot %q2, %k {transpose_rhs} : tensor<32x576xf8E4M3FN>, tensor<64x576xf8E4M3FN> -> tensor<32x64xf32>
+    %s = mla.sum_terms %s2 : tensor<32x64xf32> -> tensor<16x64xf32>
+    ```
+  }];
+  let arguments = (ins MLA_F32Tile:$source);
+  let results = (outs MLA_Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def MLA_SumTermsOp : MLA_Op<"sum_terms", [Pure]> {
+  let summary = "adds the two halves of a tile stacked by rows";
+  let description = [{
+    For a 2R×C f32 `source`, `result[r, c] = source[r, c] + source[R + r, c]`
+    (R×C): the products of the two terms `mla.split_terms` made, summed in
+    f32.
+
+    ```mlir
+    %o = mla.sum_terms %acc2 : tensor<32x512xf32> -> tensor<16x512xf32>
+    ```
+  }];
+  let arguments = (ins MLA_F32Tile:$source);
+  let results = (outs MLA_F32Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def MLA_SliceOp : MLA_Op<"slice", [Pure]> {
   let summary = "a static sub-tile";
   let description = [{
@@ -559,6 +616,10 @@ def MLA_OnlineSoftmaxOp : MLA_Op<"online_softmax", [Pure,
 
     A row whose max is still -inf (every score masked) keeps alpha = 1 and
     gets probabilities 0, so no NaN is produced.
+
+    `acc` may have a whole multiple k × R of the scores' rows (the products
+    of k terms stacked by rows, `mla.split_terms`): its row i is rescaled
+    by alpha of row i mod R.
 
     A lowering may keep `new_max[r] = max[r]` (alpha = 1) in a step where
     no score of the row exceeds max[r] + 8: the probabilities then reach

@@ -163,6 +163,18 @@ LogicalResult DecodeOp::verify() {
              << "): both operands of each matrix product share one fp8 format";
   }
 
+  if (std::optional<int64_t> terms = getQpTerms()) {
+    if (*terms != 1 && *terms != 2)
+      return emitOpError("qp_terms must be 1 or 2, got ") << *terms;
+    std::optional<Type> qp = getQpType();
+    if (*terms == 2 &&
+        (!qp || !isa<Float8E4M3FNType, Float8E4M3FNUZType>(*qp) || *qp != kv))
+      return emitOpError("qp_terms = 2 needs fp8 KV and qp_type equal to "
+                         "kv_type (two fp8 terms of Q and P), got kv_type ")
+             << kv << " and qp_type "
+             << (qp ? *qp : Type(BFloat16Type::get(getContext())));
+  }
+
   if (getKvScale() != "none" && getKvScale() != "per_tensor" &&
       getKvScale() != "block32_e8m0")
     return emitOpError("kv_scale must be \"none\", \"per_tensor\" or "
@@ -439,6 +451,32 @@ LogicalResult CastOp::verify() {
             "f8E4M3FNUZ)";
 }
 
+LogicalResult SplitTermsOp::verify() {
+  auto src = getSource().getType(), res = getResult().getType();
+  Type to = res.getElementType();
+  if (!isa<Float8E4M3FNType, Float8E4M3FNUZType>(to))
+    return emitOpError("terms of type ")
+           << to << " are not supported (f8E4M3FN or f8E4M3FNUZ)";
+  if (src.getRank() != 2 || res.getRank() != 2 ||
+      res.getDimSize(0) != 2 * src.getDimSize(0) ||
+      res.getDimSize(1) != src.getDimSize(1))
+    return emitOpError("result must stack two terms of the source by rows (")
+           << src << " gives " << 2 * src.getDimSize(0) << "x"
+           << (src.getRank() == 2 ? src.getDimSize(1) : 0) << "), got " << res;
+  return success();
+}
+
+LogicalResult SumTermsOp::verify() {
+  auto src = getSource().getType(), res = getResult().getType();
+  if (src.getRank() != 2 || res.getRank() != 2 ||
+      src.getDimSize(0) != 2 * res.getDimSize(0) ||
+      res.getDimSize(1) != src.getDimSize(1))
+    return emitOpError("source must stack two terms of the result by rows (")
+           << res << " takes " << 2 * res.getDimSize(0) << "x"
+           << (res.getRank() == 2 ? res.getDimSize(1) : 0) << "), got " << src;
+  return success();
+}
+
 LogicalResult SliceOp::verify() {
   auto src = getSource().getType();
   auto res = getResult().getType();
@@ -513,10 +551,13 @@ LogicalResult DotOp::verify() {
 //===----------------------------------------------------------------------===//
 
 /// Row-statistics ops take R×N tiles plus rank-1 R-vectors.
+/// `other` (the accumulator) has the matrix's rows, or with `stacked` a
+/// whole multiple of them (OnlineSoftmaxOp: terms stacked by rows).
 static LogicalResult verifyRowStats(Operation *op, RankedTensorType matrix,
                                     StringRef matrixName,
                                     RankedTensorType stats,
-                                    RankedTensorType other = {}) {
+                                    RankedTensorType other = {},
+                                    bool stacked = false) {
   if (matrix.getRank() != 2)
     return op->emitOpError() << matrixName << " must be a rank-2 tile";
   if (stats.getRank() != 1)
@@ -524,6 +565,14 @@ static LogicalResult verifyRowStats(Operation *op, RankedTensorType matrix,
   if (other && other.getRank() != 2)
     return op->emitOpError("accumulator must be a rank-2 tile");
   int64_t rows = matrix.getDimSize(0);
+  if (stacked && other && stats.getDimSize(0) == rows && rows > 0 &&
+      other.getDimSize(0) != rows) {
+    if (other.getDimSize(0) % rows != 0)
+      return op->emitOpError("accumulator rows (")
+             << other.getDimSize(0) << ") must be a whole multiple of the "
+             << matrixName << "' rows (" << rows << ")";
+    return success();
+  }
   if (stats.getDimSize(0) != rows || (other && other.getDimSize(0) != rows))
     return op->emitOpError("row count mismatch: ")
            << matrixName << " has " << rows << " rows, max has "
@@ -536,7 +585,8 @@ static LogicalResult verifyRowStats(Operation *op, RankedTensorType matrix,
 
 LogicalResult OnlineSoftmaxOp::verify() {
   if (failed(verifyRowStats(*this, getScores().getType(), "scores",
-                            getMax().getType(), getAcc().getType())))
+                            getMax().getType(), getAcc().getType(),
+                            /*stacked=*/true)))
     return failure();
   int64_t cols = getScores().getType().getDimSize(1);
   if (getColExp() && (getColExp().getType().getRank() != 1 ||

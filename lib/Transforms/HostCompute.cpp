@@ -138,11 +138,18 @@ struct OnlineSoftmaxLowering : TilePattern<OnlineSoftmaxOp> {
             arith::AddFOp::create(
                 rw, loc, arith::MulFOp::create(rw, loc, oldSum, alpha), rowSum),
             newSum, r);
-      loopNest(rw, loc, {accT.getDimSize(1)}, [&](ValueRange d) {
-        Value v = load(rw, loc, a.getAcc(), {r[0], d[0]});
-        store(rw, loc, arith::MulFOp::create(rw, loc, v, alpha), newAcc,
-              {r[0], d[0]});
-      });
+      // Every accumulator row of this score row: r, and with terms stacked
+      // by rows (mla.split_terms) r + R, r + 2R, ...
+      int64_t rows = sT.getDimSize(0);
+      for (int64_t t = 0; t < accT.getDimSize(0) / rows; ++t) {
+        Value ar = arith::AddIOp::create(rw, loc, r[0],
+                                         cstIndex(rw, loc, t * rows));
+        loopNest(rw, loc, {accT.getDimSize(1)}, [&](ValueRange d) {
+          Value v = load(rw, loc, a.getAcc(), {ar, d[0]});
+          store(rw, loc, arith::MulFOp::create(rw, loc, v, alpha), newAcc,
+                {ar, d[0]});
+        });
+      }
     });
     rw.replaceOp(op, {probs, newMax, newSum, newAcc});
     return success();

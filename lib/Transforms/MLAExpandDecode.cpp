@@ -41,6 +41,7 @@ struct DecodeShape {
                    ///< (divides heads) or whole tokens
   StringRef layout; ///< kv_layout: contiguous, token_indices, block_table
   int64_t pageSize; ///< rows per page (block_table)
+  int64_t qpTerms = 1; ///< fp8 terms of Q and P (qp_terms): 1, or 2 stacked
 
   bool tokenIndices() const { return layout == "token_indices"; }
   bool blockTable() const { return layout == "block_table"; }
@@ -448,23 +449,31 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
     qTile = ScaleOp::create(b, loc, qTile.getType(), qTile, fit.getScale());
     qkScale = arith::MulFOp::create(b, loc, qkScale, fit.getInverse());
   }
-  if (!opType.isF32())
+  // Two terms (qp_terms = 2): Q as hi and lo stacked by rows, which both
+  // products read as one operand of 2 x bm rows; the scores' terms are
+  // summed each tile, the output's once after the loop (the accumulator
+  // keeps both terms' rows, rescaled alike).
+  int64_t terms = s.qpTerms;
+  if (terms == 2)
+    qTile = SplitTermsOp::create(b, loc, tile({2 * bm, s.qkDim}, opType), qTile);
+  else if (!opType.isF32())
     qTile = CastOp::create(b, loc, tile({bm, s.qkDim}, opType), qTile);
 
   float negInf = -std::numeric_limits<float>::infinity();
   auto rowT = tile({bm}, f32);
   auto accT = tile({bm, s.vDim}, f32);
+  auto accTermsT = tile({terms * bm, s.vDim}, f32);
   Value m0 = FillOp::create(b, loc, rowT, b.getF32FloatAttr(negInf));
   Value l0 = FillOp::create(b, loc, rowT, b.getF32FloatAttr(0.0f));
-  Value acc0 = FillOp::create(b, loc, accT, b.getF32FloatAttr(0.0f));
+  Value acc0 = FillOp::create(b, loc, accTermsT, b.getF32FloatAttr(0.0f));
   Value rowEnd =
       pageTable ? hi : arith::AddIOp::create(b, loc, kvBegin, hi).getResult();
 
   auto loop =
-      KvLoopOp::create(b, loc, TypeRange{rowT, rowT, accT}, lo, hi,
+      KvLoopOp::create(b, loc, TypeRange{rowT, rowT, accTermsT}, lo, hi,
                        b.getI64IntegerAttr(s.blockN), ValueRange{m0, l0, acc0});
   {
-    Block *body = b.createBlock(&loop.getBody(), {}, {idx, rowT, rowT, accT},
+    Block *body = b.createBlock(&loop.getBody(), {}, {idx, rowT, rowT, accTermsT},
                                 SmallVector<Location>(4, loc));
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(body);
@@ -502,8 +511,10 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
       k = loadRows(kT, kv);
     }
     auto scoresT = tile({bm, s.blockN}, f32);
-    Value scores = DotOp::create(b, loc, scoresT, qTile, k, Value(),
-                                 /*transpose_rhs=*/true);
+    Value scores = DotOp::create(b, loc, tile({terms * bm, s.blockN}, f32),
+                                 qTile, k, Value(), /*transpose_rhs=*/true);
+    if (terms == 2)
+      scores = SumTermsOp::create(b, loc, scoresT, scores);
     if (scaleScores)
       scores = ScaleOp::create(b, loc, scoresT, scores, qkScale);
     bool causalRows = s.qSeqLen > 1 && tokensPerGroup > 1;
@@ -512,19 +523,25 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
         causalRows ? b.getI64IntegerAttr(s.heads) : IntegerAttr(),
         b.getI64IntegerAttr(1), b.getF32FloatAttr(negInf));
     auto sm = OnlineSoftmaxOp::create(
-        b, loc, TypeRange{scoresT, rowT, rowT, accT}, scores, m, l, acc, kvExp);
+        b, loc, TypeRange{scoresT, rowT, rowT, accTermsT}, scores, m, l, acc,
+        kvExp);
     Value p = sm.getProbs();
-    if (!opType.isF32())
+    if (terms == 2)
+      p = SplitTermsOp::create(b, loc, tile({2 * bm, s.blockN}, opType), p);
+    else if (!opType.isF32())
       p = CastOp::create(b, loc, tile({bm, s.blockN}, opType), p);
     Value v = SliceOp::create(b, loc, tile({s.blockN, s.vDim}, kvElt), k,
                               b.getDenseI64ArrayAttr({0, 0}));
-    Value accNew = DotOp::create(b, loc, accT, p, v, sm.getNewAcc(),
+    Value accNew = DotOp::create(b, loc, accTermsT, p, v, sm.getNewAcc(),
                                  /*transpose_rhs=*/false);
     YieldOp::create(b, loc, ValueRange{sm.getNewMax(), sm.getNewSum(), accNew});
   }
   b.setInsertionPointAfter(loop);
+  Value accEnd = loop.getResult(2);
+  if (terms == 2)
+    accEnd = SumTermsOp::create(b, loc, accT, accEnd);
   auto fin = SoftmaxFinalizeOp::create(b, loc, TypeRange{accT, rowT},
-                                       loop.getResult(2), loop.getResult(0),
+                                       accEnd, loop.getResult(0),
                                        loop.getResult(1), kvScale);
   // One split: the partial is the answer, so write the output directly and
   // let the launcher skip stage 2.
@@ -618,6 +635,7 @@ struct MLAExpandDecode
           spec.getRowsPerProgram(),
           spec.getKVLayout(),
           static_cast<int64_t>(spec.getPageSize())};
+      shape.qpTerms = spec.getQpTerms().value_or(1);
       OpBuilder b(spec);
       buildStage1(b, spec, shape);
       b.setInsertionPoint(spec);

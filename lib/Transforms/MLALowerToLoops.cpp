@@ -204,6 +204,47 @@ struct CastLowering : TilePattern<CastOp> {
   }
 };
 
+struct SplitTermsLowering : TilePattern<SplitTermsOp> {
+  using TilePattern::TilePattern;
+  LogicalResult matchAndRewrite(SplitTermsOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto resT = op.getResult().getType();
+    Type to = resT.getElementType();
+    Value half = cstIndex(rw, loc, op.getSource().getType().getDimSize(0));
+    // Row i < R: hi = round(x); row R + r: lo = round(x - hi), x = source[r].
+    replaceByElements(op, resT, rw, [&](ValueRange iv) {
+      Value lower =
+          arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ult, iv[0], half);
+      Value r = arith::RemUIOp::create(rw, loc, iv[0], half);
+      Value x = load(rw, loc, a.getSource(), {r, iv[1]});
+      Value hi = fromF32(rw, loc, x, to);
+      Value lo = fromF32(
+          rw, loc, arith::SubFOp::create(rw, loc, x, toF32(rw, loc, hi, to)),
+          to);
+      return arith::SelectOp::create(rw, loc, lower, hi, lo).getResult();
+    });
+    return success();
+  }
+};
+
+struct SumTermsLowering : TilePattern<SumTermsOp> {
+  using TilePattern::TilePattern;
+  LogicalResult matchAndRewrite(SumTermsOp op, OpAdaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto resT = op.getResult().getType();
+    Value half = cstIndex(rw, loc, resT.getDimSize(0));
+    replaceByElements(op, resT, rw, [&](ValueRange iv) {
+      Value hi = load(rw, loc, a.getSource(), {iv[0], iv[1]});
+      Value lo = load(rw, loc, a.getSource(),
+                      {arith::AddIOp::create(rw, loc, iv[0], half), iv[1]});
+      return arith::AddFOp::create(rw, loc, hi, lo).getResult();
+    });
+    return success();
+  }
+};
+
 struct DequantLowering : TilePattern<DequantOp> {
   using TilePattern::TilePattern;
   LogicalResult matchAndRewrite(DequantOp op, OpAdaptor a,
@@ -484,7 +525,7 @@ struct MLALowerToLoops
         });
     patterns.add<DimLowering, CollapseShapeLowering>(types, ctx);
     patterns.add<FillLowering, LoadLowering, StoreLowering, CastLowering,
-                 DequantLowering, ScaleLowering, SliceLowering, MaskLowering,
+                 SplitTermsLowering, SumTermsLowering, DequantLowering, ScaleLowering, SliceLowering, MaskLowering,
                  SplitRangeLowering, KvLoopLowering, SplitClusterSyncLowering,
                  YieldLowering>(types, ctx);
     populateComputePatterns(types, patterns);

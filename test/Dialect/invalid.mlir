@@ -817,3 +817,50 @@ mla.kernel @k(%d: memref<?x16x288xi8>, %s: memref<?x?xi8>, %i: index) attributes
   %k = mla.dequant %dt, %st format "mxfp4" : tensor<1x16x288xi8>, tensor<16x18xi8> -> tensor<16x576xbf16>
   mla.return
 }
+
+// -----
+
+// expected-error @+1 {{qp_terms must be 1 or 2, got 3}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, qp_type = f8E4M3FN, qp_terms = 3}
+
+// -----
+
+// expected-error @+1 {{qp_terms = 2 needs fp8 KV and qp_type equal to kv_type (two fp8 terms of Q and P), got kv_type 'f8E4M3FN' and qp_type 'f16'}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, qp_type = f16, qp_terms = 2}
+
+// -----
+
+// expected-error @+1 {{qp_terms = 2 needs fp8 KV and qp_type equal to kv_type (two fp8 terms of Q and P), got kv_type 'bf16' and qp_type 'bf16'}}
+mla.decode @bad {num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64, q_type = bf16, kv_type = bf16, out_type = bf16, kv_scale = "none", page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32, block_n = 64, num_warps = 4, qp_terms = 2}
+
+// -----
+
+func.func @f(%x: tensor<16x64xf32>) {
+  // expected-error @+1 {{terms of type 'bf16' are not supported (f8E4M3FN or f8E4M3FNUZ)}}
+  %t = mla.split_terms %x : tensor<16x64xf32> -> tensor<32x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<16x64xf32>) {
+  // expected-error @+1 {{result must stack two terms of the source by rows ('tensor<16x64xf32>' gives 32x64), got 'tensor<16x64xf8E4M3FN>'}}
+  %t = mla.split_terms %x : tensor<16x64xf32> -> tensor<16x64xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<32x64xf32>) {
+  // expected-error @+1 {{source must stack two terms of the result by rows ('tensor<16x32xf32>' takes 32x32), got 'tensor<32x64xf32>'}}
+  %t = mla.sum_terms %x : tensor<32x64xf32> -> tensor<16x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<16x64xf32>, %m: tensor<16xf32>, %a: tensor<24x512xf32>) {
+  // expected-error @+1 {{accumulator rows (24) must be a whole multiple of the scores' rows (16)}}
+  %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %m, %a : tensor<16x64xf32>, tensor<16xf32>, tensor<24x512xf32>
+  return
+}

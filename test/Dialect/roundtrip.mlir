@@ -57,6 +57,31 @@ mla.kernel @mxfp4_e4m3_tile(%d: memref<?x288xi8>, %s: memref<?x?xi8>, %i: index,
   mla.return
 }
 
+// CHECK-LABEL: mla.decode @spec_terms
+// CHECK-SAME: qp_terms = 2
+mla.decode @spec_terms {
+  num_heads = 16, num_kv_heads = 1, qk_dim = 576, v_dim = 512, rope_dim = 64,
+  q_type = bf16, kv_type = f8E4M3FN, out_type = bf16, kv_scale = "per_tensor",
+  page_size = 1, q_seq_len = 1, softmax_scale = 0.0416666679 : f32,
+  qp_type = f8E4M3FN, qp_terms = 2, block_n = 64, num_warps = 4}
+
+// CHECK-LABEL: mla.kernel @terms_tile
+// CHECK: %[[Q2:.*]] = mla.split_terms %{{.*}} : tensor<16x576xf32> -> tensor<32x576xf8E4M3FN>
+// CHECK: %[[S2:.*]] = mla.dot %[[Q2]], %{{.*}} {transpose_rhs} : tensor<32x576xf8E4M3FN>, tensor<64x576xf8E4M3FN> -> tensor<32x64xf32>
+// CHECK: %[[S:.*]] = mla.sum_terms %[[S2]] : tensor<32x64xf32> -> tensor<16x64xf32>
+// CHECK: mla.online_softmax %[[S]], %{{.*}}, %{{.*}}, %{{.*}} : tensor<16x64xf32>, tensor<16xf32>, tensor<32x512xf32>
+mla.kernel @terms_tile(%kv: memref<?x576xf8E4M3FN>, %i: index) attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %k = mla.load %kv[%i, %i] : memref<?x576xf8E4M3FN> -> tensor<64x576xf8E4M3FN>
+  %q = mla.fill 1.0 : tensor<16x576xf32>
+  %q2 = mla.split_terms %q : tensor<16x576xf32> -> tensor<32x576xf8E4M3FN>
+  %s2 = mla.dot %q2, %k {transpose_rhs} : tensor<32x576xf8E4M3FN>, tensor<64x576xf8E4M3FN> -> tensor<32x64xf32>
+  %s = mla.sum_terms %s2 : tensor<32x64xf32> -> tensor<16x64xf32>
+  %m = mla.fill 0.0 : tensor<16xf32>
+  %acc = mla.fill 0.0 : tensor<32x512xf32>
+  %p, %nm, %nl, %na = mla.online_softmax %s, %m, %m, %acc : tensor<16x64xf32>, tensor<16xf32>, tensor<32x512xf32>
+  mla.return
+}
+
 // CHECK-LABEL: mla.kernel @tiles
 // CHECK-SAME: (%[[Q:.*]]: memref<?x16x64xbf16>, %[[KV:.*]]: memref<?x64xf8E4M3FN>, %[[PART:.*]]: memref<?x?x16x32xf32>, %[[LSE:.*]]: memref<?x?x16xf32>, %[[N:.*]]: index, %[[OUT:.*]]: memref<?x16x32xbf16>, %{{.*}}: memref<?xi32>)
 // CHECK-SAME: block_n = 16
