@@ -130,6 +130,31 @@ inline uint16_t f32ToBf16(float f) {
   return uint16_t((u + 0x7fff + lsb) >> 16);
 }
 
+/// Round to nearest even, overflow to infinity (|f| >= 65520), subnormals
+/// below 2^-14; NaN -> quiet NaN of the same sign.
+inline uint16_t f32ToF16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  uint16_t sign = uint16_t((u >> 16) & 0x8000);
+  if (std::isnan(f))
+    return sign | 0x7e00;
+  float a = std::fabs(f);
+  if (a >= 65520.0f)
+    return sign | 0x7c00;
+  if (a < std::ldexp(1.0f, -14)) // units of 2^-24 (1024 of them: 0x400)
+    return sign | uint16_t(std::nearbyint(std::ldexp(a, 24)));
+  int e;
+  float q = std::nearbyint(std::ldexp(std::frexp(a, &e), 11)); // [1024, 2048]
+  if (q == 2048.0f) {
+    q = 1024.0f;
+    ++e;
+  }
+  uint32_t field = uint32_t(e - 1 + 15);
+  if (field >= 31)
+    return sign | 0x7c00;
+  return sign | uint16_t(field << 10 | (uint32_t(q) - 1024));
+}
+
 inline float f16ToF32(uint16_t h) {
   uint32_t s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
   float v = e == 0    ? std::ldexp(float(m), -24)

@@ -160,21 +160,27 @@ template <bool Bf8> bool vcvtF32F8(Exec &x, const Inst &in) {
   return true;
 }
 
-/// The scaled conversions' result for lane l: `a`, `b` as a bf16 pair
-/// (RNE, `a` in the low half) or as two f32 registers.
-template <bool ToBf16>
+/// What a scaled conversion writes.
+enum class Out { Bf16, F16, F32 };
+
+/// The scaled conversions' result for lane l: `a`, `b` as a bf16 or f16
+/// pair (RNE, `a` in the low half) or as two f32 registers.
+template <Out To>
 void setScaledPair(Exec &x, const Inst &in, unsigned l, float a, float b) {
-  if (ToBf16) {
+  if (To == Out::Bf16) {
     x.setV(in.defs[0], l, U32(f32ToBf16(a)) | U32(f32ToBf16(b)) << 16);
+  } else if (To == Out::F16) {
+    x.setV(in.defs[0], l, U32(f32ToF16(a)) | U32(f32ToF16(b)) << 16);
   } else {
     x.setV(in.defs[0], l, asU(a), 0);
     x.setV(in.defs[0], l, asU(b), 1);
   }
 }
 
-/// gfx950 v_cvt_scalef32_pk_{bf16,f32}_fp8: two codes of word op_sel[0] of
-/// S0, times the scale S1 (its exponent: 2^(exp - 127)), to bf16 (RNE) or f32.
-template <bool ToBf16, bool Bf8> bool vcvtScaleF8(Exec &x, const Inst &in) {
+/// gfx950 v_cvt_scalef32_pk_{bf16,f16,f32}_fp8: two codes of word op_sel[0]
+/// of S0, times the scale S1 (its exponent: 2^(exp - 127)), to bf16 or f16
+/// (RNE) or f32.
+template <Out To, bool Bf8> bool vcvtScaleF8(Exec &x, const Inst &in) {
   U64 e = x.exec();
   const MiniFloat &f = Bf8 ? kE5M2 : kE4M3FN;
   bool hiWord = in.srcs[0].mods & kOpSel0;
@@ -183,7 +189,7 @@ template <bool ToBf16, bool Bf8> bool vcvtScaleF8(Exec &x, const Inst &in) {
       U32 v = x.u32(in.srcs[0], l) >> (hiWord ? 16 : 0);
       U32 sbits = x.u32(in.srcs[1], l);
       double scale = e8m0(uint8_t(sbits >> 23));
-      setScaledPair<ToBf16>(x, in, l, float(decodeMini(v & 0xff, f) * scale),
+      setScaledPair<To>(x, in, l, float(decodeMini(v & 0xff, f) * scale),
                             float(decodeMini((v >> 8) & 0xff, f) * scale));
     }
   return true;
@@ -193,7 +199,7 @@ template <bool ToBf16, bool Bf8> bool vcvtScaleF8(Exec &x, const Inst &in) {
 /// op_sel[0] | op_sel[1] << 1 of S0 (element 2j in the low nibble), times
 /// the scale S1's exponent (2^(exp - 127), as the fp8 forms), to bf16 (RNE)
 /// or f32. Every e2m1 value times such a power of two is exact in f32.
-template <bool ToBf16> bool vcvtScaleF4(Exec &x, const Inst &in) {
+template <Out To> bool vcvtScaleF4(Exec &x, const Inst &in) {
   U64 e = x.exec();
   unsigned byte = (in.srcs[0].mods & kOpSel0 ? 1u : 0u) |
                   (in.srcs[1].mods & kOpSel0 ? 2u : 0u);
@@ -201,7 +207,7 @@ template <bool ToBf16> bool vcvtScaleF4(Exec &x, const Inst &in) {
     if (e >> l & 1) {
       U32 v = x.u32(in.srcs[0], l) >> (8 * byte);
       double scale = e8m0(uint8_t(x.u32(in.srcs[1], l) >> 23));
-      setScaledPair<ToBf16>(x, in, l, float(decodeMini(v & 0xf, kE2M1) * scale),
+      setScaledPair<To>(x, in, l, float(decodeMini(v & 0xf, kE2M1) * scale),
                             float(decodeMini((v >> 4) & 0xf, kE2M1) * scale));
     }
   return true;
@@ -215,6 +221,10 @@ void mla::emu::addPackedOps(OpTable &t) {
   V("v_pk_lshrrev_b16", vpk16<pkLshr>);
   V("v_pk_add_u16", vpk16<pkAdd>);
   V("v_pk_sub_u16", vpk16<pkSub>);
+  // (Without clamp, which the lowerings' code does not set, the signed
+  // forms wrap like the unsigned ones.)
+  V("v_pk_add_i16", vpk16<pkAdd>);
+  V("v_pk_sub_i16", vpk16<pkSub>);
   V("v_pk_mul_lo_u16", vpk16<pkMulLo>);
   V("v_pk_mad_u16", vpkMadU16);
   V("v_pk_min_u16", vpk16<pkMinU>);
@@ -229,10 +239,12 @@ void mla::emu::addPackedOps(OpTable &t) {
   V("v_cvt_f32_fp8", vcvtF32F8<false>);
   V("v_cvt_f32_bf8", vcvtF32F8<true>);
   V("v_cvt_pk_f32_bf8", vcvtPkF32F8<true>);
-  V("v_cvt_scalef32_pk_bf16_fp8", vcvtScaleF8<true, false>);
-  V("v_cvt_scalef32_pk_bf16_bf8", vcvtScaleF8<true, true>);
-  V("v_cvt_scalef32_pk_f32_fp8", vcvtScaleF8<false, false>);
-  V("v_cvt_scalef32_pk_f32_bf8", vcvtScaleF8<false, true>);
-  V("v_cvt_scalef32_pk_bf16_fp4", vcvtScaleF4<true>);
-  V("v_cvt_scalef32_pk_f32_fp4", vcvtScaleF4<false>);
+  V("v_cvt_scalef32_pk_bf16_fp8", vcvtScaleF8<Out::Bf16, false>);
+  V("v_cvt_scalef32_pk_bf16_bf8", vcvtScaleF8<Out::Bf16, true>);
+  V("v_cvt_scalef32_pk_f16_fp8", vcvtScaleF8<Out::F16, false>);
+  V("v_cvt_scalef32_pk_f16_bf8", vcvtScaleF8<Out::F16, true>);
+  V("v_cvt_scalef32_pk_f32_fp8", vcvtScaleF8<Out::F32, false>);
+  V("v_cvt_scalef32_pk_f32_bf8", vcvtScaleF8<Out::F32, true>);
+  V("v_cvt_scalef32_pk_bf16_fp4", vcvtScaleF4<Out::Bf16>);
+  V("v_cvt_scalef32_pk_f32_fp4", vcvtScaleF4<Out::F32>);
 }

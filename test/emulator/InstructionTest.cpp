@@ -460,6 +460,87 @@ TEST(EmulatorConvert, ScaledFp8ToBf16AndBf16Pack) {
       }));
 }
 
+/// v_cvt_scalef32_pk_f16_fp8 (what mla.split_terms reads its hi terms
+/// back with on gfx950): every e4m3 code through both word selects at
+/// scale 1 (exact in f16), then RNE ties among f16's subnormals (scale
+/// 2^-22: 1.125 and 1.375 times 2^-22 are 4.5 and 5.5 units of 2^-24) and
+/// overflow to infinity (448 times 2^8).
+TEST(EmulatorConvert, ScaledFp8ToF16) {
+  auto f16 = [](uint32_t h) {
+    int e = (h >> 10) & 31, m = h & 1023;
+    double v = e == 0    ? std::ldexp(double(m), -24)
+               : e == 31 ? (m ? NAN : INFINITY)
+                         : std::ldexp(double(m | 1024), e - 25);
+    return (h & 0x8000) ? -v : v;
+  };
+  EXPECT_OK(run(
+      "gfx950",
+      "v_cvt_scalef32_pk_f16_fp8 v3, v1, v2\n"
+      "v_cvt_scalef32_pk_f16_fp8 v4, v1, v2 op_sel:[1,0,0]\n"
+      "v_cvt_scalef32_pk_f16_fp8 v6, v5, v7\n"
+      "v_cvt_scalef32_pk_f16_fp8 v8, v5, v9",
+      64,
+      [](WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l) {
+          w.V(1, l) = (4 * l) | (4 * l + 1) << 8 | (4 * l + 2) << 16 |
+                      (4 * l + 3) << 24;
+          w.setVf(2, l, 1.0f);
+          w.setVf(7, l, std::ldexp(1.0f, -22));
+          w.V(5, l) = 0x3B39;
+          w.setVf(9, l, 256.0f);
+        }
+      },
+      [&](const WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l)
+          for (unsigned i = 0; i < 4; ++i) {
+            uint32_t r = i < 2 ? w.V(3, l) : w.V(4, l);
+            double got = f16((r >> (16 * (i % 2))) & 0xffff);
+            double want = mla_ref::decodeFp8(uint8_t(4 * l + i),
+                                             mla_ref::Fp8Format::E4M3FN);
+            if (std::isnan(want))
+              EXPECT_TRUE(std::isnan(got)) << "code " << 4 * l + i;
+            else
+              EXPECT_EQ(got, want) << "code " << 4 * l + i;
+          }
+        EXPECT_EQ(w.V(6, 0), 0x00060004u);
+        // 0x39 (1.125) times 2^8 is 288 (0x5C80); 0x3B (1.375): 352 (0x5D80).
+        EXPECT_EQ(w.V(8, 0), 0x5D805C80u);
+      }));
+  EXPECT_OK(run(
+      "gfx950", "v_cvt_scalef32_pk_f16_fp8 v3, v1, v2", 64,
+      [](WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l) {
+          w.V(1, l) = 0x387E; // 448, 1.0
+          w.setVf(2, l, 256.0f);
+        }
+      },
+      [](const WaveState &w, unsigned) {
+        EXPECT_EQ(w.V(3, 0), 0x5C007C00u); // inf, 256.0
+      }));
+}
+
+/// v_pk_add_i16 / v_pk_sub_i16 (LLVM's packed index arithmetic): each half
+/// wraps like the unsigned forms.
+TEST(EmulatorVector, Packed16BitSignedAddSub) {
+  EXPECT_OK(run(
+      "gfx950", "v_pk_add_i16 v3, v1, v2\nv_pk_sub_i16 v4, v1, v2", 64,
+      [](WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l) {
+          w.V(1, l) = (0x7FF0u + l) << 16 | (5u + l);
+          w.V(2, l) = 0x0020u << 16 | (10u + 2 * l);
+        }
+      },
+      [](const WaveState &w, unsigned) {
+        for (unsigned l = 0; l < 64; ++l) {
+          uint32_t a0 = 5 + l, a1 = 0x7FF0 + l, b0 = 10 + 2 * l, b1 = 0x20;
+          EXPECT_EQ(w.V(3, l), ((a0 + b0) & 0xFFFF) | ((a1 + b1) & 0xFFFF) << 16)
+              << l;
+          EXPECT_EQ(w.V(4, l), ((a0 - b0) & 0xFFFF) | ((a1 - b1) & 0xFFFF) << 16)
+              << l;
+        }
+      }));
+}
+
 /// v_cvt_scalef32_pk_bf16_fp4 / _f32_fp4: every byte (64 lanes x 4 byte
 /// selects) against the reference codecs, times scales 2^-125 .. 2^125
 /// (the range the mxfp4 decode hands it), with the sign bit of the scale
