@@ -68,7 +68,8 @@ artifacts: build
 	         kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2_paged64.mlir kernels/deepseek_r1_decode_fp8_qp16_sm90a_h128.mlir \
 	         kernels/deepseek_r1_decode_fp8_qp16_sm90a_paged64.mlir kernels/deepseek_r1_decode_fp8_qp16_sm90a_kvindices.mlir \
 	         kernels/deepseek_r1_decode_mxfp4_sm90a.mlir kernels/deepseek_r1_decode_fp8_qp8_sm90a.mlir \
-	         kernels/deepseek_r1_decode_fp8_qp8_sm90a_mtp2.mlir kernels/deepseek_r1_decode_mxfp4_qp8_sm90a.mlir; do \
+	         kernels/deepseek_r1_decode_fp8_qp8_sm90a_mtp2.mlir kernels/deepseek_r1_decode_mxfp4_qp8_sm90a.mlir \
+	         kernels/deepseek_r1_decode_fp8_e4m3x2_sm90a.mlir; do \
 	  $(BUILD)/bin/mla-compile $$s --chip=sm_90a --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
 	# sm_90a with S^T reading the converted fp8 K tile from shared memory
 	# (--wgmma-smem-a; the path before register A): the fp8 one-token and

@@ -36,7 +36,9 @@ import mla_launcher as L
 # MLA_SPEC_FP8 / MLA_SPEC_BF16 name one (e.g. deepseek_r1_decode_fp8_qp8, or
 # deepseek_r1_decode_fp8_qp8_sm90a: fp8 Q and P on sm_90a's e4m3 wgmma, with
 # its _mtp2 twin for q_seq_len 2; Q scaled per program by a power of two
-# that fits its largest |q| to e4m3's range, so any magnitude is fine).
+# that fits its largest |q| to e4m3's range, so any magnitude is fine; or
+# deepseek_r1_decode_fp8_e4m3x2_sm90a: the same e4m3 products with Q and P
+# each as two e4m3 terms, ~4e-3 error instead of ~3e-2, docs/Design.md).
 # fp8 KV: Q and P in f16 (qp_type = f16; on sm_90 1.3x faster than bf16 Q/P
 # and more accurate; contract |q| <= 65504, see docs/PerformanceLog.md), on
 # sm_90a's wgmma where compiled (the H200: K converted in registers as

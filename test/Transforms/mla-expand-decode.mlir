@@ -4,6 +4,7 @@
 // RUN: mla-opt --mla-expand-decode %kernels/deepseek_r1_decode_bf16.mlir | FileCheck %s --check-prefix=BF16
 // RUN: mla-opt --mla-expand-decode %kernels/deepseek_r1_decode_fp8_qp8.mlir | FileCheck %s --check-prefix=QP8
 // RUN: mla-opt --mla-expand-decode %kernels/deepseek_r1_decode_fp8_qp16.mlir | FileCheck %s --check-prefix=QP16
+// RUN: mla-opt --mla-expand-decode %kernels/deepseek_r1_decode_fp8_e4m3x2_sm90a.mlir | FileCheck %s --check-prefix=TERMS
 // RUN: mla-opt --mla-expand-decode %s | FileCheck %s
 
 // qp_type = f8E4M3FN: Q is multiplied by the power of two that fits the
@@ -26,6 +27,25 @@
 // QP8: %[[P:.*]], %{{.*}}, %{{.*}}, %[[A:.*]] = mla.online_softmax %[[SM]]
 // QP8: %[[P8:.*]] = mla.cast %[[P]] : tensor<16x128xf32> -> tensor<16x128xf8E4M3FN>
 // QP8: mla.dot %[[P8]], %{{.*}} acc(%[[A]] : tensor<16x512xf32>) : tensor<16x128xf8E4M3FN>, tensor<128x512xf8E4M3FN> -> tensor<16x512xf32>
+
+// qp_terms = 2: the scaled Q and P each split into two e4m3 terms stacked
+// by rows (mla.split_terms); both dots take 32 rows, the scores' terms are
+// summed before the scale, the accumulator keeps 32 rows through the loop
+// (the online softmax rescales both terms' rows) and its terms are summed
+// before the finalize.
+// TERMS-LABEL: mla.kernel @deepseek_r1_decode_fp8_e4m3x2_sm90a_stage1_masked
+// TERMS: %[[QS:.*]] = mla.scale %{{.*}}, %{{.*}} : tensor<16x576xf32>
+// TERMS: %[[Q2:.*]] = mla.split_terms %[[QS]] : tensor<16x576xf32> -> tensor<32x576xf8E4M3FN>
+// TERMS: %[[A0:.*]] = mla.fill 0.000000e+00 : tensor<32x512xf32>
+// TERMS: mla.kv_loop {{.*}} -> (tensor<16xf32>, tensor<16xf32>, tensor<32x512xf32>)
+// TERMS: %[[S2:.*]] = mla.dot %[[Q2]], %{{.*}} {transpose_rhs} : tensor<32x576xf8E4M3FN>, tensor<64x576xf8E4M3FN> -> tensor<32x64xf32>
+// TERMS: %[[S:.*]] = mla.sum_terms %[[S2]] : tensor<32x64xf32> -> tensor<16x64xf32>
+// TERMS: mla.scale %[[S]], %{{.*}} : tensor<16x64xf32>
+// TERMS: %[[P:.*]], %{{.*}}, %{{.*}}, %[[A:.*]] = mla.online_softmax {{.*}} : tensor<16x64xf32>, tensor<16xf32>, tensor<32x512xf32>
+// TERMS: %[[P2:.*]] = mla.split_terms %[[P]] : tensor<16x64xf32> -> tensor<32x64xf8E4M3FN>
+// TERMS: mla.dot %[[P2]], %{{.*}} acc(%[[A]] : tensor<32x512xf32>) : tensor<32x64xf8E4M3FN>, tensor<64x512xf8E4M3FN> -> tensor<32x512xf32>
+// TERMS: %[[O:.*]] = mla.sum_terms %{{.*}} : tensor<32x512xf32> -> tensor<16x512xf32>
+// TERMS: mla.softmax_finalize %[[O]]
 
 // qp_type = f16: the same shape as fp8 Q / P (Q rounded unscaled: scaled
 // by a small KV scale it would fall among f16's subnormals), in f16.

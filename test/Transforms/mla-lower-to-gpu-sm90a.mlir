@@ -151,6 +151,43 @@ mla.kernel @fp8qp(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xf8E4M3FN>, %out: m
 
 // -----
 
+// CHECK-LABEL: gpu.func @fp8terms
+// Q and P as two e4m3 terms (qp_terms = 2, mla.split_terms): bf16 Q's hi
+// and lo terms are rounded in registers on their way from global memory,
+// each thread's 16-byte load giving two 8-byte stores, rows r and 16 + r of
+// a 32-row fp8 tile; both dots run with N = 32 (the KV operand read once);
+// the scores' terms are summed in registers (mla.sum_terms: 16 of the 32
+// rows' registers), P's two terms are written as 32 rows of fp8.
+// CHECK: memref.view {{.*}} to memref<1x32x64xi8, #gpu.address_space<workgroup>>
+// CHECK-COUNT-8: llvm.nvvm.ff.to.e4m3x2.rn
+// CHECK: vector.store {{.*}} : memref<1x32x64xi8, #gpu.address_space<workgroup>>, vector<8xi8>
+// CHECK: vector.store {{.*}} : memref<1x32x64xi8, #gpu.address_space<workgroup>>, vector<8xi8>
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 32>, D[<f32>, <one>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
+// CHECK: memref.view {{.*}} to memref<1x32x64xi8, #gpu.address_space<workgroup>>
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 32>, D[<f32>, <one>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
+mla.kernel @fp8terms(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xbf16>, %out: memref<?x64xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %k = mla.load %kv[%c0, %c0] : memref<?x64xf8E4M3FN> -> tensor<64x64xf8E4M3FN>
+  // PLACE: :[[@LINE+1]]:9: remark: placement: rounded to fp8 in registers on its way to shared memory
+  %qt = mla.load %q[%b, %c0] : memref<?x64xbf16> -> tensor<16x64xbf16>
+  %qf = mla.cast %qt : tensor<16x64xbf16> -> tensor<16x64xf32>
+  %q2 = mla.split_terms %qf : tensor<16x64xf32> -> tensor<32x64xf8E4M3FN>
+  // PLACE: :[[@LINE+1]]:9: remark: placement: acc (16 registers per lane); wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3, transposed: A = rhs (K-major), B = lhs^T (K-major), descriptors from shared memory
+  %s2 = mla.dot %q2, %k {transpose_rhs} : tensor<32x64xf8E4M3FN>, tensor<64x64xf8E4M3FN> -> tensor<32x64xf32>
+  // PLACE: :[[@LINE+1]]:8: remark: placement: acc (8 registers per lane)
+  %s = mla.sum_terms %s2 : tensor<32x64xf32> -> tensor<16x64xf32>
+  // PLACE: :[[@LINE+1]]:9: remark: placement: acc (16 registers per lane)
+  %p2 = mla.split_terms %s : tensor<16x64xf32> -> tensor<32x64xf8E4M3FN>
+  %o2 = mla.dot %p2, %k : tensor<32x64xf8E4M3FN>, tensor<64x64xf8E4M3FN> -> tensor<32x64xf32>
+  %o = mla.sum_terms %o2 : tensor<32x64xf32> -> tensor<16x64xf32>
+  mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.return
+}
+
+// -----
+
 // CHECK-LABEL: gpu.func @fp8loop
 // In a KV loop the fp8 tile is loaded into registers a tile ahead: the
 // first tile's 16-byte chunks ahead of the Q load (zeros from the bound

@@ -238,6 +238,24 @@ TEST(DecodeNumericsSpecs, Fp8QpKnobError) {
   }
 }
 
+/// qp_terms = 2: Q and P each as two fp8 terms (mla.split_terms), the
+/// terms' products summed in f32. Its error must stay under 1e-2 and a
+/// quarter of one term's (the qp8 spec of the same program; the float64
+/// model, bench/mxfp4_e4m3_model.py, gives 3.4-3.8e-3 against 2.9-3.3e-2
+/// on the task's inputs), or the lo terms went missing somewhere.
+TEST(DecodeNumericsSpecs, Fp8TwoTermsError) {
+  Compiled &two = specFor("deepseek_r1_decode_fp8_e4m3x2_sm90a.mlir");
+  Compiled &one = specFor("deepseek_r1_decode_fp8_qp8_sm90a.mlir");
+  for (const Case &c :
+       {Case{"bs4_kv1024", {1024, 1024, 1024, 1024}, 0, "mask_free"},
+        Case{"varlen", {5, 300, 1024, 77, 640, 8191, 0}, 0, "masked"}}) {
+    SCOPED_TRACE(c.name);
+    double e2 = runCase(two, c, 1e-2), e1 = runCase(one, c, 5e-2);
+    std::printf("%s: two e4m3 terms %.3e, one term %.3e\n", c.name, e2, e1);
+    EXPECT_LT(4 * e2, e1);
+  }
+}
+
 /// fp8 Q is scaled per program (mla.quant_scale) before its rounding, so
 /// its magnitude does not matter: Q ~ N(0, 1) times 2^10 (most entries
 /// beyond e4m3's 448, where an unscaled rounding saturates) or times 2^-12

@@ -24,6 +24,12 @@ SmallVector<Operation *> Lowering::foldableChain(LoadOp op, bool toFp8) {
     if (users.size() != 1 || !v.hasNUses(fit ? 2 : 1))
       break;
     Operation *user = users[0];
+    // Two terms of the chain's value (qp_terms = 2) end it: both rows of
+    // each element come from its loaded register.
+    if (isa<SplitTermsOp>(user) && !fit) {
+      chain.push_back(user);
+      break;
+    }
     auto sc = dyn_cast<ScaleOp>(user);
     if (fit && !(sc && sc.getFactor() == fit.getScale()))
       break;
@@ -113,7 +119,11 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   if (sent) {
     tile->view = std::get<0>(earlySends[op]);
   } else if (!toFp8.empty()) {
-    tile->view = allocSmem(rows, cols, resultElt(toFp8.back()));
+    // (Two terms stacked by rows: twice the rows.)
+    tile->view = allocSmem(
+        cast<RankedTensorType>(toFp8.back()->getResult(0).getType())
+            .getDimSize(0),
+        cols, resultElt(toFp8.back()));
   } else if (Type to = stagesInPlace(op)) {
     // fp8 staged in the upper half of its converted tile's region, atoms
     // of 64 columns (stagesInPlace).
@@ -491,7 +501,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
       }
     for (size_t gi = 0; gi < got.size(); ++gi) {
       const auto &g = got[gi];
-      Value v = g[0];
+      Value v = g[0], lo;
       if (!chain.empty() && !identity) {
         SmallVector<Value> fs, elems;
         for (int64_t e = 0; e < vec; ++e)
@@ -502,9 +512,21 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
                                            elt),
                                      0, chain.size()));
         // (fp8 in pairs through the chip's pair rounding where it has one)
-        elems = target.roundedToStored(b, loc(), fs, resultElt(chain.back()));
-        v = vector::FromElementsOp::create(
-            b, loc(), VectorType::get({vec}, elems[0].getType()), elems);
+        Type to = resultElt(chain.back());
+        elems = target.roundedToStored(b, loc(), fs, to);
+        auto pack = [&](ArrayRef<Value> xs) -> Value {
+          return vector::FromElementsOp::create(
+              b, loc(), VectorType::get({vec}, xs[0].getType()), xs);
+        };
+        v = pack(elems);
+        // Two terms (mla.split_terms): lo = round(x - hi) in row rows + r.
+        if (isa<SplitTermsOp>(chain.back())) {
+          SmallVector<Value> rest;
+          for (auto [f, h] :
+               llvm::zip(fs, target.storedToF32(b, loc(), elems, to)))
+            rest.push_back(arith::SubFOp::create(b, loc(), f, h));
+          lo = pack(target.roundedToStored(b, loc(), rest, to));
+        }
       }
       auto store = [&] {
         if (toFp8.empty())
@@ -512,6 +534,10 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
         vector::StoreOp::create(b, loc(), v, tile->view,
                                 smemAt(tile->view, g[1], g[2]),
                                 /*nontemporal=*/false, llvm::MaybeAlign(vec));
+        if (lo)
+          vector::StoreOp::create(b, loc(), lo, tile->view,
+                                  smemAt(tile->view, addc(g[1], rows), g[2]),
+                                  /*nontemporal=*/false, llvm::MaybeAlign(vec));
       };
       if (Value guard = g[3]) {
         auto ifOp =

@@ -202,9 +202,13 @@ LogicalResult Lowering::lowerOnlineSoftmax(OnlineSoftmaxOp op) {
           target.exp2(b, loc(),
                       arith::SubFOp::create(b, loc(), old,
                                             finiteOrZero(b, loc(), out[g]))));
+    // (An accumulator of terms stacked by rows has whole multiples of the
+    // scores' row groups, M block after M block: its group g is the
+    // scores' g mod their count.)
     for (int64_t r = 0; r < la->size(); ++r)
-      out.push_back(arith::MulFOp::create(b, loc(), acc->regs[r],
-                                          out[m->regs.size() + la->group(r)]));
+      out.push_back(arith::MulFOp::create(
+          b, loc(), acc->regs[r],
+          out[m->regs.size() + la->group(r) % m->regs.size()]));
     return out;
   };
   SmallVector<Value> updated;

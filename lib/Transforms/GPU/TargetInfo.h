@@ -207,6 +207,32 @@ public:
     }
     return out;
   }
+  /// Stored values of float type `elt` (rounded by roundedToStored) as f32,
+  /// in order: fp8 in pairs through the chip's pair decode into f16 (exact:
+  /// f16 holds every e4m3 value) where it has one, the rest in software
+  /// (toF32). mla.split_terms reads its hi terms back this way.
+  SmallVector<Value> storedToF32(OpBuilder &b, Location loc,
+                                 ArrayRef<Value> stored, Type elt) const {
+    SmallVector<Value> out;
+    for (size_t i = 0; i < stored.size(); ++i) {
+      if (isFp8(elt) && i + 1 < stored.size()) {
+        Value pair = vector::FromElementsOp::create(
+            b, loc, VectorType::get({2}, b.getI8Type()),
+            ValueRange{stored[i], stored[i + 1]});
+        if (auto hw = fp8PairToOperand(b, loc, pair, elt, b.getF16Type())) {
+          for (Value h : {hw->first, hw->second})
+            out.push_back(arith::ExtFOp::create(
+                b, loc, b.getF32Type(),
+                arith::BitcastOp::create(b, loc, b.getF16Type(), h)
+                    .getResult()));
+          ++i;
+          continue;
+        }
+      }
+      out.push_back(toF32(b, loc, stored[i], elt));
+    }
+    return out;
+  }
   /// `v` reduced with `combine` over each group of 16 consecutive lanes
   /// (lane bits 0-3), every lane of the group getting the result, with the
   /// chip's lane-permute modifiers; std::nullopt where shuffles do it

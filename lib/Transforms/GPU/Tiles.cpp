@@ -326,6 +326,95 @@ LogicalResult Lowering::lowerCast(CastOp op) {
                           });
 }
 
+LogicalResult Lowering::lowerSplitTerms(SplitTermsOp op) {
+  auto src = get(op.getSource());
+  auto resT = op.getResult().getType();
+  Type to = resT.getElementType();
+  int64_t rows = op.getSource().getType().getDimSize(0);
+  int64_t cols = resT.getDimSize(1);
+  // hi = round(x) and lo = round(x - hi) of f32 values, in pairs through
+  // the chip's pair rounding where it has one: their stored forms.
+  // (hi read back through the chip's pair decode: in software an e4m3
+  // code took 9 instructions.)
+  auto terms = [&](ArrayRef<Value> xs) {
+    SmallVector<Value> hi = target.roundedToStored(b, loc(), xs, to), rest;
+    for (auto [x, h] : llvm::zip(xs, target.storedToF32(b, loc(), hi, to)))
+      rest.push_back(arith::SubFOp::create(b, loc(), x, h));
+    SmallVector<Value> lo = target.roundedToStored(b, loc(), rest, to);
+    return std::pair(hi, lo);
+  };
+  if (src->kind == Kind::Acc) {
+    // Registers (P): the result's M blocks are the source's, then as many
+    // again for the lo terms (AccLayout: one M block after another), so
+    // each thread keeps both terms of its own elements.
+    auto [hi, lo] = terms(src->regs);
+    SmallVector<Value> stored(hi);
+    stored.append(lo.begin(), lo.end());
+    SmallVector<Value> regs = target.storedToF32(b, loc(), stored, to);
+    auto t = regTile(Kind::Acc, resT, std::move(regs));
+    t->stored = std::move(stored);
+    tiles[op] = t;
+    return success();
+  }
+  if (src->kind != Kind::Smem && src->kind != Kind::Expr)
+    return fail("the GPU lowering splits register or shared-memory tiles "
+                "into terms only");
+  if (cols % 2)
+    return fail("terms of a tile with an odd column count (" + Twine(cols) +
+                ") are not supported");
+  // A shared-memory tile (Q, where the load's straight-line copy did not
+  // take the split): runs of up to 8 columns a thread and step, each
+  // element's two terms stored in rows r and rows + r. Element-wise, so a
+  // K order (kOrderFor) carries over.
+  auto out = std::make_shared<Tile>();
+  out->kind = Kind::Smem;
+  out->type = resT;
+  if (auto root = soleRoot(op.getSource()))
+    out->kPerm = root->kPerm;
+  out->view = allocSmem(2 * rows, cols, to);
+  barrierBeforeRewrite();
+  int64_t run = cols % 8 == 0 ? 8 : 2;
+  auto loop = scf::ForOp::create(b, loc(), mul(tid, run), idx(rows * cols),
+                                 idx(run * threads));
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value e = loop.getInductionVar();
+    Value r = arith::DivUIOp::create(b, loc(), e, idx(cols));
+    Value c = arith::RemUIOp::create(b, loc(), e, idx(cols));
+    SmallVector<Value> xs;
+    for (int64_t p = 0; p < run; ++p)
+      xs.push_back(readF32(*src, r, addc(c, p)));
+    auto [hi, lo] = terms(xs);
+    for (auto [row, vals] : {std::pair(r, hi), std::pair(addc(r, rows), lo)}) {
+      Value vec = vector::FromElementsOp::create(
+          b, loc(), VectorType::get({run}, vals[0].getType()), vals);
+      vector::StoreOp::create(b, loc(), vec, out->view,
+                              smemAt(out->view, row, c),
+                              /*nontemporal=*/false, llvm::MaybeAlign(run));
+    }
+  }
+  barrier();
+  tiles[op] = out;
+  note(op, "its terms stored by a strided loop over shared memory");
+  return success();
+}
+
+LogicalResult Lowering::lowerSumTerms(SumTermsOp op) {
+  auto src = get(op.getSource());
+  if (src->kind != Kind::Acc)
+    return fail("the GPU lowering sums the terms of register tiles only");
+  // The lo terms' M blocks follow the hi terms' (lowerSplitTerms): the
+  // same thread holds both halves of each element.
+  size_t half = src->regs.size() / 2;
+  SmallVector<Value> regs;
+  for (size_t r = 0; r < half; ++r)
+    regs.push_back(arith::AddFOp::create(b, loc(), src->regs[r],
+                                         src->regs[r + half]));
+  tiles[op] = regTile(Kind::Acc, op.getResult().getType(), std::move(regs));
+  return success();
+}
+
 LogicalResult Lowering::lowerScale(ScaleOp op) {
   Value factor = scalars.lookup(op.getFactor());
   return lowerElementwise(op.getResult(), op.getSource(),
@@ -654,6 +743,10 @@ LogicalResult Lowering::lowerOpByKind(Operation *op) {
       .Case([&](QuantScaleOp o) {
         return folded.contains(o) ? success() : lowerQuantScale(o);
       })
+      .Case([&](SplitTermsOp o) {
+        return folded.contains(o) ? success() : lowerSplitTerms(o);
+      })
+      .Case([&](SumTermsOp o) { return lowerSumTerms(o); })
       .Case([&](SliceOp o) { return lowerSlice(o); })
       .Case([&](DequantOp o) { return lowerDequant(o); })
       .Case([&](MaskOp o) { return lowerMask(o); })
