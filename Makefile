@@ -91,12 +91,13 @@ artifacts: build
 	  > $(BUILD)/variants/deepseek_r1_decode_$$v.mlir && \
 	$(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_$$v.mlir --chip=sm_90a \
 	  --page-entries-ahead --ptxas=$(PTXAS) -o $(ARTIFACTS)
-	# The qp8 specs with the softmax scale divided by 2^10 and multiplied
-	# by 2^12, which bench/q_magnitude_h200.py feeds Q times 2^10 / 2^-12.
+	# The qp8 specs and the two-term one with the softmax scale divided by
+	# 2^10 and multiplied by 2^12, which bench/q_magnitude_h200.py feeds Q
+	# times 2^10 / 2^-12.
 	PTXAS=$(PTXAS) bash bench/q_magnitude_specs.sh $(BUILD)/bin/mla-compile sm_90 $(ARTIFACTS) "" \
 	  kernels/deepseek_r1_decode_fp8_qp8.mlir
 	PTXAS=$(PTXAS) bash bench/q_magnitude_specs.sh $(BUILD)/bin/mla-compile sm_90a $(ARTIFACTS) "" \
-	  kernels/deepseek_r1_decode_fp8_qp8_sm90a.mlir
+	  kernels/deepseek_r1_decode_fp8_qp8_sm90a.mlir kernels/deepseek_r1_decode_fp8_e4m3x2_sm90a.mlir
 	cp $(BUILD)/lib/libmla_launcher-cuda.so $(ARTIFACTS)/
 
 # What bench/run_h200.sh runs beside our kernels (the seed port, the

@@ -12,7 +12,8 @@ softmax scale divided by 2^10 as `S_qbig` and multiplied by 2^12 as
 `S_qsmall` (bench/q_magnitude_specs.sh does it). Cases: the task's 4 x 1024
 and 64 x 8192 and a ragged batch with zero lengths, fresh inputs (seed
 printed), outputs poisoned, against a float32 torch reference on the
-dequantised KV; relative Frobenius error <= 5e-2 (the fp8 Q / P bound) and
+dequantised KV; relative Frobenius error <= 5e-2 (the fp8 Q / P bound; 2e-2
+for the two-term spec, _e4m3x2, whose Q and P keep bf16's precision) and
 no NaN. A spec whose name ends in `_prev` (an earlier compiler's build) is
 reported and not failed: the comparison.
 Exits 1 if a check fails.
@@ -58,7 +59,7 @@ def main():
             name = base + suffix + prev
             for lengths in CASES:
                 err, nan, qmax = check(name, k, lengths, seed)
-                ok = err <= 5e-2 and not nan
+                ok = err <= (2e-2 if "_e4m3x2" in base else 5e-2) and not nan
                 failed += not ok and not prev
                 shape = (f"{len(lengths)}x{lengths[0]}" if len(set(lengths)) == 1
                          else f"ragged {lengths}")

@@ -44,7 +44,8 @@ step "memcheck (qp8 spec)" env MLA_SPEC_FP8=deepseek_r1_decode_fp8_qp8 \
   compute-sanitizer --tool memcheck --error-exitcode 3 python3 bench/bench_h200.py --memcheck-case --tol 5e-2
 # fp8 Q at any magnitude (the _qbig / _qsmall variants make artifacts compiles).
 step "qp8 specs, Q times 2^10 and 2^-12" python3 bench/q_magnitude_h200.py \
-  --specs deepseek_r1_decode_fp8_qp8,deepseek_r1_decode_fp8_qp8_sm90a --json "$OUT/qmag.json"
+  --specs deepseek_r1_decode_fp8_qp8,deepseek_r1_decode_fp8_qp8_sm90a,deepseek_r1_decode_fp8_e4m3x2_sm90a \
+  --json "$OUT/qmag.json"
 # Bad inputs (issue #16's table, the rows Python answers): an error naming
 # the argument, nothing launched.
 step "bad inputs refused" python3 bench/check_inputs.py
