@@ -405,7 +405,13 @@ LogicalResult Lowering::lowerSumTerms(SumTermsOp op) {
   if (src->kind != Kind::Acc)
     return fail("the GPU lowering sums the terms of register tiles only");
   // The lo terms' M blocks follow the hi terms' (lowerSplitTerms): the
-  // same thread holds both halves of each element.
+  // same thread holds both halves of each element, where each half is
+  // whole M blocks of the matrix instruction.
+  int64_t rows = op.getResult().getType().getDimSize(0);
+  if (rows % target.mma->m)
+    return fail("terms of " + Twine(rows) +
+                " rows are not whole blocks of the matrix instruction's M (" +
+                Twine(target.mma->m) + ")");
   size_t half = src->regs.size() / 2;
   SmallVector<Value> regs;
   for (size_t r = 0; r < half; ++r)
