@@ -277,3 +277,39 @@ mla.kernel @mxfp4(%kv: memref<?x288xi8>, %scales: memref<?x?xi8>, %q: memref<?x5
   mla.store %sc, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
   mla.return
 }
+
+// -----
+
+// CHECK-LABEL: gpu.func @fp8terms
+// Q and P as two e4m3 terms (mla.split_terms, mla.sum_terms), the same
+// kernel as mla-lower-to-gpu-sm90a.mlir's: Q's terms rounded in pairs in
+// registers on the copy's way to LDS, the hi terms read back by the scaled
+// pair conversion to f16 (exact for e4m3) for the lo terms, both stored as
+// 8-byte runs into rows r and 16 + r of a 32-row fp8 tile; both dots on
+// the fp8 MFMA with 32 rows, the terms' sums in registers.
+// CHECK-COUNT-4: amdgpu.packed_trunc_2xfp8
+// CHECK-COUNT-4: amdgpu.scaled_ext_packed {{.*}} : vector<2xf8E4M3FN> to vector<2xf16>
+// CHECK-COUNT-4: amdgpu.packed_trunc_2xfp8
+// CHECK: vector.store {{.*}} : memref<32x80xi8, #gpu.address_space<workgroup>>, vector<8xi8>
+// CHECK: vector.store {{.*}} : memref<32x80xi8, #gpu.address_space<workgroup>>, vector<8xi8>
+// CHECK: amdgpu.mfma 16x16x32 {{.*}} : vector<8xf8E4M3FN>, vector<8xf8E4M3FN>, vector<4xf32>
+mla.kernel @fp8terms(%kv: memref<?x64xf8E4M3FN>, %q: memref<?x64xbf16>, %out: memref<?x64xf32>)
+    attributes {grid = ["batch"], num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = mla.program_id 0
+  %k = mla.load %kv[%c0, %c0] : memref<?x64xf8E4M3FN> -> tensor<64x64xf8E4M3FN>
+  // PLACE: :[[@LINE+1]]:9: remark: placement: bounds-checked buffer loads; rounded to fp8 in registers on its way to shared memory
+  %qt = mla.load %q[%b, %c0] : memref<?x64xbf16> -> tensor<16x64xbf16>
+  %qf = mla.cast %qt : tensor<16x64xbf16> -> tensor<16x64xf32>
+  %q2 = mla.split_terms %qf : tensor<16x64xf32> -> tensor<32x64xf8E4M3FN>
+  // PLACE: :[[@LINE+1]]:9: remark: placement: acc (8 registers per lane); v_mfma_f32_16x16x32_fp8_fp8
+  %s2 = mla.dot %q2, %k {transpose_rhs} : tensor<32x64xf8E4M3FN>, tensor<64x64xf8E4M3FN> -> tensor<32x64xf32>
+  // PLACE: :[[@LINE+1]]:8: remark: placement: acc (4 registers per lane)
+  %s = mla.sum_terms %s2 : tensor<32x64xf32> -> tensor<16x64xf32>
+  // PLACE: :[[@LINE+1]]:9: remark: placement: acc (8 registers per lane)
+  %p2 = mla.split_terms %s : tensor<16x64xf32> -> tensor<32x64xf8E4M3FN>
+  %o2 = mla.dot %p2, %k : tensor<32x64xf8E4M3FN>, tensor<64x64xf8E4M3FN> -> tensor<32x64xf32>
+  %o = mla.sum_terms %o2 : tensor<32x64xf32> -> tensor<16x64xf32>
+  mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.return
+}
