@@ -512,21 +512,20 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
                                            elt),
                                      0, chain.size()));
         // (fp8 in pairs through the chip's pair rounding where it has one)
+        // Two terms (mla.split_terms): lo = round(x - hi) in row rows + r.
         Type to = resultElt(chain.back());
-        elems = target.roundedToStored(b, loc(), fs, to);
+        SmallVector<Value> loElems;
+        if (isa<SplitTermsOp>(chain.back()))
+          std::tie(elems, loElems) = target.roundedToTerms(b, loc(), fs, to);
+        else
+          elems = target.roundedToStored(b, loc(), fs, to);
         auto pack = [&](ArrayRef<Value> xs) -> Value {
           return vector::FromElementsOp::create(
               b, loc(), VectorType::get({vec}, xs[0].getType()), xs);
         };
         v = pack(elems);
-        // Two terms (mla.split_terms): lo = round(x - hi) in row rows + r.
-        if (isa<SplitTermsOp>(chain.back())) {
-          SmallVector<Value> rest;
-          for (auto [f, h] :
-               llvm::zip(fs, target.storedToF32(b, loc(), elems, to)))
-            rest.push_back(arith::SubFOp::create(b, loc(), f, h));
-          lo = pack(target.roundedToStored(b, loc(), rest, to));
-        }
+        if (!loElems.empty())
+          lo = pack(loElems);
       }
       auto store = [&] {
         if (toFp8.empty())

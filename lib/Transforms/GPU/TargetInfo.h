@@ -233,6 +233,17 @@ public:
     }
     return out;
   }
+  /// f32 values as two terms of float type `elt` (mla.split_terms), the
+  /// stored forms of hi = round(x) and lo = round(x - hi), the hi terms
+  /// read back through storedToF32.
+  std::pair<SmallVector<Value>, SmallVector<Value>>
+  roundedToTerms(OpBuilder &b, Location loc, ArrayRef<Value> xs,
+                 Type elt) const {
+    SmallVector<Value> hi = roundedToStored(b, loc, xs, elt), rest;
+    for (auto [x, h] : llvm::zip(xs, storedToF32(b, loc, hi, elt)))
+      rest.push_back(arith::SubFOp::create(b, loc, x, h));
+    return {hi, roundedToStored(b, loc, rest, elt)};
+  }
   /// `v` reduced with `combine` over each group of 16 consecutive lanes
   /// (lane bits 0-3), every lane of the group getting the result, with the
   /// chip's lane-permute modifiers; std::nullopt where shuffles do it

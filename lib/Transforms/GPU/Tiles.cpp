@@ -332,22 +332,14 @@ LogicalResult Lowering::lowerSplitTerms(SplitTermsOp op) {
   Type to = resT.getElementType();
   int64_t rows = op.getSource().getType().getDimSize(0);
   int64_t cols = resT.getDimSize(1);
-  // hi = round(x) and lo = round(x - hi) of f32 values, in pairs through
-  // the chip's pair rounding where it has one: their stored forms.
-  // (hi read back through the chip's pair decode: in software an e4m3
-  // code took 9 instructions.)
-  auto terms = [&](ArrayRef<Value> xs) {
-    SmallVector<Value> hi = target.roundedToStored(b, loc(), xs, to), rest;
-    for (auto [x, h] : llvm::zip(xs, target.storedToF32(b, loc(), hi, to)))
-      rest.push_back(arith::SubFOp::create(b, loc(), x, h));
-    SmallVector<Value> lo = target.roundedToStored(b, loc(), rest, to);
-    return std::pair(hi, lo);
-  };
+  // (TargetInfo::roundedToTerms: in pairs through the chip's pair rounding
+  // and decode where it has them; in software an e4m3 code's read-back
+  // took 9 instructions.)
   if (src->kind == Kind::Acc) {
     // Registers (P): the result's M blocks are the source's, then as many
     // again for the lo terms (AccLayout: one M block after another), so
     // each thread keeps both terms of its own elements.
-    auto [hi, lo] = terms(src->regs);
+    auto [hi, lo] = target.roundedToTerms(b, loc(), src->regs, to);
     SmallVector<Value> stored(hi);
     stored.append(lo.begin(), lo.end());
     SmallVector<Value> regs = target.storedToF32(b, loc(), stored, to);
@@ -385,7 +377,7 @@ LogicalResult Lowering::lowerSplitTerms(SplitTermsOp op) {
     SmallVector<Value> xs;
     for (int64_t p = 0; p < run; ++p)
       xs.push_back(readF32(*src, r, addc(c, p)));
-    auto [hi, lo] = terms(xs);
+    auto [hi, lo] = target.roundedToTerms(b, loc(), xs, to);
     for (auto [row, vals] : {std::pair(r, hi), std::pair(addc(r, rows), lo)}) {
       Value vec = vector::FromElementsOp::create(
           b, loc(), VectorType::get({run}, vals[0].getType()), vals);
