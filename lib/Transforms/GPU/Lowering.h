@@ -18,6 +18,7 @@
 //                     fp8 tiles converted for it
 //   LowerSoftmax.cpp  row reductions, online softmax, finalize
 //   LowerSplitK.cpp   the split-K combine
+//   LowerTerms.cpp    two narrow-float terms of a tile, and their sum
 //
 //===----------------------------------------------------------------------===//
 #ifndef MLA_TRANSFORMS_GPU_LOWERING_H
@@ -544,12 +545,8 @@ struct Lowering {
   // shared-memory byte tiles into a bf16 tile there (LowerDequant.cpp).
   LogicalResult lowerCast(CastOp op);
   LogicalResult lowerScale(ScaleOp op);
-  /// mla.split_terms: registers (P) keep both terms, the lo ones as further
-  /// M blocks; a shared-memory tile (Q) gets a 2R-row tile by a strided
-  /// loop (the load's straight-line copy takes it where it can).
+  /// mla.split_terms / mla.sum_terms (LowerTerms.cpp).
   LogicalResult lowerSplitTerms(SplitTermsOp op);
-  /// mla.sum_terms of a register tile: each element's two halves, which
-  /// one thread holds.
   LogicalResult lowerSumTerms(SumTermsOp op);
   LogicalResult lowerSlice(SliceOp op);
   LogicalResult lowerDequant(DequantOp op);
