@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Fails unless every verifier message of lib/Dialect/MLAOps.cpp is expected
-somewhere in test/Dialect/invalid.mlir.
+"""Fails unless every verifier message of the dialect's sources (every .cpp
+file of lib/Dialect) is expected somewhere in test/Dialect/invalid.mlir.
 
 A message is the first string literal of an emitOpError(...) call, or of the
 `<< "..."` that follows emitOpError(); only its text up to the first
@@ -8,8 +8,11 @@ streamed value is required to appear inside an expected-error."""
 import re
 import sys
 
-source, tests = sys.argv[1], sys.argv[2]
-code = open(source).read()
+import pathlib
+
+dialect_dir, tests = pathlib.Path(sys.argv[1]), sys.argv[2]
+sources = sorted(dialect_dir.glob("*.cpp"))
+code = "\n".join(p.read_text() for p in sources)
 expected = "\n".join(
     m.group(1) for m in re.finditer(r"expected-error[^{]*\{\{(.*)\}\}", open(tests).read()))
 
@@ -22,5 +25,6 @@ for m in re.finditer(r'emitOpError\(\s*("(?:[^"\\]|\\.)*")?\s*\)?\s*(?:<<\s*("(?
 missing = [msg for msg in messages if msg.strip() and msg not in expected]
 for msg in missing:
     print(f"not covered by invalid.mlir: {msg!r}")
-print(f"{len(messages) - len(missing)} of {len(messages)} verifier messages covered")
-sys.exit(1 if missing or not messages else 0)
+print(f"{len(messages) - len(missing)} of {len(messages)} verifier messages "
+      f"covered in {len(sources)} source files")
+sys.exit(1 if missing or not messages or not sources else 0)
