@@ -418,6 +418,31 @@ Lowering::dotOverK(DotOp op, const AccLayout &accL, const Tile &lhsTile,
              : SmallVector<Value>(loop.getResults());
 }
 
+Value Lowering::tileColumnOf(const AccLayout &l, Value w, Value n,
+                             int64_t j) {
+  // A warpgroup instruction (wgmma) spans its warps' N columns each:
+  // tile j of warpgroup G holds columns G x group x colsPerWarp +
+  // j x group x N + (w mod group) x N + n.
+  if (int64_t g = l.mi->warpsPerInstr; g > 1) {
+    Value wg = arith::DivUIOp::create(b, loc(), w, idx(g));
+    Value wi = arith::RemUIOp::create(b, loc(), w, idx(g));
+    return add(add(mul(wg, l.colsPerWarp * g), mul(wi, l.mi->n)),
+               addc(n, j * g * l.mi->n));
+  }
+  if (!l.interleaved)
+    return add(mul(w, l.colsPerWarp), addc(n, j * l.mi->n));
+  return add(mul(w, l.colsPerWarp), addc(mul(n, l.tiles), j));
+}
+
+SmallVector<Value> Lowering::unrollFully(scf::ForOp loop) {
+  auto hold = UnrealizedConversionCastOp::create(
+      b, loc(), TypeRange(loop.getResultTypes()), loop.getResults());
+  (void)loopUnrollFull(loop);
+  SmallVector<Value> out(hold.getInputs());
+  hold.erase();
+  return out;
+}
+
 void Lowering::finishDot(DotOp op, const AccLayout &l, int64_t kSplit,
                          SmallVector<Value> results, RankedTensorType resT) {
   if (kSplit == 2) {

@@ -194,20 +194,8 @@ struct Lowering {
     return tileColumnOf(l, warp, n, j);
   }
   /// The same for warp `w`'s columns.
-  Value tileColumnOf(const AccLayout &l, Value w, Value n, int64_t j) {
-    // A warpgroup instruction (wgmma) spans its warps' N columns each:
-    // tile j of warpgroup G holds columns G x group x colsPerWarp +
-    // j x group x N + (w mod group) x N + n.
-    if (int64_t g = l.mi->warpsPerInstr; g > 1) {
-      Value wg = arith::DivUIOp::create(b, loc(), w, idx(g));
-      Value wi = arith::RemUIOp::create(b, loc(), w, idx(g));
-      return add(add(mul(wg, l.colsPerWarp * g), mul(wi, l.mi->n)),
-                 addc(n, j * g * l.mi->n));
-    }
-    if (!l.interleaved)
-      return add(mul(w, l.colsPerWarp), addc(n, j * l.mi->n));
-    return add(mul(w, l.colsPerWarp), addc(mul(n, l.tiles), j));
-  }
+  /// LowerDot.cpp.
+  Value tileColumnOf(const AccLayout &l, Value w, Value n, int64_t j);
   /// The other warp of this warp's pair (2p, 2p + 1).
   Value partnerWarp() { return arith::XOrIOp::create(b, loc(), warp, idx(1)); }
 
@@ -659,14 +647,8 @@ struct Lowering {
   /// Unrolls `loop` (static trip count) and returns the values that replace
   /// its results: unrolling replaces them, so they are held through a
   /// placeholder use meanwhile.
-  SmallVector<Value> unrollFully(scf::ForOp loop) {
-    auto hold = UnrealizedConversionCastOp::create(
-        b, loc(), TypeRange(loop.getResultTypes()), loop.getResults());
-    (void)loopUnrollFull(loop);
-    SmallVector<Value> out(hold.getInputs());
-    hold.erase();
-    return out;
-  }
+  /// LowerDot.cpp.
+  SmallVector<Value> unrollFully(scf::ForOp loop);
 
   /// The dot's result from its accumulators: with K split across warp pairs
   /// (kSplit 2), `results` holds this warp's columns and then its
