@@ -1,5 +1,4 @@
-//===- LowerTerms.cpp - two narrow-float terms of a tile
-//---------------------===//
+//===- LowerTerms.cpp - two narrow-float terms of a tile ------------------===//
 //
 // Part of mla-lower-to-gpu: methods of Lowering (Lowering.h).
 // mla.split_terms and mla.sum_terms (qp_terms = 2; docs/Design.md, "fp8 Q
@@ -26,10 +25,13 @@ LogicalResult Lowering::lowerSplitTerms(SplitTermsOp op) {
     // Registers (P): the result's M blocks are the source's, then as many
     // again for the lo terms (AccLayout: one M block after another), so
     // each thread keeps both terms of its own elements.
-    auto [hi, lo] = target.roundedToTerms(b, loc(), src->regs, to);
+    // The f32 readings: the hi terms' from the rounding, the lo terms'
+    // decoded here (P's dot reads only the stored forms; DCE drops them).
+    SmallVector<Value> regs;
+    auto [hi, lo] = target.roundedToTerms(b, loc(), src->regs, to, &regs);
     SmallVector<Value> stored(hi);
     stored.append(lo.begin(), lo.end());
-    SmallVector<Value> regs = target.storedToF32(b, loc(), stored, to);
+    llvm::append_range(regs, target.storedToF32(b, loc(), lo, to));
     auto t = regTile(Kind::Acc, resT, std::move(regs));
     t->stored = std::move(stored);
     tiles[op] = t;

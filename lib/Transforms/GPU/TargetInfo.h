@@ -235,13 +235,16 @@ public:
   }
   /// f32 values as two terms of float type `elt` (mla.split_terms), the
   /// stored forms of hi = round(x) and lo = round(x - hi), the hi terms
-  /// read back through storedToF32.
+  /// read back through storedToF32; that reading goes to `hiF32` if given.
   std::pair<SmallVector<Value>, SmallVector<Value>>
-  roundedToTerms(OpBuilder &b, Location loc, ArrayRef<Value> xs,
-                 Type elt) const {
+  roundedToTerms(OpBuilder &b, Location loc, ArrayRef<Value> xs, Type elt,
+                 SmallVectorImpl<Value> *hiF32 = nullptr) const {
     SmallVector<Value> hi = roundedToStored(b, loc, xs, elt), rest;
-    for (auto [x, h] : llvm::zip(xs, storedToF32(b, loc, hi, elt)))
+    SmallVector<Value> hiRead = storedToF32(b, loc, hi, elt);
+    for (auto [x, h] : llvm::zip(xs, hiRead))
       rest.push_back(arith::SubFOp::create(b, loc, x, h));
+    if (hiF32)
+      hiF32->assign(hiRead.begin(), hiRead.end());
     return {hi, roundedToStored(b, loc, rest, elt)};
   }
   /// `v` reduced with `combine` over each group of 16 consecutive lanes
