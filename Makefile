@@ -91,6 +91,17 @@ artifacts: build
 	  > $(BUILD)/variants/deepseek_r1_decode_$$v.mlir && \
 	$(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_$$v.mlir --chip=sm_90a \
 	  --page-entries-ahead --ptxas=$(PTXAS) -o $(ARTIFACTS)
+	# Block-table twins (pages of 64 rows) of the e4m3 and two-term specs,
+	# which bench/probe_l2_pace.py times beside the paged default with every
+	# sequence's pages aliased into a few L2-resident ones: each spec's
+	# compute pace at 256 x 8192 without DRAM's bound.
+	for s in fp8_qp8_sm90a fp8_e4m3x2_sm90a; do \
+	  sed -e "s/@deepseek_r1_decode_$$s /@deepseek_r1_decode_$${s}_paged64 /" \
+	      -e 's/page_size = 1,/page_size = 64, kv_layout = "block_table",/' kernels/deepseek_r1_decode_$$s.mlir \
+	    > $(BUILD)/variants/deepseek_r1_decode_$${s}_paged64.mlir || exit 1; \
+	  grep -q 'kv_layout = "block_table"' $(BUILD)/variants/deepseek_r1_decode_$${s}_paged64.mlir || exit 1; \
+	  $(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_$${s}_paged64.mlir --chip=sm_90a \
+	    --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
 	# The qp8 specs and the two-term one with the softmax scale divided by
 	# 2^10 and multiplied by 2^12, which bench/q_magnitude_h200.py feeds Q
 	# times 2^10 / 2^-12.
