@@ -111,6 +111,11 @@ if [ -n "$wg" ]; then
   step "racecheck (sm_90a)" compute-sanitizer --tool racecheck --error-exitcode 3 \
     python3 bench/wgmma_h200.py --specs "$wg" --memcheck-case
 fi
+# The fp8 sm_90a specs' loop pace with the KV L2-resident (block-table
+# twins on aliased pages) beside their DRAM-bound time, 256 x 8192.
+if [ -f artifacts/deepseek_r1_decode_fp8_e4m3x2_sm90a_paged64.json ]; then
+  step "L2 pace (fp8 sm_90a)" python3 bench/probe_l2_pace.py --json "$OUT/l2pace.json"
+fi
 # The single launch for small batches (issue 19 item 2): stage 1 combining
 # its splits in one cluster against stage 2, checked and timed.
 step "single launch" python3 bench/single_launch_h200.py --reps 30 --json "$OUT/single.json"
@@ -124,7 +129,7 @@ step "host time" python3 bench/probe_host.py
 # timed as the task times a call (queued; graph replays after a
 # synchronised flush had favoured other counts on the H100).
 step "split sweep" python3 bench/sweep_splits.py --queued
-grep -E "^ +[0-9]+/[0-9]+|paged checks|mxfp4 checks|refusal|^geomean (fp8|deepseek)|paged 64 /|pgahead|malformed table|^[0-9]+x8192 (fp8|bf16): contiguous|^[0-9]+x[0-9]+: call|serving checks|MTP 2 /|FlashMLA =|_m32:|bf16 task|^task [0-9]|^[0-9]+x8192 .*q_seq_len|geomean|memory bandwidth|failed|memcheck case|^time |^memcheck |ERROR SUMMARY|RACECHECK SUMMARY|^mtp |relative error|chosen|bad inputs refused|indptr battery|^FAIL" "$OUT/log.txt" |
+grep -E "^ +[0-9]+/[0-9]+|paged checks|mxfp4 checks|refusal|^geomean (fp8|deepseek)|paged 64 /|pgahead|malformed table|^[0-9]+x8192 (fp8|bf16): contiguous|^[0-9]+x[0-9]+: call|serving checks|MTP 2 /|FlashMLA =|_m32:|bf16 task|^task [0-9]|^[0-9]+x8192 .*q_seq_len|geomean|memory bandwidth|failed|memcheck case|^time |^memcheck |ERROR SUMMARY|RACECHECK SUMMARY|^mtp |relative error|chosen|bad inputs refused|indptr battery|^FAIL|^aliased|^distinct|^check deepseek" "$OUT/log.txt" |
   grep -v " ok$" | tail -40
 printf '%s\n' "${summary[@]}"
 exit $status
