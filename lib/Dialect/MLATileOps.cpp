@@ -159,30 +159,35 @@ LogicalResult CastOp::verify() {
             "f8E4M3FNUZ)";
 }
 
+/// Two terms of an R x C tile stacked by rows: `stacked` is 2R x C.
+/// `stackedRole` names the operand that stacks them ("result", "source").
+static LogicalResult verifyStackedTerms(Operation *op, RankedTensorType single,
+                                        RankedTensorType stacked,
+                                        StringRef stackedRole) {
+  if (single.getRank() != 2 || stacked.getRank() != 2)
+    return op->emitOpError("terms are stacked by rows of 2-d tiles, got ")
+           << single << " and " << stacked;
+  if (stacked.getDimSize(0) != 2 * single.getDimSize(0) ||
+      stacked.getDimSize(1) != single.getDimSize(1))
+    return op->emitOpError("the stacked terms (")
+           << stackedRole << ") must be two of " << single << " by rows ("
+           << 2 * single.getDimSize(0) << "x" << single.getDimSize(1)
+           << "), got " << stacked;
+  return success();
+}
+
 LogicalResult SplitTermsOp::verify() {
   auto src = getSource().getType(), res = getResult().getType();
   Type to = res.getElementType();
   if (!isa<Float8E4M3FNType, Float8E4M3FNUZType>(to))
     return emitOpError("terms of type ")
            << to << " are not supported (f8E4M3FN or f8E4M3FNUZ)";
-  if (src.getRank() != 2 || res.getRank() != 2 ||
-      res.getDimSize(0) != 2 * src.getDimSize(0) ||
-      res.getDimSize(1) != src.getDimSize(1))
-    return emitOpError("result must stack two terms of the source by rows (")
-           << src << " gives " << 2 * src.getDimSize(0) << "x"
-           << (src.getRank() == 2 ? src.getDimSize(1) : 0) << "), got " << res;
-  return success();
+  return verifyStackedTerms(*this, src, res, "result");
 }
 
 LogicalResult SumTermsOp::verify() {
-  auto src = getSource().getType(), res = getResult().getType();
-  if (src.getRank() != 2 || res.getRank() != 2 ||
-      src.getDimSize(0) != 2 * res.getDimSize(0) ||
-      res.getDimSize(1) != src.getDimSize(1))
-    return emitOpError("source must stack two terms of the result by rows (")
-           << res << " takes " << 2 * res.getDimSize(0) << "x"
-           << (res.getRank() == 2 ? res.getDimSize(1) : 0) << "), got " << src;
-  return success();
+  return verifyStackedTerms(*this, getResult().getType(),
+                            getSource().getType(), "source");
 }
 
 LogicalResult SliceOp::verify() {

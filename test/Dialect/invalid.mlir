@@ -844,7 +844,7 @@ func.func @f(%x: tensor<16x64xf32>) {
 // -----
 
 func.func @f(%x: tensor<16x64xf32>) {
-  // expected-error @+1 {{result must stack two terms of the source by rows ('tensor<16x64xf32>' gives 32x64), got 'tensor<16x64xf8E4M3FN>'}}
+  // expected-error @+1 {{the stacked terms (result) must be two of 'tensor<16x64xf32>' by rows (32x64), got 'tensor<16x64xf8E4M3FN>'}}
   %t = mla.split_terms %x : tensor<16x64xf32> -> tensor<16x64xf8E4M3FN>
   return
 }
@@ -852,8 +852,24 @@ func.func @f(%x: tensor<16x64xf32>) {
 // -----
 
 func.func @f(%x: tensor<32x64xf32>) {
-  // expected-error @+1 {{source must stack two terms of the result by rows ('tensor<16x32xf32>' takes 32x32), got 'tensor<32x64xf32>'}}
+  // expected-error @+1 {{the stacked terms (source) must be two of 'tensor<16x32xf32>' by rows (32x32), got 'tensor<32x64xf32>'}}
   %t = mla.sum_terms %x : tensor<32x64xf32> -> tensor<16x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<f32>) {
+  // expected-error @+1 {{terms are stacked by rows of 2-d tiles, got 'tensor<f32>' and 'tensor<f8E4M3FN>'}}
+  %t = mla.split_terms %x : tensor<f32> -> tensor<f8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<32xf32>) {
+  // expected-error @+1 {{terms are stacked by rows of 2-d tiles, got 'tensor<16x32xf32>' and 'tensor<32xf32>'}}
+  %t = mla.sum_terms %x : tensor<32xf32> -> tensor<16x32xf32>
   return
 }
 
