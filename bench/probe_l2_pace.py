@@ -19,20 +19,22 @@ block table), so their time here bounds the contiguous specs' from above.
 Checks first: fresh random inputs (seed printed), the first 4 sequences of
 the aliased call against a float32 reference on the dequantised pages
 (relative Frobenius error <= 5e-2 for the one-term e4m3 spec, 1e-2 for the
-others, no NaN). Timing: CUDA events around each call, median of --reps,
-each spec in the listed order and then the reverse. Exits 1 if a check
-fails.
+others, no NaN). Timing: bench_h200.time_call (queued, CUDA events around
+each call, median of --reps; on the aliased pages the buffer it zeroes
+before each call is 1 byte, no flush), each spec in the listed order and
+then the reverse. Exits 1 if a check fails.
 """
 import argparse
 import json
 import math
 import os
-import statistics
 import sys
 
 import torch
 
-import mla_torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_h200 as B  # noqa: E402
+import mla_torch  # noqa: E402
 
 HEADS, QK, V, PAGE = 16, 576, 512, 64
 SPECS = ["deepseek_r1_decode_fp8_qp16_sm90a_paged64",
@@ -68,6 +70,7 @@ def main():
     seqlens = torch.full((bs,), n, dtype=torch.int32, device="cuda")
     host = [n] * bs
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    no_flush = torch.empty(1, dtype=torch.uint8, device="cuda")  # time_call zeroes it
     results = {"device": torch.cuda.get_device_name(), "seed": seed, "batch": bs,
                "kv_len": n, "pages": args.pages, "reps": args.reps, "cases": []}
     failed = False
@@ -80,7 +83,7 @@ def main():
         else:
             table = torch.randint(0, npages, (bs * per,), generator=g, device="cuda")
         table = table.view(bs, per).to(torch.int32)
-        fns = {s: (lambda s=s: mla_torch.spec_named(s).decode_paged(
+        fns = {s: (lambda _=None, s=s: mla_torch.spec_named(s).decode_paged(
             q, cache, scale, table, seqlens, cache_seqlens_host=host)) for s in specs}
         if npages < bs * per:
             kv = cache.float().view(npages, PAGE, QK) * scale.item()
@@ -100,21 +103,9 @@ def main():
         times = {}
         for order in (specs, specs[::-1]):
             for s in order:
-                fn = fns[s]
-                for _ in range(3):
-                    fn()
-                torch.cuda.synchronize()
-                ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-                      for _ in range(args.reps)]
-                for a, b in ev:
-                    if npages >= bs * per:
-                        flush.zero_()
-                    a.record()
-                    fn()
-                    b.record()
-                torch.cuda.synchronize()
-                times.setdefault(s, []).append(
-                    statistics.median(a.elapsed_time(b) * 1000.0 for a, b in ev))
+                times.setdefault(s, []).append(B.time_call(
+                    fns[s], None, args.reps, flush if npages >= bs * per else no_flush,
+                    synced=False))
         for s in specs:
             t = times[s]
             print(f"{case:16s} {s:45s} " + " / ".join(f"{x:7.1f}" for x in t) +
