@@ -142,10 +142,14 @@ std::pair<Value, Value> guardedKvRange(OpBuilder &b, Location loc,
 /// and its table row's first entry in the flattened table. A length that is
 /// negative or more than the table row's pages hold, or a sequence past
 /// the table's rows, is 0 (the output of a zero-length sequence): the
-/// kernel then reads table entries of its own row only.
+/// kernel then reads table entries of its own row only. So is every
+/// sequence of a cache with no rows, whose entries all name no row (its
+/// output is 0 either way): sm_90a's tensor-map copies need a map, which
+/// the launcher cannot build over no rows.
 std::pair<Value, Value> guardedTableRange(OpBuilder &b, Location loc,
                                           Value seqlens, Value batch,
-                                          Value table, int64_t pageSize) {
+                                          Value table, int64_t pageSize,
+                                          Value kv) {
   using P = arith::CmpIPredicate;
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
@@ -159,6 +163,9 @@ std::pair<Value, Value> guardedTableRange(OpBuilder &b, Location loc,
   ok = arith::AndIOp::create(b, loc, ok, fits);
   Value hasRow = cmp(b, loc, P::slt, batch, tableRows);
   ok = arith::AndIOp::create(b, loc, ok, hasRow);
+  Value cacheRows = memref::DimOp::create(b, loc, kv, c0);
+  Value hasCache = cmp(b, loc, P::sgt, cacheRows, c0);
+  ok = arith::AndIOp::create(b, loc, ok, hasCache);
   Value length = arith::SelectOp::create(b, loc, ok, len, c0);
   Value first = arith::MulIOp::create(b, loc, batch, cols);
   return {first, length};
@@ -368,7 +375,7 @@ void buildStage1(OpBuilder &b, DecodeOp spec, const DecodeShape &s) {
   Value kvBegin, kvLen;
   if (s.blockTable()) {
     std::tie(kvBegin, kvLen) =
-        guardedTableRange(b, loc, kvRanges, batch, pageTable, s.pageSize);
+        guardedTableRange(b, loc, kvRanges, batch, pageTable, s.pageSize, kv);
     pageTable = memref::CollapseShapeOp::create(
         b, loc, pageTable, SmallVector<ReassociationIndices>{{0, 1}});
   } else {

@@ -243,8 +243,9 @@ mla.decode @ragged {
 // MTP32: mla.store %{{.*}}, %[[OF]][%{{.*}}, %c0] : tensor<32x512xf32> -> memref<?x512xbf16>
 
 // Paged KV, FlashMLA's block table: lengths from cache_seqlens (0 where
-// negative, past the table row's pages, or for a sequence past the
-// table's rows), the table row's first entry b x cols in the flattened
+// negative, past the table row's pages, for a sequence past the
+// table's rows, or for every sequence of a cache with no rows), the
+// table row's first entry b x cols in the flattened
 // table, and the KV tile gathered through it from logical token n on,
 // masked at the split's end (not at a cache row).
 // RUN: mla-opt --mla-expand-decode %kernels/deepseek_r1_decode_fp8_paged64.mlir | FileCheck %s --check-prefix=PAGED
@@ -260,6 +261,8 @@ mla.decode @ragged {
 // PAGED: arith.cmpi sge, %[[LEN]], %c0
 // PAGED: arith.cmpi sle, %[[LEN]], %[[CAP]]
 // PAGED: arith.cmpi slt, %[[B]], %[[ROWS]]
+// PAGED: %[[CACHE:.*]] = memref.dim %arg1, %c0
+// PAGED-NEXT: arith.cmpi sgt, %[[CACHE]], %c0
 // PAGED: %[[SAFE:.*]] = arith.select %{{.*}}, %[[LEN]], %c0
 // PAGED: %[[FIRST:.*]] = arith.muli %[[B]], %[[COLS]]
 // PAGED: %[[FLAT:.*]] = memref.collapse_shape %[[TABLE]] {{\[}}[0, 1]] : memref<?x?xi32> into memref<?xi32>

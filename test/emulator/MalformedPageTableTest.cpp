@@ -69,6 +69,31 @@ TEST(MalformedPageTable, BlockTableStaysInsideTheCache) {
   }
 }
 
+// A cache of no rows (kv_rows 0, the buffer not registered at all) under
+// nonzero lengths and entries: every sequence runs as a zero-length one
+// (its entries name no row either way), so nothing is read from the cache
+// and every output is 0. sm_90a's tensor-map copies rely on it: the
+// launcher builds no map over no rows.
+TEST(MalformedPageTable, CacheWithNoRowsGivesZeros) {
+  emutest::Compiled c =
+      emutest::load("gfx950", "deepseek_r1_decode_fp8_paged64");
+  for (int64_t splits : {1, 2}) {
+    DecodeCall call;
+    call.kvRows = 0;
+    call.maxKvLen = 128;
+    call.numSplits = splits;
+    call.tableCols = 2;
+    call.seqlens = {100, 64, 128};
+    call.table = {0, 1, -1, INT32_MAX, INT32_MIN, 5};
+    call.qo = {0, 1, 2, 3};
+    call.kv = {0, 0, 0, 0}; // unused with a block table
+    DecodeResult r = emutest::decode(c, c.code, call);
+    ASSERT_EQ(r.err, "");
+    for (int64_t b = 0; b < 3; ++b)
+      expectRow(r, b, {});
+  }
+}
+
 TEST(MalformedPageTable, TokenListStaysInsideTheCache) {
   emutest::Compiled c =
       emutest::load("gfx950", "deepseek_r1_decode_fp8_kvindices");
