@@ -12,9 +12,12 @@ H100 too.
         [--specs a,b,c] [--pages 256] [--reps 30] [--json out.json]
 
 The twins of the e4m3 and two-term specs are built by `make artifacts`
-(`<spec>_paged64`). Caveat: they copy their tiles by per-thread cp.async,
-not the tensor-map copies of their contiguous forms (tensor maps take no
-block table), so their time here bounds the contiguous specs' from above.
+(`<spec>_paged64`). Since the thirtieth session they copy their tiles as
+their contiguous forms do, by tensor-map copies (a 64-row tile lies within
+one page; docs/Design.md, "Paged tiles"), each box from the row its page
+entry gives, which the entry read before each copy adds; before, they
+copied by per-thread cp.async, and their times bounded the contiguous
+specs' from above (bench/results/h100-2026-12-06-l2pace*).
 
 Checks first: fresh random inputs (seed printed), the first 4 sequences of
 the aliased call, its output memory poisoned with NaN first

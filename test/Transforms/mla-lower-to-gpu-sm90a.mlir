@@ -489,3 +489,61 @@ mla.kernel @tensorMapTwoBuffers(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>,
   mla.store %e, %lse[%b] : tensor<16xf32> -> memref<?xf32>
   mla.return
 }
+
+// -----
+
+// A paged KV tile within one page (pages of 64 rows, tiles of 64 from a
+// split's range): the same tensor-map copies, each box from its page's row,
+// read from the block table just before the copy (entry x 64 + start mod
+// 64). An entry that is negative or past the cache sends the box from the
+// cache's row extent (memref.dim), wholly outside the map, so its rows
+// arrive as zeros. No L2 policy on a paged tile (as on its register loads).
+// CHECK-LABEL: gpu.func @tensorMapPaged
+// CHECK-SAME: %[[TABLE:[a-z0-9]+]]: memref<?xi32>, %[[MAP:[a-z0-9]+]]: !llvm.ptr)
+// CHECK: %[[E:.*]] = memref.load %[[TABLE]][%{{.*}}] : memref<?xi32>
+// CHECK-NEXT: %[[EI:.*]] = arith.index_cast %[[E]] : i32 to index
+// CHECK: %[[IN:.*]] = arith.remui %{{.*}}, %c64{{(_[0-9]+)?}} : index
+// CHECK: %[[PR:.*]] = arith.muli %[[EI]], %c64{{(_[0-9]+)?}} : index
+// CHECK-NEXT: %[[ROW:.*]] = arith.addi %[[PR]], %[[IN]] : index
+// CHECK: %[[EXT:.*]] = memref.dim %arg0, %c0{{(_[0-9]+)?}} : memref<?x64xi16>
+// CHECK-NEXT: %[[INC:.*]] = arith.cmpi slt, %[[ROW]], %[[EXT]] : index
+// CHECK: %[[NN:.*]] = arith.cmpi sge, %[[EI]], %c0{{(_[0-9]+)?}} : index
+// CHECK-NEXT: %[[OK:.*]] = arith.andi %[[NN]], %[[INC]] : i1
+// CHECK-NEXT: %[[R:.*]] = arith.select %[[OK]], %[[ROW]], %[[EXT]] : index
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c8192_i32
+// CHECK: %[[R32:.*]] = arith.index_cast %[[R]] : index to i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]], %{{.*}}, box[%{{.*}}, %[[R32]], %{{.*}}] predicate =
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: memref.load %[[TABLE]][%{{.*}}] : memref<?xi32>
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : index
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]], %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}] predicate =
+// CHECK-NOT: nvvm.cp.async.shared.global
+mla.kernel @tensorMapPaged(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>,
+                           %n: index, %out: memref<?x64xf32>,
+                           %lse: memref<?xf32>, %table: memref<?xi32>)
+    attributes {grid = ["batch", "splits"], num_warps = 4 : i64, block_n = 64 : i64,
+                mla.arg_names = ["kv", "q", "n", "out", "lse", "table"]} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = mla.program_id 0
+  %sp = mla.program_id 1
+  %lo, %hi = mla.split_range %n, %sp, %c1 block_n 64
+  %qt = mla.load %q[%b, %c0] : memref<?x64xbf16> -> tensor<16x64xbf16>
+  %m0 = mla.fill 0xFF800000 : tensor<16xf32>
+  %l0 = mla.fill 0.0 : tensor<16xf32>
+  %a0 = mla.fill 0.0 : tensor<16x64xf32>
+  %r:3 = mla.kv_loop %i = %lo to %hi step 64 iter_args(%m = %m0, %l = %l0, %a = %a0) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>) {
+    // PLACE: :[[@LINE+1]]:10: remark: placement: smem; tensor-map copies on mbarriers, 2 buffers over the KV loop
+    %k = mla.load %kv[%i, %c0] pages %table[%b] page_size 64 bound %hi : memref<?x64xbf16> -> tensor<64x64xbf16>
+    %s = mla.dot %qt, %k {transpose_rhs} : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
+    %p, %m1, %l1, %a1 = mla.online_softmax %s, %m, %l, %a : tensor<16x64xf32>, tensor<16xf32>, tensor<16x64xf32>
+    %pb = mla.cast %p : tensor<16x64xf32> -> tensor<16x64xbf16>
+    %o = mla.dot %pb, %k acc(%a1 : tensor<16x64xf32>) : tensor<16x64xbf16>, tensor<64x64xbf16> -> tensor<16x64xf32>
+    mla.yield %m1, %l1, %o : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+  }
+  %o, %e = mla.softmax_finalize %r#2, %r#0, %r#1 : tensor<16x64xf32>, tensor<16xf32>
+  mla.store %o, %out[%b, %c0] : tensor<16x64xf32> -> memref<?x64xf32>
+  mla.store %e, %lse[%b] : tensor<16xf32> -> memref<?xf32>
+  mla.return
+}

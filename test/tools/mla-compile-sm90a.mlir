@@ -12,6 +12,7 @@
 // RUN: FileCheck %s --check-prefix=MTP2-PTX < %t/mtp2/deepseek_r1_decode_bf16_sm90a_mtp2.ptx
 // RUN: FileCheck %s --check-prefix=MTP2-LOOP < %t/mtp2/deepseek_r1_decode_bf16_sm90a_mtp2.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_bf16_sm90a_paged64.mlir --chip=sm_90a -o %t/paged | FileCheck %s --check-prefix=PAGED
+// RUN: FileCheck %s --check-prefix=PAGED-PTX < %t/paged/deepseek_r1_decode_bf16_sm90a_paged64.ptx
 // RUN: mla-compile %kernels/deepseek_r1_decode_fp8_qp16_sm90a.mlir --chip=sm_90a -o %t/fp8 | FileCheck %s --check-prefix=FP8
 // RUN: FileCheck %s --check-prefix=FP8-PTX < %t/fp8/deepseek_r1_decode_fp8_qp16_sm90a.ptx
 // RUN: FileCheck %s --check-prefix=FP8-TILE < %t/fp8/deepseek_r1_decode_fp8_qp16_sm90a.ptx
@@ -134,8 +135,21 @@
 // MTP2-LOOP: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 73728;
 // MTP2-LOOP: cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes
 
-// Paged by 64-row pages: the same two programs per SM.
-// PAGED: deepseek_r1_decode_bf16_sm90a_paged64_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, {{[0-9]+}} B shared, 128 threads, 2 programs/SM
+// Paged by 64-row pages: a 64-row tile lies within one page, so it comes
+// as the contiguous spec's does, by tensor-map copies into two buffers (one
+// program per SM), each box from the page's row that the block table gives
+// (read just before the copy); no per-thread copies, and no L2 policy.
+// PAGED: deepseek_r1_decode_bf16_sm90a_paged64_stage1_masked: {{[0-9]+}} registers, 0 B spilled, 0 B stack, 168960 B shared, 128 threads, 1 programs/SM
+// PAGED: deepseek_r1_decode_bf16_sm90a_paged64_stage1_mask_free: {{[0-9]+}} registers, 0 B spilled, 0 B stack, 168960 B shared, 128 threads, 1 programs/SM
+// PAGED-PTX-LABEL: .entry deepseek_r1_decode_bf16_sm90a_paged64_stage1_masked(
+// PAGED-PTX-NOT: cp.async.cg
+// PAGED-PTX: ld.global.b32
+// PAGED-PTX: mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], 73728;
+// PAGED-PTX: cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [
+// PAGED-PTX: mbarrier.try_wait.parity.shared.b64
+// PAGED-PTX-NOT: cp.async.cg
+// PAGED-PTX-NOT: L2::cache_hint
+// PAGED-PTX-LABEL: .entry deepseek_r1_decode_bf16_sm90a_paged64_stage1_mask_free(
 
 // fp8 KV a tile ahead in registers: the loop's loads of the next tile are
 // 16-byte global loads at immediate offsets from one address, its stores of

@@ -473,7 +473,7 @@ std::optional<Prefetch> Lowering::startPrefetch(KvLoopOp loop,
       if (pf->mbarOffset >= 0)
         sendTensorMapTile(pf->load, row0, col0, addc(smem, pf->offsets[i]),
                           mbarAt(*this, *pf, idx(i)),
-                          kvReadPolicy(loop, lowerV, upperV));
+                          kvReadPolicy(loop, lowerV, upperV), tableOffset);
       else
         emitAsyncTileCopy(pf->load, row0, col0, bound, idx(pf->offsets[i]),
                           table, tableOffset);
@@ -503,8 +503,11 @@ static void sendTileAt(Lowering &L, const Prefetch &p, Value next,
   Value row0 = L.rematAt(op.getIndices()[0], p.loop, next, m);
   Value col0 = L.rematAt(op.getIndices()[1], p.loop, next, m);
   if (mbar) {
-    L.sendTensorMapTile(op, row0, col0, L.add(smem, buffer()), mbar(),
-                        L.kvReadPolicy(p.loop, p.lower, p.upper));
+    L.sendTensorMapTile(
+        op, row0, col0, L.add(smem, buffer()), mbar(),
+        L.kvReadPolicy(p.loop, p.lower, p.upper),
+        op.isPaged() ? L.rematAt(op.getTableOffset(), p.loop, next, m)
+                     : Value());
     return;
   }
   L.emitAsyncTileCopy(op, row0, col0, bound, buffer(),

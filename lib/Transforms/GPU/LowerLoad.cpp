@@ -203,7 +203,10 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
                                   /*withElseRegion=*/false)
                     .thenBlock()
                     ->getTerminator());
-          sendTensorMapTile(op, base[0], base[1], tileAt, mbar, policy);
+          sendTensorMapTile(op, base[0], base[1], tileAt, mbar, policy,
+                            op.isPaged()
+                                ? scalars.lookup(op.getTableOffset())
+                                : Value());
         }
         awaitTensorMapTile(op, mbar, parity, base[0], bound, tileAt);
         barrier();

@@ -454,7 +454,10 @@ struct Lowering {
   /// under `policy` (kvReadPolicy's); the wait for its phase, then rows
   /// from `bound` (if any) zeroed. An e4m3 S^T's single buffer gets its
   /// next tile after that dot (earlySendable), its first at the Q load
-  /// (startEarlySend); earlySends: view, address, mbarrier.
+  /// (startEarlySend); earlySends: view, address, mbarrier. A paged tile
+  /// within one page is sent from its page's rows: row0 is the logical
+  /// row, `tableOffset` the sequence's place in the block table
+  /// (tensorMapRow).
   bool tensorMapCopies(LoadOp op);
   bool earlySendable(LoadOp op);
   void startEarlySend(KvLoopOp loop);
@@ -462,7 +465,8 @@ struct Lowering {
   DenseMap<Operation *, std::tuple<Value, Value, Value>> earlySends;
   int64_t tensorMapBarriers(LoadOp op, int64_t count);
   void sendTensorMapTile(LoadOp, Value row0, Value col0, Value dst, Value mbar,
-                         Value policy);
+                         Value policy, Value tableOffset = Value());
+  Value tensorMapRow(LoadOp op, Value row0, Value tableOffset);
   void awaitTensorMapTile(LoadOp, Value mbar, Value parity, Value row0,
                           Value bound, Value dst);
 
