@@ -133,7 +133,11 @@ def MLALowerToGPU : Pass<"mla-lower-to-gpu", "::mlir::ModuleOp"> {
            "ahead, tensor-map copies; not paged, not mxfp4) carry an L2 "
            "evict-first hint in programs of at most this many KV tiles, an "
            "evict-normal one in longer programs (ChipTuning::"
-           "kvEvictFirstTiles; -1: the chip's bound, 0: no hint)">
+           "kvEvictFirstTiles; -1: the chip's bound, 0: no hint)">,
+    Option<"kvL2Ahead", "kv-l2-ahead", "bool", /*default=*/"false",
+           "sm_90a, a KV tile sent by tensor-map copies into one buffer "
+           "after its last reader (fp8 Q and P): each send also asks the L2 "
+           "for the tile after it (ChipTuning::kvL2Ahead on)">
   ];
   let dependentDialects = ["::mlir::amdgpu::AMDGPUDialect",
                            "::mlir::arith::ArithDialect",

@@ -131,6 +131,7 @@ void mla::buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip,
   options.pageEntriesAhead = overrides.pageEntriesAhead;
   options.kvTileFirst = overrides.kvTileFirst;
   options.kvEvictFirstTiles = overrides.kvEvictFirstTiles;
+  options.kvL2Ahead = overrides.kvL2Ahead;
   pm.addPass(mla::createMLALowerToGPU(options));
   // The lowering emits index arithmetic per use; fold and share it before
   // the LLVM conversion multiplies it.

@@ -65,7 +65,8 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
                     .wgmmaRegisterV = wgmmaRegisterV,
                     .pageEntriesAhead = pageEntriesAhead,
                     .kvTileFirst = kvTileFirst,
-                    .kvEvictFirstTiles = kvEvictFirstTiles}
+                    .kvEvictFirstTiles = kvEvictFirstTiles,
+                    .kvL2Ahead = kvL2Ahead}
         .applyTo(tuned.tuning);
     auto created = TargetInfo::create(tuned, module);
     if (failed(created))

@@ -83,6 +83,12 @@ static cl::opt<int64_t> kvEvictFirstTiles(
              "(-1: the chip's bound, 16 on sm_90a; 0: no hint; for "
              "comparison: docs/Design.md)"),
     cl::init(-1), cl::cat(compileCategory));
+static cl::opt<bool> kvL2Ahead(
+    "kv-l2-ahead",
+    cl::desc("sm_90a, a KV tile sent by tensor-map copies into one buffer "
+             "after its last reader (fp8 Q and P): each send also asks the "
+             "L2 for the tile after it (for comparison: docs/Design.md)"),
+    cl::init(false), cl::cat(compileCategory));
 static cl::opt<std::string> rocmToolkit(
     "rocm-toolkit",
     cl::desc("folder whose llvm/bin/ld.lld links AMDGPU code objects "
@@ -166,7 +172,8 @@ int main(int argc, char **argv) {
                    .wgmmaRegisterV = wgmmaRegisterV,
                    .pageEntriesAhead = pageEntriesAhead,
                    .kvTileFirst = kvTileFirst,
-                   .kvEvictFirstTiles = kvEvictFirstTiles};
+                   .kvEvictFirstTiles = kvEvictFirstTiles,
+                   .kvL2Ahead = kvL2Ahead};
     opts.report = &llvm::outs();
     auto out = mla::compileForChip(file->context(), file->module(), *chip,
                                   opts);

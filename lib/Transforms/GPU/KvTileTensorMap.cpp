@@ -111,6 +111,8 @@ void Lowering::startEarlySend(KvLoopOp loop) {
         kvReadPolicy(loop, lowerV, upperV),
         ld.isPaged() ? rematAt(ld.getTableOffset(), loop, lowerV, m) : Value());
   }
+  prefetchTensorMapTileL2(ld, loop, addc(lowerV, loop.getStep()), upperV,
+                         kvReadPolicy(loop, lowerV, upperV));
   earlySends[ld] = {view, tileAt, mbar};
 }
 
@@ -136,6 +138,37 @@ void Lowering::sendNextTileEarly(LoadOp op) {
       op, rematAt(op.getIndices()[0], loop, next, m),
       rematAt(op.getIndices()[1], loop, next, m), tileAt, mbar, policy,
       op.isPaged() ? rematAt(op.getTableOffset(), loop, next, m) : Value());
+  prefetchTensorMapTileL2(op, loop, addc(next, loop.getStep()),
+                          scalars.lookup(loop.getUpper()), policy);
+}
+
+void Lowering::prefetchTensorMapTileL2(LoadOp op, KvLoopOp loop, Value start,
+                                       Value upper, Value policy) {
+  if (!target.chip.tuning.kvL2Ahead)
+    return;
+  using P = arith::CmpIPredicate;
+  Value cond = arith::AndIOp::create(
+      b, loc(), arith::CmpIOp::create(b, loc(), P::slt, start, upper),
+      arith::CmpIOp::create(b, loc(), P::eq, tid, idx(0)));
+  auto ifOp = scf::IfOp::create(b, loc(), cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  IRMapping m;
+  Value row0 = tensorMapRow(
+      op, rematAt(op.getIndices()[0], loop, start, m),
+      op.isPaged() ? rematAt(op.getTableOffset(), loop, start, m) : Value());
+  Value col0 = rematAt(op.getIndices()[1], loop, start, m);
+  Type i32 = b.getI32Type();
+  auto toI32 = [&](Value x) {
+    return arith::IndexCastOp::create(b, loc(), i32, x).getResult();
+  };
+  // The copy's coordinates (sendTensorMapTile's); a paged tile's reads
+  // take no policy there either.
+  target.tensorTilePrefetchL2(
+      b, loc(), kvMap,
+      {toI32(idx(0)), toI32(row0),
+       toI32(arith::DivUIOp::create(b, loc(), col0, idx(64)))},
+      op.isPaged() ? Value() : policy);
 }
 
 int64_t Lowering::tensorMapBarriers(LoadOp op, int64_t count) {

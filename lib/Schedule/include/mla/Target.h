@@ -226,6 +226,13 @@ struct ChipTuning {
   /// `kv-evict-first-tiles` option (mla-compile --kv-evict-first-tiles)
   /// sets another bound.
   int64_t kvEvictFirstTiles = 0;
+  /// A KV tile that tensor-map copies send into one buffer once its last
+  /// reader is done (fp8 Q and P, Lowering::earlySendable): each send of
+  /// tile t + 1 also asks the L2 for tile t + 2 (a bulk tensor prefetch
+  /// from thread 0), so that one more tile's bytes are on their way from
+  /// DRAM without a second buffer. mla-lower-to-gpu's `kv-l2-ahead`
+  /// option (mla-compile --kv-l2-ahead) turns it on.
+  bool kvL2Ahead = false;
 };
 
 /// Switches that turn one of a chip's tuning choices the other way, for
@@ -237,6 +244,7 @@ struct TuningOverrides {
   bool pageEntriesAhead = false; ///< ChipTuning::pageEntriesAhead on
   bool kvTileFirst = false;      ///< ChipTuning::aheadLoadsFirst off
   int64_t kvEvictFirstTiles = -1; ///< ChipTuning's bound (-1: the chip's)
+  bool kvL2Ahead = false;         ///< ChipTuning::kvL2Ahead on
   void applyTo(ChipTuning &t) const {
     if (wgmmaSmemA)
       t.wgmmaRegisterA = false;
@@ -248,6 +256,8 @@ struct TuningOverrides {
       t.aheadLoadsFirst = false;
     if (kvEvictFirstTiles >= 0)
       t.kvEvictFirstTiles = kvEvictFirstTiles;
+    if (kvL2Ahead)
+      t.kvL2Ahead = true;
   }
 };
 
