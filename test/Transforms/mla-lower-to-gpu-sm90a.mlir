@@ -495,9 +495,11 @@ mla.kernel @tensorMapTwoBuffers(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>,
 // A paged KV tile within one page (pages of 64 rows, tiles of 64 from a
 // split's range): the same tensor-map copies, each box from its page's row,
 // read from the block table just before the copy (entry x 64 + start mod
-// 64). An entry that is negative or past the cache sends the box from the
-// cache's row extent (memref.dim), wholly outside the map, so its rows
-// arrive as zeros. No L2 policy on a paged tile (as on its register loads).
+// 64; the page's rows as the other copy paths take them, an empty range
+// where the entry is negative or past the cache). An empty range sends the
+// box from the cache's row extent (memref.dim), wholly outside the map, so
+// its rows arrive as zeros. No L2 policy on a paged tile (as on its
+// register loads).
 // CHECK-LABEL: gpu.func @tensorMapPaged
 // CHECK-SAME: %[[TABLE:[a-z0-9]+]]: memref<?xi32>, %[[MAP:[a-z0-9]+]]: !llvm.ptr)
 // CHECK: %[[E:.*]] = memref.load %[[TABLE]][%{{.*}}] : memref<?xi32>
@@ -509,7 +511,11 @@ mla.kernel @tensorMapTwoBuffers(%kv: memref<?x64xbf16>, %q: memref<?x64xbf16>,
 // CHECK-NEXT: %[[INC:.*]] = arith.cmpi slt, %[[ROW]], %[[EXT]] : index
 // CHECK: %[[NN:.*]] = arith.cmpi sge, %[[EI]], %c0{{(_[0-9]+)?}} : index
 // CHECK-NEXT: %[[OK:.*]] = arith.andi %[[NN]], %[[INC]] : i1
-// CHECK-NEXT: %[[R:.*]] = arith.select %[[OK]], %[[ROW]], %[[EXT]] : index
+// CHECK: %[[FIRST:.*]] = arith.select %[[OK]], %[[ROW]], %c0{{(_[0-9]+)?}} : index
+// CHECK: %[[LAST:.*]] = arith.select %[[OK]], %{{.*}}, %c0{{(_[0-9]+)?}} : index
+// CHECK-NEXT: %[[SOME:.*]] = arith.cmpi slt, %[[FIRST]], %[[LAST]] : index
+// CHECK: %[[EXT2:.*]] = memref.dim %arg0, %c0{{(_[0-9]+)?}} : memref<?x64xi16>
+// CHECK-NEXT: %[[R:.*]] = arith.select %[[SOME]], %[[FIRST]], %[[EXT2]] : index
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c8192_i32
 // CHECK: %[[R32:.*]] = arith.index_cast %[[R]] : index to i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]], %{{.*}}, box[%{{.*}}, %[[R32]], %{{.*}}] predicate =

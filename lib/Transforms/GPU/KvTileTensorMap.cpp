@@ -200,17 +200,17 @@ int64_t Lowering::tensorMapBarriers(LoadOp op, int64_t count) {
 Value Lowering::tensorMapRow(LoadOp op, Value row0, Value tableOffset) {
   if (!op.isPaged())
     return row0;
-  using P = arith::CmpIPredicate;
-  int64_t page = static_cast<int64_t>(*op.getPageSize());
-  Value e = pageEntry(op, row0, scalars.lookup(op.getTable()), tableOffset);
-  Value first =
-      add(mul(e, page), arith::RemUIOp::create(b, loc(), row0, idx(page)));
-  Value extent =
-      memref::DimOp::create(b, loc(), scalars.lookup(op.getSource()), 0);
-  Value ok = arith::AndIOp::create(
-      b, loc(), arith::CmpIOp::create(b, loc(), P::sge, e, idx(0)),
-      arith::CmpIOp::create(b, loc(), P::slt, first, extent));
-  return arith::SelectOp::create(b, loc(), ok, first, extent);
+  // The page's rows as every copy path takes them (onePageRange: an empty
+  // range where the entry names no row of the cache); an empty one sends
+  // the box from the map's row extent instead.
+  Value source = scalars.lookup(op.getSource());
+  auto [first, last] = onePageRange(
+      op, source, row0, Value(),
+      pageEntry(op, row0, scalars.lookup(op.getTable()), tableOffset));
+  Value some = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
+                                     first, last);
+  return arith::SelectOp::create(b, loc(), some, first,
+                                 memref::DimOp::create(b, loc(), source, 0));
 }
 
 void Lowering::sendTensorMapTile(LoadOp op, Value row0, Value col0, Value dst,
