@@ -83,16 +83,18 @@ artifacts: build
 	  $(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_$$v.mlir --chip=sm_90a \
 	    --wgmma-smem-a --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
 	# sm_90a's e4m3 specs with each tile's send followed by an L2 prefetch
-	# of the tile after it (--kv-l2-ahead: opt-in, not yet timed) under
-	# their own names (ending in _sm90a), which bench/run_h200.sh's wgmma
-	# step checks and times beside the defaults.
+	# of the tile after it (--kv-l2-ahead: opt-in, slower on the H100) and
+	# double-buffered with V^T in place (--e4m3-double-buffer: opt-in,
+	# level on the H100) under their own names (ending in _sm90a), which
+	# bench/run_h200.sh's wgmma step checks and times beside the defaults.
+	for o in l2a:--kv-l2-ahead db:--e4m3-double-buffer; do \
 	for s in fp8_qp8_sm90a fp8_e4m3x2_sm90a; do \
-	  v=$$(echo $$s | sed 's/_sm90a/_l2a_sm90a/'); \
+	  v=$$(echo $$s | sed "s/_sm90a/_$${o%%:*}_sm90a/"); \
 	  sed -e "s/@deepseek_r1_decode_$$s /@deepseek_r1_decode_$$v /" kernels/deepseek_r1_decode_$$s.mlir \
 	    > $(BUILD)/variants/deepseek_r1_decode_$$v.mlir || exit 1; \
 	  grep -q "@deepseek_r1_decode_$$v " $(BUILD)/variants/deepseek_r1_decode_$$v.mlir || exit 1; \
 	  $(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_$$v.mlir --chip=sm_90a \
-	    --kv-l2-ahead --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
+	    $${o#*:} --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done; done
 	# The paged fp8 one-token spec with each tile's page entry loaded a
 	# tile before its bytes (--page-entries-ahead: faster on the H100,
 	# slower on the H200), which bench/paged_h200.py checks and times

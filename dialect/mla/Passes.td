@@ -137,7 +137,13 @@ def MLALowerToGPU : Pass<"mla-lower-to-gpu", "::mlir::ModuleOp"> {
     Option<"kvL2Ahead", "kv-l2-ahead", "bool", /*default=*/"false",
            "sm_90a, a KV tile sent by tensor-map copies into one buffer "
            "after its last reader (fp8 Q and P): each send also asks the L2 "
-           "for the tile after it (ChipTuning::kvL2Ahead on)">
+           "for the tile after it (ChipTuning::kvL2Ahead on)">,
+    Option<"e4m3DoubleBuffer", "e4m3-double-buffer", "bool",
+           /*default=*/"false",
+           "sm_90a, a KV tile read as e4m3 (fp8 Q and P) and sent by "
+           "tensor-map copies: two buffers, V^T transposed into V's own "
+           "atoms so that two programs still fit an SM "
+           "(ChipTuning::e4m3DoubleBuffer on)">
   ];
   let dependentDialects = ["::mlir::amdgpu::AMDGPUDialect",
                            "::mlir::arith::ArithDialect",

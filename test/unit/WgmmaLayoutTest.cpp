@@ -235,6 +235,40 @@ TEST(Fp8TransposeMap, CoversTheTileWithoutBankConflicts) {
   }
 }
 
+// In place (ChipTuning::e4m3DoubleBuffer, Lowering::vtInPlace) V^T takes
+// the tile's own atoms, with a barrier between each round's reads and its
+// writes: sound because a round writes exactly the bytes it read, so no
+// round overwrites a byte that another round has still to read.
+TEST(Fp8TransposeMap, EachRoundWritesTheBytesItRead) {
+  // (64 columns leave half-warps idle in their round: not in place.)
+  for (int64_t cols : {512, 128}) {
+    Fp8TransposeMap m{64, cols, 128};
+    ASSERT_EQ(m.halfWarps() % 4, 0); // whole atoms a round (vtInPlace)
+    ASSERT_EQ(m.tasks() % m.halfWarps(), 0);
+    for (int64_t r = 0; r < m.rounds(); ++r) {
+      std::set<int64_t> read, written;
+      for (int64_t t = 0; t < m.threads; ++t) {
+        int64_t h = t % 32 / 16, j = t % 16, u = r * m.halfWarps() + t / 16;
+        for (int64_t k = 0; k < 16; ++k)
+          for (int64_t q = 0; q < 4; ++q)
+            read.insert(smemSwizzledOffset(m.rowOf(u, h, j, k), m.dim0(u, j),
+                                           m.rows, 1) +
+                        q);
+        for (int64_t i = 0; i < 4; ++i) {
+          int64_t tok = m.group(u) * 64 + m.tokenBlock(u, j) * 16;
+          int64_t at = smemSwizzledOffset(m.dimOf(u, h, j, i), tok % 64,
+                                          m.cols, 1) +
+                       tok / 64 * m.cols * 64;
+          for (int64_t q = 0; q < 16; ++q)
+            written.insert(at + q);
+        }
+      }
+      EXPECT_EQ(read.size(), size_t(m.halfWarps() / 4 * 64 * 64)) << r;
+      EXPECT_TRUE(read == written) << "round " << r;
+    }
+  }
+}
+
 TEST(Wgmma, DescriptorBits) {
   // Start address, leading and stride byte offsets >> 4 at bits 0, 16, 32;
   // swizzle mode 1 (128 bytes) at bits 62-63.

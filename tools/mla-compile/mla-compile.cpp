@@ -89,6 +89,13 @@ static cl::opt<bool> kvL2Ahead(
              "after its last reader (fp8 Q and P): each send also asks the "
              "L2 for the tile after it (for comparison: docs/Design.md)"),
     cl::init(false), cl::cat(compileCategory));
+static cl::opt<bool> e4m3DoubleBuffer(
+    "e4m3-double-buffer",
+    cl::desc("sm_90a, a KV tile read as e4m3 (fp8 Q and P) and sent by "
+             "tensor-map copies: two buffers, V^T transposed into V's own "
+             "atoms so that two programs still fit an SM (for comparison: "
+             "docs/Design.md)"),
+    cl::init(false), cl::cat(compileCategory));
 static cl::opt<std::string> rocmToolkit(
     "rocm-toolkit",
     cl::desc("folder whose llvm/bin/ld.lld links AMDGPU code objects "
@@ -173,7 +180,8 @@ int main(int argc, char **argv) {
                    .pageEntriesAhead = pageEntriesAhead,
                    .kvTileFirst = kvTileFirst,
                    .kvEvictFirstTiles = kvEvictFirstTiles,
-                   .kvL2Ahead = kvL2Ahead};
+                   .kvL2Ahead = kvL2Ahead,
+                   .e4m3DoubleBuffer = e4m3DoubleBuffer};
     opts.report = &llvm::outs();
     auto out = mla::compileForChip(file->context(), file->module(), *chip,
                                   opts);

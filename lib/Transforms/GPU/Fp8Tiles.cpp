@@ -200,8 +200,14 @@ std::shared_ptr<Tile> Lowering::convertInPlace(const Tile &t, Type to) {
   return whole;
 }
 
+bool Lowering::vtInPlace(LoadOp ld) {
+  return ld && target.chip.tuning.e4m3DoubleBuffer && fp8Operands &&
+         prefetch && prefetch->load == ld && tensorMapCopies(ld);
+}
+
 std::shared_ptr<Tile> Lowering::transposedTile(const Tile &t,
-                                               bool barrierAfter) {
+                                               bool barrierAfter,
+                                               bool inPlace) {
   Type elt = t.type.getElementType();
   auto key = std::make_pair(t.view.getAsOpaquePointer(),
                             elt.getAsOpaquePointer());
@@ -223,9 +229,26 @@ std::shared_ptr<Tile> Lowering::transposedTile(const Tile &t,
     whole = std::make_shared<Tile>();
     whole->kind = Kind::Smem;
     whole->type = RankedTensorType::get({cols, rows}, elt);
-    whole->view = allocSmem(cols, rows, elt);
+    auto tileView = t.view.getDefiningOp<memref::ViewOp>();
+    if (inPlace && tileView && rows == 64 && halves % 4 == 0 &&
+        tasks % halves == 0) {
+      // Atom a of V^T (dims 64 a ..) is atom a of the tile (its columns
+      // 64 a ..), 4 KiB either way: each round of the loop below reads its
+      // two atoms whole before it writes them.
+      auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                           gpu::AddressSpace::Workgroup);
+      whole->view = memref::ViewOp::create(
+          b, loc(),
+          MemRefType::get({rows / 64, cols, 64}, storageType(elt), nullptr,
+                          wg),
+          smemBase,
+          addc(tileView.getByteShift(), c0 / 64 * rows * 64), ValueRange{});
+    } else {
+      inPlace = false;
+      whole->view = allocSmem(cols, rows, elt);
+      barrierBeforeRewrite();
+    }
     whole->colOff = -c0;
-    barrierBeforeRewrite();
     // A half-warp's task: 64 of the source's columns (an atom a) of 32 of
     // its rows (token blocks T and T ^ 1 of 16 rows in group g: lanes j < 8
     // take columns 4 j .. of one, lanes j >= 8 those of the other). A lane
@@ -327,6 +350,8 @@ std::shared_ptr<Tile> Lowering::transposedTile(const Tile &t,
           vector::BitCastOp::create(b, loc(), VectorType::get({1}, i32), x),
           ArrayRef<int64_t>{0}));
     }
+    if (inPlace)
+      barrier(); // every lane's reads of the round's atoms
     SmallVector<SmallVector<Value>> out(4); // out[i][q]: column i, rows 4q..
     for (int64_t q = 0; q < 4; ++q) {
       Value *x = &w[4 * q];

@@ -114,6 +114,12 @@ bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
   // than one double-buffered (H200, fp8 Q and P: 61.9 against 67.7 us on
   // the task's geomean, 498 against 593 us at 256 x 8192; the loop is
   // latency-bound there, docs/Performance.md).
+  // Unless its V^T is transposed into the tile's own atoms
+  // (ChipTuning::e4m3DoubleBuffer, vtInPlace): then two buffers where two
+  // programs still fit (V^T's region, otherwise allocated later, is none).
+  if (fp8Operands && target.chip.tuning.e4m3DoubleBuffer &&
+      tensorMapCopies(op) && fits(2, kvStages))
+    return computableAhead(op, loop);
   if (fp8Operands)
     return sendsEarly(op) && !dma && fits(2, 1) && computableAhead(op, loop);
   if (!fits(2, kvStages) && !alone)

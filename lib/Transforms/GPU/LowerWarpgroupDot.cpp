@@ -291,6 +291,11 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   // the next dot and says that no warp still reads K, where a barrier of
   // its own right after the transpose took a second one a tile.
   bool transposed = false;
+  auto ld = op.getRhs().getDefiningOp<LoadOp>();
+  // In place, V^T overwrites the K this dot reads: once it is done.
+  bool inPlace = fp8 && trans && vtInPlace(ld);
+  if (inPlace)
+    target.warpgroupCommitAndWait(b, loc(), 0);
   if (fp8 && trans) {
     auto early = [&](Value v, const Tile &part) {
       for (Operation *reader : v.getUsers())
@@ -301,7 +306,7 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
                               part.type.getElementType(),
                               part.type.getDimSize(0));
           if (bitWidth(next->abType) == 8 &&
-              transposedTile(part, /*barrierAfter=*/false))
+              transposedTile(part, /*barrierAfter=*/false, inPlace))
             transposed = true;
           else
             (void)convertedTile(part, b.getF16Type());
@@ -318,8 +323,8 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
         early(sl.getResult(), part);
       }
   }
-  target.warpgroupCommitAndWait(b, loc(), 0);
-  auto ld = op.getRhs().getDefiningOp<LoadOp>();
+  if (!inPlace)
+    target.warpgroupCommitAndWait(b, loc(), 0);
   if (fp8 && trans && ld && earlySends.count(ld))
     sendNextTileEarly(ld); // its barrier first
   else if (transposed)

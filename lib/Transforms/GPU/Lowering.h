@@ -607,8 +607,16 @@ struct Lowering {
   void storeConverted(Value bytes, Type elt, const Tile &dst, Value r, Value c);
   /// An fp8 tile (swizzled, whole atoms) transposed into a new one (V^T, the
   /// e4m3 form's K-major A), once per source; null if it cannot be. Without
-  /// `barrierAfter` the caller places the barrier before its use.
-  std::shared_ptr<Tile> transposedTile(const Tile &t, bool barrierAfter = true);
+  /// `barrierAfter` the caller places the barrier before its use. With
+  /// `inPlace` (the caller has waited for every reader of `t`) V^T takes
+  /// the source's own atoms where it can: 64 rows, and rounds of the lane
+  /// map that cover whole atoms, each read wholly before it is written.
+  std::shared_ptr<Tile> transposedTile(const Tile &t, bool barrierAfter = true,
+                                      bool inPlace = false);
+  /// Whether the dot that reads `ld` as K transposes its V columns in place
+  /// (ChipTuning::e4m3DoubleBuffer: the double-buffered e4m3 tile, whose
+  /// V^T overwrites V's atoms once S^T has read them).
+  bool vtInPlace(LoadOp ld);
   /// The two 8-element halves (vector<8 x storage of `to`>) of those.
   SmallVector<Value, 2> convertedPieces(Value bytes, Type elt, Type to);
   /// convertedTile's tiles, by source view and type.

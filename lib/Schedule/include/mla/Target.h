@@ -233,6 +233,17 @@ struct ChipTuning {
   /// DRAM without a second buffer. mla-lower-to-gpu's `kv-l2-ahead`
   /// option (mla-compile --kv-l2-ahead) turns it on.
   bool kvL2Ahead = false;
+  /// A KV tile that wgmma reads as e4m3 (fp8 Q and P) and tensor-map
+  /// copies send: two buffers, tile t + 1 sent when tile t's wait is over,
+  /// where two programs still fit an SM because Oᵀ's Vᵀ is transposed into
+  /// V's own atoms once Sᵀ has read them (Lowering::vtInPlace) instead of
+  /// into a region of its own: two tiles in flight a program instead of
+  /// one, sent after Sᵀ. Set on no chip: correct, and on the H100 (DRAM
+  /// already at 90 % of its peak) 1-2 % slower at 64 and 256 x 8192
+  /// (docs/PerformanceLog.md, 2026-12-07). mla-lower-to-gpu's
+  /// `e4m3-double-buffer` option (mla-compile --e4m3-double-buffer) turns
+  /// it on.
+  bool e4m3DoubleBuffer = false;
 };
 
 /// Switches that turn one of a chip's tuning choices the other way, for
@@ -245,6 +256,7 @@ struct TuningOverrides {
   bool kvTileFirst = false;      ///< ChipTuning::aheadLoadsFirst off
   int64_t kvEvictFirstTiles = -1; ///< ChipTuning's bound (-1: the chip's)
   bool kvL2Ahead = false;         ///< ChipTuning::kvL2Ahead on
+  bool e4m3DoubleBuffer = false;  ///< ChipTuning::e4m3DoubleBuffer on
   void applyTo(ChipTuning &t) const {
     if (wgmmaSmemA)
       t.wgmmaRegisterA = false;
@@ -258,6 +270,8 @@ struct TuningOverrides {
       t.kvEvictFirstTiles = kvEvictFirstTiles;
     if (kvL2Ahead)
       t.kvL2Ahead = true;
+    if (e4m3DoubleBuffer)
+      t.e4m3DoubleBuffer = true;
   }
 };
 
