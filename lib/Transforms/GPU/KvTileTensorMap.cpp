@@ -158,17 +158,22 @@ void Lowering::prefetchTensorMapTileL2(LoadOp op, KvLoopOp loop, Value start,
       op, rematAt(op.getIndices()[0], loop, start, m),
       op.isPaged() ? rematAt(op.getTableOffset(), loop, start, m) : Value());
   Value col0 = rematAt(op.getIndices()[1], loop, start, m);
-  Type i32 = b.getI32Type();
+  target.tensorTilePrefetchL2(b, loc(), kvMap, tensorMapBox(row0, col0),
+                              tensorMapPolicy(op, policy));
+}
+
+SmallVector<Value, 3> Lowering::tensorMapBox(Value row, Value col0) {
   auto toI32 = [&](Value x) {
-    return arith::IndexCastOp::create(b, loc(), i32, x).getResult();
+    return arith::IndexCastOp::create(b, loc(), b.getI32Type(), x).getResult();
   };
-  // The copy's coordinates (sendTensorMapTile's); a paged tile's reads
-  // take no policy there either.
-  target.tensorTilePrefetchL2(
-      b, loc(), kvMap,
-      {toI32(idx(0)), toI32(row0),
-       toI32(arith::DivUIOp::create(b, loc(), col0, idx(64)))},
-      op.isPaged() ? Value() : policy);
+  return {toI32(idx(0)), toI32(row),
+          toI32(arith::DivUIOp::create(b, loc(), col0, idx(64)))};
+}
+
+Value Lowering::tensorMapPolicy(LoadOp op, Value policy) {
+  // As the paged tile's register loads take none (KvTileRegisters.cpp: 1.5 %
+  // slower with one on the H100).
+  return op.isPaged() ? Value() : policy;
 }
 
 int64_t Lowering::tensorMapBarriers(LoadOp op, int64_t count) {
@@ -216,17 +221,9 @@ Value Lowering::tensorMapRow(LoadOp op, Value row0, Value tableOffset) {
 void Lowering::sendTensorMapTile(LoadOp op, Value row0, Value col0, Value dst,
                                  Value mbar, Value policy, Value tableOffset) {
   row0 = tensorMapRow(op, row0, tableOffset);
-  // A paged tile takes no L2 policy, as its register loads do not
-  // (KvTileRegisters.cpp: 1.5 % slower with one on the H100).
-  if (op.isPaged())
-    policy = Value();
   auto t = op.getResult().getType();
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
   int64_t eltBytes = storedBytes(t.getElementType());
-  Type i32 = b.getI32Type(), i64 = b.getI64Type();
-  auto toI32 = [&](Value x) {
-    return arith::IndexCastOp::create(b, loc(), i32, x).getResult();
-  };
   Value first =
       arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, tid, idx(0));
   // One copy of `atoms` boxes of rows x 64 columns (128 bytes a row, fp8:
@@ -239,10 +236,9 @@ void Lowering::sendTensorMapTile(LoadOp op, Value row0, Value col0, Value dst,
   int64_t atoms = cols / 64, atomBytes = rows * 64 * eltBytes;
   target.mbarrierExpectBytes(b, loc(), mbar, atoms * atomBytes, first);
   target.tensorTileCopy(
-      b, loc(), arith::IndexCastOp::create(b, loc(), i64, dst), kvMap,
-      {toI32(idx(0)), toI32(row0),
-       toI32(arith::DivUIOp::create(b, loc(), col0, idx(64)))},
-      mbar, first, policy);
+      b, loc(), arith::IndexCastOp::create(b, loc(), b.getI64Type(), dst),
+      kvMap, tensorMapBox(row0, col0), mbar, first,
+      tensorMapPolicy(op, policy));
 }
 
 void Lowering::awaitTensorMapTile(LoadOp op, Value mbar, Value parity,

@@ -467,6 +467,11 @@ struct Lowering {
   void sendTensorMapTile(LoadOp, Value row0, Value col0, Value dst, Value mbar,
                          Value policy, Value tableOffset = Value());
   Value tensorMapRow(LoadOp op, Value row0, Value tableOffset);
+  /// The i32 box coordinates {0, row, col0 / 64} of the map's three
+  /// dimensions, for a copy or a prefetch from map row `row`.
+  SmallVector<Value, 3> tensorMapBox(Value row, Value col0);
+  /// `policy`, or none for a paged tile (whose reads take no L2 policy).
+  Value tensorMapPolicy(LoadOp op, Value policy);
   /// ChipTuning::kvL2Ahead: thread 0 asks the L2 for the tile of `op`
   /// at induction value `start` of `loop`, where that is below `upper`.
   void prefetchTensorMapTileL2(LoadOp op, KvLoopOp loop, Value start,
