@@ -230,8 +230,10 @@ struct ChipTuning {
   /// reader is done (fp8 Q and P, Lowering::earlySendable): each send of
   /// tile t + 1 also asks the L2 for tile t + 2 (a bulk tensor prefetch
   /// from thread 0), so that one more tile's bytes are on their way from
-  /// DRAM without a second buffer. mla-lower-to-gpu's `kv-l2-ahead`
-  /// option (mla-compile --kv-l2-ahead) turns it on.
+  /// DRAM without a second buffer. Set on no chip: on the H100 20-31 %
+  /// slower at 32, 64 and 256 x 8192 (docs/PerformanceLog.md, 2026-12-07).
+  /// mla-lower-to-gpu's `kv-l2-ahead` option (mla-compile --kv-l2-ahead)
+  /// turns it on.
   bool kvL2Ahead = false;
   /// A KV tile that wgmma reads as e4m3 (fp8 Q and P) and tensor-map
   /// copies send: two buffers, tile t + 1 sent when tile t's wait is over,
