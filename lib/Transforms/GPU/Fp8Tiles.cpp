@@ -200,6 +200,12 @@ std::shared_ptr<Tile> Lowering::convertInPlace(const Tile &t, Type to) {
   return whole;
 }
 
+/// Whether the dot that reads `ld` as K transposes its V columns in place
+/// (ChipTuning::e4m3DoubleBuffer: the double-buffered e4m3 tile, whose V^T
+/// overwrites V's atoms once S^T has read them). The caller waits for
+/// every reader of the tile first; transposedTile then takes the source's
+/// own atoms where it can (64 rows, rounds of the lane map that cover whole
+/// atoms), each round reading its atoms wholly before it writes them.
 bool Lowering::vtInPlace(LoadOp ld) {
   return ld && target.chip.tuning.e4m3DoubleBuffer && fp8Operands &&
          prefetch && prefetch->load == ld && tensorMapCopies(ld);

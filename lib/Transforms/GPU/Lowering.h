@@ -457,7 +457,8 @@ struct Lowering {
   /// (startEarlySend); earlySends: view, address, mbarrier. A paged tile
   /// within one page is sent from its page's rows: row0 is the logical
   /// row, `tableOffset` the sequence's place in the block table
-  /// (tensorMapRow).
+  /// (tensorMapRow). tensorMapBox: a copy's (or prefetch's) i32 box
+  /// coordinates; tensorMapPolicy: none for a paged tile.
   bool tensorMapCopies(LoadOp op);
   bool earlySendable(LoadOp op);
   void startEarlySend(KvLoopOp loop);
@@ -467,10 +468,7 @@ struct Lowering {
   void sendTensorMapTile(LoadOp, Value row0, Value col0, Value dst, Value mbar,
                          Value policy, Value tableOffset = Value());
   Value tensorMapRow(LoadOp op, Value row0, Value tableOffset);
-  /// The i32 box coordinates {0, row, col0 / 64} of the map's three
-  /// dimensions, for a copy or a prefetch from map row `row`.
   SmallVector<Value, 3> tensorMapBox(Value row, Value col0);
-  /// `policy`, or none for a paged tile (whose reads take no L2 policy).
   Value tensorMapPolicy(LoadOp op, Value policy);
   /// ChipTuning::kvL2Ahead: thread 0 asks the L2 for the tile of `op`
   /// at induction value `start` of `loop`, where that is below `upper`.
@@ -612,15 +610,10 @@ struct Lowering {
   void storeConverted(Value bytes, Type elt, const Tile &dst, Value r, Value c);
   /// An fp8 tile (swizzled, whole atoms) transposed into a new one (V^T, the
   /// e4m3 form's K-major A), once per source; null if it cannot be. Without
-  /// `barrierAfter` the caller places the barrier before its use. With
-  /// `inPlace` (the caller has waited for every reader of `t`) V^T takes
-  /// the source's own atoms where it can: 64 rows, and rounds of the lane
-  /// map that cover whole atoms, each read wholly before it is written.
+  /// `barrierAfter` the caller places the barrier before its use;
+  /// `inPlace`: into `t`'s own atoms where it can (vtInPlace).
   std::shared_ptr<Tile> transposedTile(const Tile &t, bool barrierAfter = true,
                                       bool inPlace = false);
-  /// Whether the dot that reads `ld` as K transposes its V columns in place
-  /// (ChipTuning::e4m3DoubleBuffer: the double-buffered e4m3 tile, whose
-  /// V^T overwrites V's atoms once S^T has read them).
   bool vtInPlace(LoadOp ld);
   /// The two 8-element halves (vector<8 x storage of `to`>) of those.
   SmallVector<Value, 2> convertedPieces(Value bytes, Type elt, Type to);
