@@ -207,8 +207,12 @@ std::shared_ptr<Tile> Lowering::convertInPlace(const Tile &t, Type to) {
 /// own atoms where it can (64 rows, rounds of the lane map that cover whole
 /// atoms), each round reading its atoms wholly before it writes them.
 bool Lowering::vtInPlace(LoadOp ld) {
-  return ld && target.chip.tuning.e4m3DoubleBuffer && fp8Operands &&
-         prefetch && prefetch->load == ld && tensorMapCopies(ld);
+  return ld && prefetch && prefetch->load == ld && e4m3DoubleBuffered(ld);
+}
+
+bool Lowering::e4m3DoubleBuffered(LoadOp ld) {
+  return target.chip.tuning.e4m3DoubleBuffer && fp8Operands &&
+         tensorMapCopies(ld) && ld.getResult().getType().getDimSize(0) == 64;
 }
 
 std::shared_ptr<Tile> Lowering::transposedTile(const Tile &t,
@@ -241,14 +245,8 @@ std::shared_ptr<Tile> Lowering::transposedTile(const Tile &t,
       // Atom a of V^T (dims 64 a ..) is atom a of the tile (its columns
       // 64 a ..), 4 KiB either way: each round of the loop below reads its
       // two atoms whole before it writes them.
-      auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
-                                           gpu::AddressSpace::Workgroup);
-      whole->view = memref::ViewOp::create(
-          b, loc(),
-          MemRefType::get({rows / 64, cols, 64}, storageType(elt), nullptr,
-                          wg),
-          smemBase,
-          addc(tileView.getByteShift(), c0 / 64 * rows * 64), ValueRange{});
+      whole->view = swizzledViewAt(
+          addc(tileView.getByteShift(), c0 / 64 * rows * 64), cols, rows, elt);
     } else {
       inPlace = false;
       whole->view = allocSmem(cols, rows, elt);

@@ -115,10 +115,9 @@ bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
   // the task's geomean, 498 against 593 us at 256 x 8192; the loop is
   // latency-bound there, docs/Performance.md).
   // Unless its V^T is transposed into the tile's own atoms
-  // (ChipTuning::e4m3DoubleBuffer, vtInPlace): then two buffers where two
-  // programs still fit (V^T's region, otherwise allocated later, is none).
-  if (fp8Operands && target.chip.tuning.e4m3DoubleBuffer &&
-      tensorMapCopies(op) && fits(2, kvStages))
+  // (e4m3DoubleBuffered, vtInPlace): then two buffers where two programs
+  // still fit (V^T's region, otherwise allocated later, is none).
+  if (e4m3DoubleBuffered(op) && fits(2, kvStages))
     return computableAhead(op, loop);
   if (fp8Operands)
     return sendsEarly(op) && !dma && fits(2, 1) && computableAhead(op, loop);
@@ -568,8 +567,8 @@ LogicalResult Lowering::lowerPrefetchedLoad(LoadOp op) {
   auto tile = std::make_shared<Tile>();
   tile->kind = Kind::Smem;
   tile->type = op.getResult().getType();
-  tile->view = memref::ViewOp::create(b, loc(), p.viewType, smemBase,
-                                      bufferAt(iter), ValueRange{});
+  tile->view = smemViewAt(bufferAt(iter), p.viewType.getShape(),
+                          p.viewType.getElementType());
   tiles[op] = tile;
   return success();
 }

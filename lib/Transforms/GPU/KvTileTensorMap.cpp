@@ -262,13 +262,10 @@ void Lowering::awaitTensorMapTile(LoadOp op, Value mbar, Value parity,
   auto ifOp = scf::IfOp::create(b, loc(), partial, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  auto wg =
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   Value base =
       memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase);
-  Value view = memref::ViewOp::create(
-      b, loc(), MemRefType::get({chunks, 4}, i32, nullptr, wg), smemBase,
-      arith::SubIOp::create(b, loc(), dst, base), ValueRange{});
+  Value view = smemViewAt(arith::SubIOp::create(b, loc(), dst, base),
+                          {chunks, 4}, i32);
   Value zero = arith::ConstantOp::create(
       b, loc(),
       DenseElementsAttr::get(VectorType::get({4}, i32),

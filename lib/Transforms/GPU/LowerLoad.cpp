@@ -128,13 +128,8 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
     // fp8 staged in the upper half of its converted tile's region, atoms
     // of 64 columns (stagesInPlace).
     tile->convertInto = allocSmem(rows, cols, to);
-    auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
-                                         gpu::AddressSpace::Workgroup);
     lastSmemOffset += rows * cols;
-    tile->view = memref::ViewOp::create(
-        b, loc(),
-        MemRefType::get({cols / 64, rows, 64}, storageType(elt), nullptr, wg),
-        smemBase, idx(lastSmemOffset), ValueRange{});
+    tile->view = swizzledViewAt(idx(lastSmemOffset), rows, cols, elt);
   } else {
     tile->view = allocSmem(rows, cols, elt);
   }

@@ -99,6 +99,15 @@ struct Lowering {
   /// mla/SharedMemoryPlan.h), placed by `smem`. The view's shape is the
   /// padded one; tiles index it in range. `swizzle` forces the swizzle.
   Value allocSmem(int64_t rows, int64_t cols, Type elt, bool swizzle = false);
+  /// A view of shape `shape` and element type `storage` on the shared
+  /// memory from byte `offset` on (an index): every view of a tile's bytes
+  /// is one of these.
+  Value smemViewAt(Value offset, ArrayRef<int64_t> shape, Type storage);
+  /// The swizzled view ([cols / 64][rows][64], see swizzled) of a
+  /// rows x cols tile of `elt` at byte `offset`.
+  Value swizzledViewAt(Value offset, int64_t rows, int64_t cols, Type elt) {
+    return smemViewAt(offset, {cols / 64, rows, 64}, storageType(elt));
+  }
 
   /// Whether a rows x cols tile of `elt` is stored swizzled
   /// (smemSwizzledOffset: atoms of 64 columns, a row's 16-byte chunks
@@ -615,6 +624,12 @@ struct Lowering {
   std::shared_ptr<Tile> transposedTile(const Tile &t, bool barrierAfter = true,
                                       bool inPlace = false);
   bool vtInPlace(LoadOp ld);
+  /// Whether the KV tile `ld` is the e4m3 form's double-buffered one
+  /// (ChipTuning::e4m3DoubleBuffer): fp8 operands, tensor-map copies, 64
+  /// rows (the in-place transpose's atoms). canPrefetch gives it two
+  /// buffers where two programs still fit; vtInPlace then transposes V
+  /// into its own atoms.
+  bool e4m3DoubleBuffered(LoadOp ld);
   /// The two 8-element halves (vector<8 x storage of `to`>) of those.
   SmallVector<Value, 2> convertedPieces(Value bytes, Type elt, Type to);
   /// convertedTile's tiles, by source view and type.

@@ -49,14 +49,18 @@ Value Lowering::allocSmem(int64_t rows, int64_t cols, Type elt, bool swizzle) {
   // bits 4-6 by bits 7-9.
   int64_t offset = smem.place(bytes, swz ? 1024 : 16);
   lastSmemOffset = offset;
+  if (swz)
+    return swizzledViewAt(idx(offset), rows, cols, elt);
+  return smemViewAt(idx(offset), {rows, padded}, st);
+}
+
+Value Lowering::smemViewAt(Value offset, ArrayRef<int64_t> shape,
+                           Type storage) {
   auto wg =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  SmallVector<int64_t> shape = {rows, padded};
-  if (swz)
-    shape = {cols / 64, rows, 64};
   return memref::ViewOp::create(b, loc(),
-                                MemRefType::get(shape, st, nullptr, wg),
-                                smemBase, idx(offset), ValueRange{});
+                                MemRefType::get(shape, storage, nullptr, wg),
+                                smemBase, offset, ValueRange{});
 }
 
 FailureOr<AccLayout> Lowering::accLayout(RankedTensorType t) {
@@ -134,12 +138,10 @@ std::shared_ptr<Tile> Lowering::materialize(Value v,
   } else if (narrowing) {
     // The same bytes of shared memory, read as the narrower type.
     auto def = root->view.getDefiningOp<memref::ViewOp>();
-    auto memT = cast<MemRefType>(root->view.getType());
-    out->view = memref::ViewOp::create(
-        b, loc(),
-        MemRefType::get(memT.getShape(), storageType(elt), nullptr,
-                        memT.getMemorySpace()),
-        def.getSource(), def.getByteShift(), ValueRange{});
+    out->view =
+        smemViewAt(def.getByteShift(),
+                   cast<MemRefType>(root->view.getType()).getShape(),
+                   storageType(elt));
   } else {
     out->view = allocSmem(rows, cols, elt);
   }
