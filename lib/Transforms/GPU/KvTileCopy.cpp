@@ -44,9 +44,13 @@ Value Lowering::rematAt(Value v, KvLoopOp loop, Value iv, IRMapping &m) {
   return c->getResult(cast<OpResult>(v).getResultNumber());
 }
 
-Value Lowering::kvReadPolicy(KvLoopOp loop, Value lower, Value upper) {
+Value Lowering::kvReadPolicy(LoadOp op, KvLoopOp loop, Value lower,
+                             Value upper) {
   int64_t few = target.chip.tuning.kvEvictFirstTiles;
-  if (few <= 0)
+  // A paged tile's reads take none: with a policy its register loads ran
+  // 1.5 % slower at 64 and 256 x 8192 (evict-normal there; H100,
+  // docs/PerformanceLog.md, 2026-12-06, twenty-fourth session).
+  if (few <= 0 || op.isPaged())
     return Value();
   return target.l2ReadPolicy(
       b, loc(),
@@ -478,7 +482,7 @@ std::optional<Prefetch> Lowering::startPrefetch(KvLoopOp loop,
       if (pf->mbarOffset >= 0)
         sendTensorMapTile(pf->load, row0, col0, addc(smem, pf->offsets[i]),
                           mbarAt(*this, *pf, idx(i)),
-                          kvReadPolicy(loop, lowerV, upperV), tableOffset);
+                          kvReadPolicy(pf->load, loop, lowerV, upperV), tableOffset);
       else
         emitAsyncTileCopy(pf->load, row0, col0, bound, idx(pf->offsets[i]),
                           table, tableOffset);
@@ -510,7 +514,7 @@ static void sendTileAt(Lowering &L, const Prefetch &p, Value next,
   if (mbar) {
     L.sendTensorMapTile(
         op, row0, col0, L.add(smem, buffer()), mbar(),
-        L.kvReadPolicy(p.loop, p.lower, p.upper),
+        L.kvReadPolicy(op, p.loop, p.lower, p.upper),
         op.isPaged() ? L.rematAt(op.getTableOffset(), p.loop, next, m)
                      : Value());
     return;

@@ -512,13 +512,12 @@ std::optional<RegPrefetch> Lowering::startRegisterPrefetch(KvLoopOp loop) {
   rp->loop = loop;
   Value any = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, lowerV,
                                     upperV);
-  // fp8 bytes from contiguous rows only. With a policy a paged tile's loads
-  // ran 1.5 % slower at 64 and 256 x 8192 (evict-normal there), and
-  // mxfp4's (dequantised) were level on the geomean and 0.5-1.4 % slower at
-  // 256 x 8192 (H100, docs/PerformanceLog.md, 2026-12-06, twenty-fourth and
-  // twenty-fifth sessions).
-  if (!rp->dequant && !rp->load.isPaged())
-    rp->l2Policy = kvReadPolicy(loop, lowerV, upperV);
+  // fp8 bytes only (and not paged: kvReadPolicy). With a policy mxfp4's
+  // (dequantised) loads were level on the geomean and 0.5-1.4 % slower at
+  // 256 x 8192 (H100, docs/PerformanceLog.md, 2026-12-06, twenty-fifth
+  // session).
+  if (!rp->dequant)
+    rp->l2Policy = kvReadPolicy(rp->load, loop, lowerV, upperV);
   bool ahead = entryAhead(*this, *rp);
   Value first = ahead ? pageEntryAt(*this, *rp, lowerV, upperV) : Value();
   rp->cur = loadTileToRegisters(*rp, lowerV, any, first);

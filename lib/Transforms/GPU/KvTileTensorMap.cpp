@@ -108,11 +108,11 @@ void Lowering::startEarlySend(KvLoopOp loop) {
     sendTensorMapTile(
         ld, rematAt(ld.getIndices()[0], loop, lowerV, m),
         rematAt(ld.getIndices()[1], loop, lowerV, m), tileAt, mbar,
-        kvReadPolicy(loop, lowerV, upperV),
+        kvReadPolicy(ld, loop, lowerV, upperV),
         ld.isPaged() ? rematAt(ld.getTableOffset(), loop, lowerV, m) : Value());
   }
   prefetchTensorMapTileL2(ld, loop, addc(lowerV, loop.getStep()), upperV,
-                         kvReadPolicy(loop, lowerV, upperV));
+                         kvReadPolicy(ld, loop, lowerV, upperV));
   earlySends[ld] = {view, tileAt, mbar};
 }
 
@@ -132,7 +132,7 @@ void Lowering::sendNextTileEarly(LoadOp op) {
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
   IRMapping m;
-  Value policy = kvReadPolicy(loop, scalars.lookup(loop.getLower()),
+  Value policy = kvReadPolicy(op, loop, scalars.lookup(loop.getLower()),
                               scalars.lookup(loop.getUpper()));
   sendTensorMapTile(
       op, rematAt(op.getIndices()[0], loop, next, m),
@@ -159,7 +159,7 @@ void Lowering::prefetchTensorMapTileL2(LoadOp op, KvLoopOp loop, Value start,
       op.isPaged() ? rematAt(op.getTableOffset(), loop, start, m) : Value());
   Value col0 = rematAt(op.getIndices()[1], loop, start, m);
   target.tensorTilePrefetchL2(b, loc(), kvMap, tensorMapBox(row0, col0),
-                              tensorMapPolicy(op, policy));
+                              policy);
 }
 
 /// The i32 box coordinates {0, row, col0 / 64} of the map's three
@@ -170,12 +170,6 @@ SmallVector<Value, 3> Lowering::tensorMapBox(Value row, Value col0) {
   };
   return {toI32(idx(0)), toI32(row),
           toI32(arith::DivUIOp::create(b, loc(), col0, idx(64)))};
-}
-
-Value Lowering::tensorMapPolicy(LoadOp op, Value policy) {
-  // As the paged tile's register loads take none (KvTileRegisters.cpp: 1.5 %
-  // slower with one on the H100).
-  return op.isPaged() ? Value() : policy;
 }
 
 int64_t Lowering::tensorMapBarriers(LoadOp op, int64_t count) {
@@ -239,8 +233,7 @@ void Lowering::sendTensorMapTile(LoadOp op, Value row0, Value col0, Value dst,
   target.mbarrierExpectBytes(b, loc(), mbar, atoms * atomBytes, first);
   target.tensorTileCopy(
       b, loc(), arith::IndexCastOp::create(b, loc(), b.getI64Type(), dst),
-      kvMap, tensorMapBox(row0, col0), mbar, first,
-      tensorMapPolicy(op, policy));
+      kvMap, tensorMapBox(row0, col0), mbar, first, policy);
 }
 
 void Lowering::awaitTensorMapTile(LoadOp op, Value mbar, Value parity,

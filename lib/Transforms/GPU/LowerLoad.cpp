@@ -184,7 +184,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
         if (!sent) {
           auto loop = cast<KvLoopOp>(op->getParentOp());
           Value policy =
-              kvReadPolicy(loop, kvLower, scalars.lookup(loop.getUpper()));
+              kvReadPolicy(op, loop, kvLower, scalars.lookup(loop.getUpper()));
           // Early: the first tile here (unless sent at the Q load), every
           // later one right after the previous tile's last reader
           // (sendNextTileEarly).

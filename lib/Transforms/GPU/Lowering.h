@@ -452,10 +452,11 @@ struct Lowering {
                          Value dstOffset, Value table = Value(),
                          Value tableOffset = Value(), bool wholeTiles = false);
 
-  /// The L2 policy (ChipTuning::kvEvictFirstTiles; null: none) of KV loop
-  /// `loop`'s tile reads, its lowered bounds `lower` and `upper`: the
-  /// register loads' and the tensor-map copies' alike.
-  Value kvReadPolicy(KvLoopOp loop, Value lower, Value upper);
+  /// The L2 policy (ChipTuning::kvEvictFirstTiles; null: none) of the
+  /// reads of KV tile `op` in loop `loop`, its lowered bounds `lower` and
+  /// `upper`: the register loads' and the tensor-map copies' alike. None
+  /// for a paged tile.
+  Value kvReadPolicy(LoadOp op, KvLoopOp loop, Value lower, Value upper);
 
   /// KvTileTensorMap.cpp: whether KV tile `op` is sent by the tensor memory
   /// accelerator (ChipFacts::bulkTensorCopies); `count` mbarriers (set up
@@ -467,7 +468,7 @@ struct Lowering {
   /// within one page is sent from its page's rows: row0 is the logical
   /// row, `tableOffset` the sequence's place in the block table
   /// (tensorMapRow). tensorMapBox: a copy's (or prefetch's) i32 box
-  /// coordinates; tensorMapPolicy: none for a paged tile.
+  /// coordinates.
   bool tensorMapCopies(LoadOp op);
   bool earlySendable(LoadOp op);
   void startEarlySend(KvLoopOp loop);
@@ -478,7 +479,6 @@ struct Lowering {
                          Value policy, Value tableOffset = Value());
   Value tensorMapRow(LoadOp op, Value row0, Value tableOffset);
   SmallVector<Value, 3> tensorMapBox(Value row, Value col0);
-  Value tensorMapPolicy(LoadOp op, Value policy);
   /// ChipTuning::kvL2Ahead: thread 0 asks the L2 for the tile of `op`
   /// at induction value `start` of `loop`, where that is below `upper`.
   void prefetchTensorMapTileL2(LoadOp op, KvLoopOp loop, Value start,
