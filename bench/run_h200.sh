@@ -116,6 +116,9 @@ fi
 if [ -f artifacts/deepseek_r1_decode_fp8_e4m3x2_sm90a_paged64.json ]; then
   step "L2 pace (fp8 sm_90a)" python3 bench/probe_l2_pace.py --json "$OUT/l2pace.json"
 fi
+# Whether the program slots 256 x 8192 leaves idle are capacity: the fp8
+# sm_90a specs at 248 / 256 / 264 sequences of 8192.
+step "idle slots (fp8 sm_90a)" python3 bench/probe_idle_slots.py --json "$OUT/idleslots.json"
 # The single launch for small batches (issue 19 item 2): stage 1 combining
 # its splits in one cluster against stage 2, checked and timed.
 step "single launch" python3 bench/single_launch_h200.py --reps 30 --json "$OUT/single.json"
@@ -129,7 +132,7 @@ step "host time" python3 bench/probe_host.py
 # timed as the task times a call (queued; graph replays after a
 # synchronised flush had favoured other counts on the H100).
 step "split sweep" python3 bench/sweep_splits.py --queued
-grep -E "^ +[0-9]+/[0-9]+|paged checks|mxfp4 checks|refusal|^geomean (fp8|deepseek)|paged 64 /|pgahead|malformed table|^[0-9]+x8192 (fp8|bf16): contiguous|^[0-9]+x[0-9]+: call|serving checks|MTP 2 /|FlashMLA =|_m32:|bf16 task|^task [0-9]|^[0-9]+x8192 .*q_seq_len|geomean|memory bandwidth|failed|memcheck case|^time |^memcheck |ERROR SUMMARY|RACECHECK SUMMARY|^mtp |relative error|chosen|bad inputs refused|indptr battery|^FAIL|^aliased|^distinct|^check deepseek" "$OUT/log.txt" |
+grep -E "^ +[0-9]+/[0-9]+|paged checks|mxfp4 checks|refusal|^geomean (fp8|deepseek)|paged 64 /|pgahead|malformed table|^[0-9]+x8192 (fp8|bf16): contiguous|^[0-9]+x[0-9]+: call|serving checks|MTP 2 /|FlashMLA =|_m32:|bf16 task|^task [0-9]|^[0-9]+x8192 .*q_seq_len|geomean|memory bandwidth|failed|memcheck case|^time |^memcheck |ERROR SUMMARY|RACECHECK SUMMARY|^mtp |relative error|chosen|bad inputs refused|indptr battery|^FAIL|^aliased|^distinct|^check deepseek|^forward |^reverse " "$OUT/log.txt" |
   grep -v " ok$" | tail -40
 printf '%s\n' "${summary[@]}"
 exit $status
