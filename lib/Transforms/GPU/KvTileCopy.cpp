@@ -482,7 +482,8 @@ std::optional<Prefetch> Lowering::startPrefetch(KvLoopOp loop,
       if (pf->mbarOffset >= 0)
         sendTensorMapTile(pf->load, row0, col0, addc(smem, pf->offsets[i]),
                           mbarAt(*this, *pf, idx(i)),
-                          kvReadPolicy(pf->load, loop, lowerV, upperV), tableOffset);
+                          kvReadPolicy(pf->load, loop, lowerV, upperV),
+                          tableOffset);
       else
         emitAsyncTileCopy(pf->load, row0, col0, bound, idx(pf->offsets[i]),
                           table, tableOffset);
