@@ -210,6 +210,10 @@ bool Lowering::vtInPlace(LoadOp ld) {
   return ld && prefetch && prefetch->load == ld && e4m3DoubleBuffered(ld);
 }
 
+/// Whether the KV tile `ld` is the e4m3 form's double-buffered one
+/// (ChipTuning::e4m3DoubleBuffer): fp8 operands, tensor-map copies, 64 rows
+/// (the in-place transpose's atoms). canPrefetch gives it two buffers where
+/// two programs still fit; vtInPlace then transposes V into its own atoms.
 bool Lowering::e4m3DoubleBuffered(LoadOp ld) {
   return target.chip.tuning.e4m3DoubleBuffer && fp8Operands &&
          tensorMapCopies(ld) && ld.getResult().getType().getDimSize(0) == 64;

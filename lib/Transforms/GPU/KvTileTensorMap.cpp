@@ -33,6 +33,7 @@
 
 namespace mlir::mla::gpulower {
 
+/// Whether KV tile `op` is sent by the tensor memory accelerator.
 bool Lowering::tensorMapCopies(LoadOp op) {
   if (!target.chip.facts.bulkTensorCopies || !func ||
       (op.isPaged() && !tilesWithinOnePage(op)) || !contiguousRows(op))
@@ -60,6 +61,9 @@ bool Lowering::tensorMapCopies(LoadOp op) {
   return loop && loop->getParentOp() == kernel.getOperation();
 }
 
+/// Whether `op` is an e4m3 S^T's single buffer, which gets its next tile
+/// after that dot (sendNextTileEarly) and its first at the Q load
+/// (startEarlySend).
 bool Lowering::earlySendable(LoadOp op) {
   if (!fp8Operands || !tensorMapCopies(op))
     return false;
@@ -172,6 +176,7 @@ SmallVector<Value, 3> Lowering::tensorMapBox(Value row, Value col0) {
           toI32(arith::DivUIOp::create(b, loc(), col0, idx(64)))};
 }
 
+/// `count` mbarriers, set up at entry; returns their byte offset.
 int64_t Lowering::tensorMapBarriers(LoadOp op, int64_t count) {
   // One map per kernel: its last argument.
   if (!kvMap) {
@@ -198,6 +203,9 @@ int64_t Lowering::tensorMapBarriers(LoadOp op, int64_t count) {
   return offset;
 }
 
+/// The map row of logical row `row0`: a paged tile within one page is sent
+/// from its page's rows, `tableOffset` the sequence's place in the block
+/// table.
 Value Lowering::tensorMapRow(LoadOp op, Value row0, Value tableOffset) {
   if (!op.isPaged())
     return row0;
@@ -214,6 +222,7 @@ Value Lowering::tensorMapRow(LoadOp op, Value row0, Value tableOffset) {
                                  memref::DimOp::create(b, loc(), source, 0));
 }
 
+/// One tile's copy to `dst` on `mbar` under `policy` (kvReadPolicy's).
 void Lowering::sendTensorMapTile(LoadOp op, Value row0, Value col0, Value dst,
                                  Value mbar, Value policy, Value tableOffset) {
   row0 = tensorMapRow(op, row0, tableOffset);
@@ -236,6 +245,8 @@ void Lowering::sendTensorMapTile(LoadOp op, Value row0, Value col0, Value dst,
       kvMap, tensorMapBox(row0, col0), mbar, first, policy);
 }
 
+/// The wait for `mbar`'s phase `parity`, then rows from `bound` (if any)
+/// zeroed.
 void Lowering::awaitTensorMapTile(LoadOp op, Value mbar, Value parity,
                                   Value row0, Value bound, Value dst) {
   target.mbarrierWait(b, loc(), mbar, parity);

@@ -99,15 +99,10 @@ struct Lowering {
   /// mla/SharedMemoryPlan.h), placed by `smem`. The view's shape is the
   /// padded one; tiles index it in range. `swizzle` forces the swizzle.
   Value allocSmem(int64_t rows, int64_t cols, Type elt, bool swizzle = false);
-  /// A view of shape `shape` and element type `storage` on the shared
-  /// memory from byte `offset` on (an index): every view of a tile's bytes
-  /// is one of these.
+  /// Every view of shared memory: `shape` of `storage` from byte `offset`
+  /// (an index); swizzledViewAt: a rows x cols tile of `elt`, swizzled.
   Value smemViewAt(Value offset, ArrayRef<int64_t> shape, Type storage);
-  /// The swizzled view ([cols / 64][rows][64], see swizzled) of a
-  /// rows x cols tile of `elt` at byte `offset`.
-  Value swizzledViewAt(Value offset, int64_t rows, int64_t cols, Type elt) {
-    return smemViewAt(offset, {cols / 64, rows, 64}, storageType(elt));
-  }
+  Value swizzledViewAt(Value offset, int64_t rows, int64_t cols, Type elt);
 
   /// Whether a rows x cols tile of `elt` is stored swizzled
   /// (smemSwizzledOffset: atoms of 64 columns, a row's 16-byte chunks
@@ -458,17 +453,9 @@ struct Lowering {
   /// for a paged tile.
   Value kvReadPolicy(LoadOp op, KvLoopOp loop, Value lower, Value upper);
 
-  /// KvTileTensorMap.cpp: whether KV tile `op` is sent by the tensor memory
-  /// accelerator (ChipFacts::bulkTensorCopies); `count` mbarriers (set up
-  /// at entry; their byte offset); one tile's copy to `dst` on `mbar`
-  /// under `policy` (kvReadPolicy's); the wait for its phase, then rows
-  /// from `bound` (if any) zeroed. An e4m3 S^T's single buffer gets its
-  /// next tile after that dot (earlySendable), its first at the Q load
-  /// (startEarlySend); earlySends: view, address, mbarrier. A paged tile
-  /// within one page is sent from its page's rows: row0 is the logical
-  /// row, `tableOffset` the sequence's place in the block table
-  /// (tensorMapRow). tensorMapBox: a copy's (or prefetch's) i32 box
-  /// coordinates.
+  /// KvTileTensorMap.cpp: KV tiles sent by the tensor memory accelerator
+  /// (ChipFacts::bulkTensorCopies), their mbarriers, copies and waits, the
+  /// e4m3 single buffer's early sends (earlySends: view, address, mbarrier).
   bool tensorMapCopies(LoadOp op);
   bool earlySendable(LoadOp op);
   void startEarlySend(KvLoopOp loop);
@@ -624,11 +611,6 @@ struct Lowering {
   std::shared_ptr<Tile> transposedTile(const Tile &t, bool barrierAfter = true,
                                       bool inPlace = false);
   bool vtInPlace(LoadOp ld);
-  /// Whether the KV tile `ld` is the e4m3 form's double-buffered one
-  /// (ChipTuning::e4m3DoubleBuffer): fp8 operands, tensor-map copies, 64
-  /// rows (the in-place transpose's atoms). canPrefetch gives it two
-  /// buffers where two programs still fit; vtInPlace then transposes V
-  /// into its own atoms.
   bool e4m3DoubleBuffered(LoadOp ld);
   /// The two 8-element halves (vector<8 x storage of `to`>) of those.
   SmallVector<Value, 2> convertedPieces(Value bytes, Type elt, Type to);

@@ -54,6 +54,12 @@ Value Lowering::allocSmem(int64_t rows, int64_t cols, Type elt, bool swizzle) {
   return smemViewAt(idx(offset), {rows, padded}, st);
 }
 
+/// The swizzled view of a tile: [cols / 64][rows][64] (see swizzled).
+Value Lowering::swizzledViewAt(Value offset, int64_t rows, int64_t cols,
+                               Type elt) {
+  return smemViewAt(offset, {cols / 64, rows, 64}, storageType(elt));
+}
+
 Value Lowering::smemViewAt(Value offset, ArrayRef<int64_t> shape,
                            Type storage) {
   auto wg =
