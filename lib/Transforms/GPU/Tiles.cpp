@@ -40,7 +40,6 @@ void Lowering::init(Location l) {
 }
 
 Value Lowering::allocSmem(int64_t rows, int64_t cols, Type elt, bool swizzle) {
-  Type st = storageType(elt);
   int64_t eltBytes = storedBytes(elt);
   bool swz = swizzle || swizzled(rows, cols, elt);
   int64_t padded = swz ? cols : paddedRowBytes(cols * eltBytes) / eltBytes;
@@ -49,12 +48,10 @@ Value Lowering::allocSmem(int64_t rows, int64_t cols, Type elt, bool swizzle) {
   // bits 4-6 by bits 7-9.
   int64_t offset = smem.place(bytes, swz ? 1024 : 16);
   lastSmemOffset = offset;
-  if (swz)
-    return swizzledViewAt(idx(offset), rows, cols, elt);
-  return smemViewAt(idx(offset), {rows, padded}, st);
+  return swz ? swizzledViewAt(idx(offset), rows, cols, elt)
+             : smemViewAt(idx(offset), {rows, padded}, storageType(elt));
 }
 
-/// The swizzled view of a tile: [cols / 64][rows][64] (see swizzled).
 Value Lowering::swizzledViewAt(Value offset, int64_t rows, int64_t cols,
                                Type elt) {
   return smemViewAt(offset, {cols / 64, rows, 64}, storageType(elt));
