@@ -5,8 +5,10 @@
 // a kernel and keeps each tile value's placement; its methods are defined
 // by op family:
 //
-//   Tiles.cpp         shared memory, placements, fill / cast / scale /
-//                     slice / mask, stores, the KV loop and ifs, the op walk
+//   Tiles.cpp         shared-memory regions and views, placements
+//   TileOps.cpp       fill / cast / scale / slice / mask, stores
+//   OpWalk.cpp        barriers, scf.if / scf.for, the op walk and the
+//                     placement report
 //   LowerLoad.cpp     tile loads
 //   KvTileCopy.cpp    the KV tile straight to shared memory (cp.async, LDS
 //                     DMA) and its double buffer
@@ -146,7 +148,7 @@ struct Lowering {
 
   /// A workgroup barrier (after an async-proxy fence where wgmma reads shared
   /// memory, unless not `asyncFence`); with `anyOf` (i1) the target's voting
-  /// barrier, whose vote it returns (TargetInfo::barrierAny). Tiles.cpp.
+  /// barrier, whose vote it returns (TargetInfo::barrierAny). OpWalk.cpp.
   Value barrier(Value anyOf = {}, bool asyncFence = true);
 
   /// The barrier before overwriting a shared-memory region that the
@@ -536,7 +538,7 @@ struct Lowering {
   lowerElementwise(Value result, Value source,
                    std::function<Value(OpBuilder &, Location, Value)> fn);
 
-  // The elementwise tile ops, slices and masks (Tiles.cpp); mla.dequant of
+  // The elementwise tile ops, slices and masks (TileOps.cpp); mla.dequant of
   // shared-memory byte tiles into a bf16 tile there (LowerDequant.cpp).
   LogicalResult lowerCast(CastOp op);
   LogicalResult lowerScale(ScaleOp op);
