@@ -79,6 +79,23 @@ struct LoadLowering : TilePattern<LoadOp> {
     loopNest(rw, loc, tileT.getShape(), [&](ValueRange iv) {
       SmallVector<Value> idx = bufferIndices(rw, loc, a.getIndices(), iv);
       size_t rowDim = idx.size() - iv.size();
+      // Where `ok`, what `then` stores; else zero. Each branch stores: no
+      // value of the (possibly narrow) element type flows through a select
+      // or phi, which hosts without bf16 / fp8 arithmetic would promote
+      // through a library call.
+      auto storeOrZero = [&](OpBuilder &b, Location l, Value ok,
+                             function_ref<void(OpBuilder &, Location)> then) {
+        scf::IfOp::create(
+            b, l, ok,
+            [&](OpBuilder &nb, Location nl) {
+              then(nb, nl);
+              scf::YieldOp::create(nb, nl);
+            },
+            [&](OpBuilder &nb, Location nl) {
+              store(nb, nl, storedZero(nb, nl, elt), out, iv);
+              scf::YieldOp::create(nb, nl);
+            });
+      };
       if (op.isPaged()) {
         // Row x is table[offset + x / P] * P + x % P where the entry names
         // a row of the source; the table is read for rows below the bound.
@@ -102,16 +119,9 @@ struct LoadLowering : TilePattern<LoadOp> {
               arith::CmpIOp::create(b, l, P::slt, row, rows));
           SmallVector<Value> phys = idx;
           phys[rowDim] = row;
-          scf::IfOp::create(
-              b, l, ok,
-              [&](OpBuilder &nb, Location nl) {
-                store(nb, nl, load(nb, nl, a.getSource(), phys), out, iv);
-                scf::YieldOp::create(nb, nl);
-              },
-              [&](OpBuilder &nb, Location nl) {
-                store(nb, nl, storedZero(nb, nl, elt), out, iv);
-                scf::YieldOp::create(nb, nl);
-              });
+          storeOrZero(b, l, ok, [&](OpBuilder &nb, Location nl) {
+            store(nb, nl, load(nb, nl, a.getSource(), phys), out, iv);
+          });
         };
         if (!a.getBound()) {
           gather(rw, loc);
@@ -119,16 +129,7 @@ struct LoadLowering : TilePattern<LoadOp> {
         }
         Value in = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::slt, x,
                                          a.getBound());
-        scf::IfOp::create(
-            rw, loc, in,
-            [&](OpBuilder &b, Location l) {
-              gather(b, l);
-              scf::YieldOp::create(b, l);
-            },
-            [&](OpBuilder &b, Location l) {
-              store(b, l, storedZero(b, l, elt), out, iv);
-              scf::YieldOp::create(b, l);
-            });
+        storeOrZero(rw, loc, in, gather);
         return;
       }
       if (!a.getBound()) {
@@ -137,19 +138,9 @@ struct LoadLowering : TilePattern<LoadOp> {
       }
       Value inRange = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::slt,
                                             idx[rowDim], a.getBound());
-      // Each branch stores: no value of the (possibly narrow) element type
-      // flows through a select or phi, which hosts without bf16 / fp8
-      // arithmetic would promote through a library call.
-      scf::IfOp::create(
-          rw, loc, inRange,
-          [&](OpBuilder &b, Location l) {
-            store(b, l, load(b, l, a.getSource(), idx), out, iv);
-            scf::YieldOp::create(b, l);
-          },
-          [&](OpBuilder &b, Location l) {
-            store(b, l, storedZero(b, l, elt), out, iv);
-            scf::YieldOp::create(b, l);
-          });
+      storeOrZero(rw, loc, inRange, [&](OpBuilder &b, Location l) {
+        store(b, l, load(b, l, a.getSource(), idx), out, iv);
+      });
     });
     rw.replaceOp(op, out);
     return success();
