@@ -3,24 +3,9 @@
 // Part of mla-lower-to-gpu (lib/Transforms/MLALowerToGPU.cpp; its banner
 // describes the placements, Placements.h declares them). The Lowering walks
 // a kernel and keeps each tile value's placement; its methods are defined
-// by op family:
-//
-//   Tiles.cpp         shared-memory regions and views, placements
-//   TileOps.cpp       fill / cast / scale / slice / mask, stores
-//   OpWalk.cpp        barriers, scf.if / scf.for, the op walk and the
-//                     placement report
-//   LowerLoad.cpp     tile loads
-//   KvTileCopy.cpp    the KV tile straight to shared memory (cp.async, LDS
-//                     DMA) and its double buffer
-//   KvTileTensorMap.cpp  the same by tensor-map copies and an mbarrier
-//   LowerDequant.cpp  block-scaled (mxfp4) tiles decoded to bf16
-//   Operands.cpp      matrix operands read from shared memory
-//   LowerDot.cpp      mla.dot on the chip's matrix instruction
-//   LowerWarpgroupDot.cpp  mla.dot on wgmma from shared memory (sm_90a),
-//                     fp8 tiles converted for it
-//   LowerSoftmax.cpp  row reductions, online softmax, finalize
-//   LowerSplitK.cpp   the split-K combine
-//   LowerTerms.cpp    two narrow-float terms of a tile, and their sum
+// by op family, one file each (Tiles.cpp, TileOps.cpp, OpWalk.cpp, KvLoop.cpp,
+// LowerLoad.cpp, ...): docs/Design.md's table "Where the lowering lives"
+// says which file holds what.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MLA_TRANSFORMS_GPU_LOWERING_H
