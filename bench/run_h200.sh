@@ -7,11 +7,15 @@
 #
 #   OUT=/tmp/out bash bench/run_h200.sh
 #
-# Writes $OUT/h200.json (checks + timings, seed port beside ours) and
-# $OUT/log.txt; prints a summary last. Exits non-zero if any check fails.
+# Writes $OUT/log.txt and $OUT/results.json, which holds every step's JSON
+# under its name (h200: checks + timings, seed port beside ours; wgmma,
+# serving, paged, mxfp4, qmag, l2pace, idleslots, single): two files, as
+# the device tool returns at most eight. Prints a summary last. Exits
+# non-zero if any check fails.
 set -u
 OUT=${OUT:-/tmp/mla-out}
 mkdir -p "$OUT"
+RAW=$(mktemp -d) # the steps' JSON files until results.json bundles them
 export MLA_ARTIFACTS=${MLA_ARTIFACTS:-artifacts} PYTHONPATH=python PYTHONUNBUFFERED=1
 status=0
 summary=()
@@ -29,7 +33,7 @@ step() { # name, command...
 baseline=()
 [ -f artifacts/seed_triton_nv.py ] && baseline=(--baseline artifacts/seed_triton_nv.py)
 # (a) + (b): 28 checks (fp8 and bf16 KV) and the 8 task shapes timed.
-step "checks + timing" python3 bench/bench_h200.py "${baseline[@]}" --reps 30 --json "$OUT/h200.json"
+step "checks + timing" python3 bench/bench_h200.py "${baseline[@]}" --reps 30 --json "$RAW/h200.json"
 # custom_kernel's fallbacks for fp8 KV where no sm_90a spec is compiled:
 # sm_90's qp16 spec, then the bf16 Q and P one.
 step "sm_90 qp16 spec checks" env MLA_SPEC_FP8=deepseek_r1_decode_fp8_qp16 \
@@ -45,7 +49,7 @@ step "memcheck (qp8 spec)" env MLA_SPEC_FP8=deepseek_r1_decode_fp8_qp8 \
 # fp8 Q at any magnitude (the _qbig / _qsmall variants make artifacts compiles).
 step "qp8 specs, Q times 2^10 and 2^-12" python3 bench/q_magnitude_h200.py \
   --specs deepseek_r1_decode_fp8_qp8,deepseek_r1_decode_fp8_qp8_sm90a,deepseek_r1_decode_fp8_e4m3x2_sm90a \
-  --json "$OUT/qmag.json"
+  --json "$RAW/qmag.json"
 # Bad inputs (issue #16's table, the rows Python answers): an error naming
 # the argument, nothing launched.
 step "bad inputs refused" python3 bench/check_inputs.py
@@ -77,7 +81,7 @@ fi
 # (e.g. block_m = 32 copies, named <spec>_m32), checked and timed too.
 extra=$(cd artifacts && ls *_m32.json 2>/dev/null | sed 's/\.json$//' | paste -sd, -)
 step "serving shapes" python3 bench/serving_h200.py "${flashmla[@]}" "${baseline[@]}" --extra-specs "$extra" \
-  --reps 30 --json "$OUT/serving.json"
+  --reps 30 --json "$RAW/serving.json"
 step "memcheck (serving shapes)" compute-sanitizer --tool memcheck --error-exitcode 3 \
   python3 bench/serving_h200.py --memcheck-case
 # (fp8 MTP 2 runs on two warpgroups that share shared memory: racecheck.)
@@ -86,14 +90,14 @@ step "racecheck (serving shapes)" compute-sanitizer --tool racecheck --error-exi
 # Paged KV (issue 17): block tables of 64-row pages and token lists against
 # the float32 reference, malformed tables, and page 64 timed beside
 # contiguous KV and FlashMLA's paged decode.
-step "paged KV" python3 bench/paged_h200.py "${flashmla[@]}" --reps 30 --json "$OUT/paged.json"
+step "paged KV" python3 bench/paged_h200.py "${flashmla[@]}" --reps 30 --json "$RAW/paged.json"
 step "memcheck (paged KV)" compute-sanitizer --tool memcheck --error-exitcode 3 \
   python3 bench/paged_h200.py --memcheck-case
 # mxfp4 KV (issue 18): the task's third format against the float32
 # reference on the dequantised cache, timed beside fp8 (and the schedule
 # variants make artifacts compiles).
 mx=$(cd artifacts && ls deepseek_r1_decode_mxfp4*.json 2>/dev/null | sed 's/\.json$//' | paste -sd, -)
-step "mxfp4 KV" python3 bench/mxfp4_h200.py --variants "$mx" --reps 30 --json "$OUT/mxfp4.json"
+step "mxfp4 KV" python3 bench/mxfp4_h200.py --variants "$mx" --reps 30 --json "$RAW/mxfp4.json"
 step "memcheck (mxfp4 KV)" compute-sanitizer --tool memcheck --error-exitcode 3 \
   python3 bench/mxfp4_h200.py --memcheck-case
 step "racecheck (mxfp4 KV)" compute-sanitizer --tool racecheck --error-exitcode 3 \
@@ -105,7 +109,7 @@ step "racecheck (mxfp4 KV)" compute-sanitizer --tool racecheck --error-exitcode 
 wg=$(cd artifacts && ls *_sm90a.json 2>/dev/null | grep -v mxfp4 | sed 's/\.json$//' | paste -sd, -)
 if [ -n "$wg" ]; then
   step "wgmma (sm_90a)" python3 bench/wgmma_h200.py "${flashmla[@]}" --specs "$wg" --reps 30 \
-    --json "$OUT/wgmma.json"
+    --json "$RAW/wgmma.json"
   step "memcheck (sm_90a)" compute-sanitizer --tool memcheck --error-exitcode 3 \
     python3 bench/wgmma_h200.py --specs "$wg" --memcheck-case
   step "racecheck (sm_90a)" compute-sanitizer --tool racecheck --error-exitcode 3 \
@@ -114,14 +118,14 @@ fi
 # The fp8 sm_90a specs' loop pace with the KV L2-resident (block-table
 # twins on aliased pages) beside their DRAM-bound time, 256 x 8192.
 if [ -f artifacts/deepseek_r1_decode_fp8_e4m3x2_sm90a_paged64.json ]; then
-  step "L2 pace (fp8 sm_90a)" python3 bench/probe_l2_pace.py --json "$OUT/l2pace.json"
+  step "L2 pace (fp8 sm_90a)" python3 bench/probe_l2_pace.py --json "$RAW/l2pace.json"
 fi
 # Whether the program slots 256 x 8192 leaves idle are capacity: the fp8
 # sm_90a specs at 248 / 256 / 264 sequences of 8192.
-step "idle slots (fp8 sm_90a)" python3 bench/probe_idle_slots.py --json "$OUT/idleslots.json"
+step "idle slots (fp8 sm_90a)" python3 bench/probe_idle_slots.py --json "$RAW/idleslots.json"
 # The single launch for small batches (issue 19 item 2): stage 1 combining
 # its splits in one cluster against stage 2, checked and timed.
-step "single launch" python3 bench/single_launch_h200.py --reps 30 --json "$OUT/single.json"
+step "single launch" python3 bench/single_launch_h200.py --reps 30 --json "$RAW/single.json"
 step "memcheck (single launch)" compute-sanitizer --tool memcheck --error-exitcode 3 \
   python3 bench/single_launch_h200.py --memcheck-case
 step "racecheck (single launch)" compute-sanitizer --tool racecheck --error-exitcode 3 \
@@ -134,5 +138,12 @@ step "host time" python3 bench/probe_host.py
 step "split sweep" python3 bench/sweep_splits.py --queued
 grep -E "^ +[0-9]+/[0-9]+|paged checks|mxfp4 checks|refusal|^geomean (fp8|deepseek)|paged 64 /|pgahead|malformed table|^[0-9]+x8192 (fp8|bf16): contiguous|^[0-9]+x[0-9]+: call|serving checks|MTP 2 /|FlashMLA =|_m32:|bf16 task|^task [0-9]|^[0-9]+x8192 .*q_seq_len|geomean|memory bandwidth|failed|memcheck case|^time |^memcheck |ERROR SUMMARY|RACECHECK SUMMARY|^mtp |relative error|chosen|bad inputs refused|indptr battery|^FAIL|^aliased|^distinct|^check deepseek|^forward |^reverse " "$OUT/log.txt" |
   grep -v " ok$" | tail -40
+python3 - "$RAW" "$OUT/results.json" <<'PY'
+import glob, json, os, sys
+raw, out = sys.argv[1:]
+with open(out, "w") as f:
+    json.dump({os.path.basename(p)[:-5]: json.load(open(p))
+               for p in sorted(glob.glob(os.path.join(raw, "*.json")))}, f, indent=1)
+PY
 printf '%s\n' "${summary[@]}"
 exit $status
