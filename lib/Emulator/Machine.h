@@ -234,6 +234,10 @@ float asF(uint32_t b);
 /// s_waitcnt: lets the loads through that vmcnt <= vm / lgkmcnt <= lgkm
 /// guarantee.
 void waitcnt(Exec &x, unsigned vm, unsigned lgkm);
+/// Before an instruction issues: fails the dispatch (naming both
+/// instructions) where it reads, or (a non-load) overwrites, a register
+/// still waiting for a load. Exec.cpp.
+bool checkHazards(Exec &x, const Inst &in);
 uint32_t asU(float f);
 
 } // namespace mla::emu

@@ -3,7 +3,7 @@
 // Semantics from the ISA guides' "Data Share Operations", "Vector Memory
 // Buffer Instructions", "Flat, Scratch and Global Instructions" and "Scalar
 // Memory Operations". Loads read memory at issue and hand their data to the
-// wait model (Dispatch.cpp); stores write at issue and count on the same
+// wait model (Exec.cpp); stores write at issue and count on the same
 // counter. LDS accesses outside the workgroup's allocation and global
 // accesses outside the registered buffers fault. Raw buffer accesses (stride
 // 0) are range-checked per dword against num_records as the guide states for
