@@ -10,12 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "Machine.h"
 
-#include "llvm/Support/Format.h"
-#include "llvm/Support/raw_ostream.h"
-
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 
 using namespace llvm;
