@@ -16,6 +16,7 @@ set -u
 OUT=${OUT:-/tmp/mla-out}
 mkdir -p "$OUT"
 RAW=$(mktemp -d) # the steps' JSON files until results.json bundles them
+trap 'rm -rf "$RAW"' EXIT
 export MLA_ARTIFACTS=${MLA_ARTIFACTS:-artifacts} PYTHONPATH=python PYTHONUNBUFFERED=1
 status=0
 summary=()
@@ -32,7 +33,7 @@ step() { # name, command...
 }
 baseline=()
 [ -f artifacts/seed_triton_nv.py ] && baseline=(--baseline artifacts/seed_triton_nv.py)
-# (a) + (b): 28 checks (fp8 and bf16 KV) and the 8 task shapes timed.
+# (a) + (b): 30 checks (fp8 and bf16 KV) and the 8 task shapes timed.
 step "checks + timing" python3 bench/bench_h200.py "${baseline[@]}" --reps 30 --json "$RAW/h200.json"
 # custom_kernel's fallbacks for fp8 KV where no sm_90a spec is compiled:
 # sm_90's qp16 spec, then the bf16 Q and P one.
