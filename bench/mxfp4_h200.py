@@ -107,8 +107,7 @@ def bound(spec):
 
 def use_spec(name):
     """custom_kernel's mxfp4 spec from now on (spec_for's choice reset)."""
-    mla_torch._SPECS["mxfp4"] = [name]
-    mla_torch._chosen.clear()
+    mla_torch.use_specs("mxfp4", [name])
 
 
 def extreme_scales(data):

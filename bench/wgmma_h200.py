@@ -42,15 +42,13 @@ EDGE = [[1], [17], [1000], [8191], [0, 5, 64, 65, 1000, 0, 130]]
 def use_spec(fmt, name):
     """custom_kernel's spec for `fmt` from now on: `name` (None: the
     default list)."""
-    mla_torch._SPECS[fmt] = [name] if name else DEFAULTS[fmt]
-    mla_torch._chosen.clear()
+    mla_torch.use_specs(fmt, [name] if name else None)
 
 
 def geo(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
-DEFAULTS = {k: list(v) for k, v in mla_torch._SPECS.items()}
 # sm_90's (mma.sync) spec of each format, the comparison.
 SM90 = {"bf16": "deepseek_r1_decode_bf16", "fp8": "deepseek_r1_decode_fp8_qp16"}
 

@@ -24,6 +24,15 @@ implementation (Spec.decode) without the dispatcher.
 Plans (mla_plan_decode) are cached per spec, batch, max_kv_len and host
 lengths: a call on new buffers, or after kv_indptr changed in place, is one
 mla_decode_run.
+
+Where python/build_torch_fast.py has built mla_torch_fast into
+$MLA_ARTIFACTS (for this torch), custom_kernel first asks it: a call whose
+inputs match one the Python path accepted before (the config values it
+reads, every tensor's type, dtype, sizes, strides and device, the stream)
+is replayed in C++, output allocation and mla_decode_run included; any
+other call runs the Python path, which answers bad inputs and hands the
+accepted ones to the module (python/mla_torch_fast.cpp says why).
+MLA_TORCH_FAST=0 leaves it unused.
 """
 import ctypes
 import os
@@ -63,6 +72,7 @@ _DEFAULT_SPECS = {"fp8": ["deepseek_r1_decode_fp8_qp16_sm90a", "deepseek_r1_deco
                     "deepseek_r1_decode_mxfp4"]}
 _SPECS = {k: [os.environ[f"MLA_SPEC_{k.upper()}"]] if f"MLA_SPEC_{k.upper()}" in os.environ
           else list(v) for k, v in _DEFAULT_SPECS.items()}
+_STARTING_SPECS = {k: list(v) for k, v in _SPECS.items()}  # use_specs(fmt) restores
 # mxfp4 KV: the packed bytes as uint8 / int8 or torch's fp4x2 type, the
 # scales as uint8 or torch's e8m0 type (those that this torch has).
 _FP4X2 = tuple(getattr(torch, n) for n in ("float4_e2m1fn_x2",) if hasattr(torch, n))
@@ -418,6 +428,48 @@ def set_one_launch(on):
     _one_launch = None if on is None else bool(on)
     for s in _specs.values():
         s.entries = {k: v for k, v in s.entries.items() if k[0] == "qo"}
+    if _fast is not None:
+        _fast.forget()
+
+
+def use_specs(kv_format, names=None):
+    """The specs custom_kernel and spec_for try for `kv_format`, first
+    found wins (None: those of the start, MLA_SPEC_<FORMAT> or
+    _DEFAULT_SPECS); drops the choices and remembered calls made so far."""
+    _SPECS[kv_format] = list(names) if names else list(_STARTING_SPECS[kv_format])
+    _chosen.clear()
+    if _fast is not None:
+        _fast.forget()
+
+
+def _load_fast():
+    """python/mla_torch_fast.cpp's module from $MLA_ARTIFACTS when it is
+    there, built for this torch and this launcher ABI, and MLA_TORCH_FAST is
+    not 0 (python/build_torch_fast.py builds it); else None."""
+    if os.environ.get("MLA_TORCH_FAST", "1") == "0" or torch.version.hip:
+        return None
+    import importlib.machinery
+    import importlib.util
+    import sysconfig
+    path = os.path.join(os.environ.get("MLA_ARTIFACTS", "artifacts"),
+                        "mla_torch_fast" + sysconfig.get_config_var("EXT_SUFFIX"))
+    if not os.path.exists(path):
+        return None
+    loader = importlib.machinery.ExtensionFileLoader("mla_torch_fast", path)
+    spec = importlib.util.spec_from_file_location("mla_torch_fast", path, loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    if module.TORCH_VERSION != torch.__version__ or module.ABI_VERSION != L.ABI_VERSION:
+        import warnings
+        warnings.warn(f"{path} was built for torch {module.TORCH_VERSION} and launcher ABI "
+                      f"{module.ABI_VERSION} (this is torch {torch.__version__}, ABI "
+                      f"{L.ABI_VERSION}): not used; rebuild it with "
+                      f"python/build_torch_fast.py")
+        return None
+    return module
+
+
+_fast = _load_fast()
 
 
 def spec_named(name, device=None):
@@ -593,6 +645,13 @@ def _config_check(s, config):
 
 
 def custom_kernel(data):
+    if _fast is not None:
+        # A call like one this path accepted before (same config values,
+        # tensor dtypes, shapes, strides, devices and stream): replayed in
+        # C++ (python/mla_torch_fast.cpp), the launcher's checks included.
+        out = _fast.lookup(data)
+        if out is not None:
+            return out
     q, kv_data, qo_indptr, kv_indptr, config = data
     fmt = config.get("kv_format", "fp8")
     if fmt not in _SPECS:
@@ -628,10 +687,30 @@ def custom_kernel(data):
     # _as_kernel_inputs converts for callers that want that.
     # config["validate"] = True checks the indptrs' contents on the host
     # (one synchronisation) and raises ValueError on bad ones.
-    return s.decode(q, kv, scale, qo_indptr, kv_indptr, config["batch_size"],
-                    config["kv_seq_len"], config.get("kv_indptr_host"),
-                    validate=bool(config.get("validate", False)), kv_indices=kv_indices,
-                    kv_scales=scales)
+    validate = bool(config.get("validate", False))
+    out = s.decode(q, kv, scale, qo_indptr, kv_indptr, config["batch_size"],
+                   config["kv_seq_len"], config.get("kv_indptr_host"),
+                   validate=validate, kv_indices=kv_indices, kv_scales=scales)
+    if (_fast is not None and fmt in ("fp8", "bf16") and kv_indices is None and not validate
+            and config.get("kv_indptr_host") is None):
+        _remember(data, s, config)
+    return out
+
+
+def _remember(data, s, config):
+    """Hands the call the Python path just accepted to mla_torch_fast:
+    its inputs and the plan entry, argument struct, workspace and stream it
+    ran with (the entry keeps them alive)."""
+    entry = s.entries.get(_plan_key(config["batch_size"], config["kv_seq_len"], 0, None))
+    if entry is None:
+        return
+    plan, args, workspaces, _, _ = entry
+    stream = _current_stream(s.device)
+    ws = workspaces.get(stream)
+    _fast.remember(data, s.context.ctx.value, ctypes.addressof(plan), ctypes.addressof(args),
+                   ctypes.cast(s.context.lib.mla_decode_run, ctypes.c_void_p).value,
+                   s.out_dtype, s.heads, s.v_dim, stream or 0,
+                   ws.data_ptr() if ws is not None else 0, (s, entry, ws), s.context._check)
 
 
 def mla_with_kvcache(q, k_cache, block_table, cache_seqlens, kv_scale=None, max_kv_len=None,
