@@ -34,10 +34,13 @@ def refused(name, call, expect, phrase):
 
 
 def case(name, mutate, expect, phrase):
-    """custom_kernel on the task's inputs, one argument made bad."""
+    """custom_kernel on the task's inputs, one argument made bad, after a
+    call on the good ones (which mla_torch_fast, where built, remembers:
+    a bad call must not pass as a remembered one)."""
     data, _ = B.make_inputs([100, 37, 256], "fp8", 7)
     q, kvd, qo, kvp, config = data
     kvd = dict(kvd)
+    M.custom_kernel((q, kvd, qo, kvp, dict(config)))
     args = [q, kvd, qo, kvp, dict(config)]
     mutate(args)
     return refused(name, lambda: M.custom_kernel(tuple(args)), expect, phrase)
@@ -113,6 +116,7 @@ paged_cases = [
         a["cache_seqlens"].fill_(300), a.__setitem__("validate", True)), L.LauncherError,
      "cache_seqlens[0] is 300"),
 ]
+print(f"mla_torch_fast: {'loaded' if M._fast is not None else 'not built'}")
 failed = sum(not case(*c) for c in cases) + sum(not paged_case(*c) for c in paged_cases)
 n = len(cases) + len(paged_cases)
 print(f"{n - failed} of {n} bad inputs refused with the expected error")

@@ -8,8 +8,9 @@
 #   OUT=/tmp/out bash bench/run_h200.sh
 #
 # Writes $OUT/log.txt and $OUT/results.json, which holds every step's JSON
-# under its name (h200: checks + timings, seed port beside ours; wgmma,
-# serving, paged, mxfp4, qmag, l2pace, idleslots, single): two files, as
+# under its name (h200: checks + timings, seed port beside ours; fast:
+# custom_kernel with and without mla_torch_fast; wgmma, serving, paged,
+# mxfp4, qmag, l2pace, idleslots, single): two files, as
 # the device tool returns at most eight. Prints a summary last. Exits
 # non-zero if any check fails.
 set -u
@@ -33,6 +34,12 @@ step() { # name, command...
 }
 baseline=()
 [ -f artifacts/seed_triton_nv.py ] && baseline=(--baseline artifacts/seed_triton_nv.py)
+# custom_kernel's remembered calls in C++ (python/mla_torch_fast.cpp), built
+# for this torch first, so that every step below runs custom_kernel as a
+# caller with it does; then checked and timed against the Python path alone.
+step "build mla_torch_fast" python3 python/build_torch_fast.py
+step "mla_torch_fast against the Python path" python3 bench/probe_torch_fast.py --reps 30 \
+  --json "$RAW/fast.json"
 # (a) + (b): 30 checks (fp8 and bf16 KV) and the 8 task shapes timed.
 step "checks + timing" python3 bench/bench_h200.py "${baseline[@]}" --reps 30 --json "$RAW/h200.json"
 # custom_kernel's fallbacks for fp8 KV where no sm_90a spec is compiled:
