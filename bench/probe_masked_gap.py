@@ -22,7 +22,7 @@ ap.add_argument("--shape", default="256x8192")
 args = ap.parse_args()
 bs, kv = (int(x) for x in args.shape.split("x"))
 if args.spec:
-    M._SPECS["fp8"] = [args.spec]
+    M.use_specs("fp8", [args.spec])
 s = M.spec_for("fp8", None, 1)
 data, _ = B.make_inputs([kv] * bs, "fp8", 1)
 q, kv_data, qo, kvp, _ = data

@@ -10,8 +10,9 @@ calls, in one process: checks, then the task shapes' times.
     Python path's on the same inputs, and the module's lookup a hit; fresh
     input tensors hit too; a call on another stream misses, runs the Python
     path, and is remembered beside the first; a changed config value, a
-    changed dtype and a non-contiguous q miss; use_specs and set_one_launch
-    forget. Exits 1 if any fails.
+    changed dtype and a non-contiguous q miss, and so does a call after
+    _SPECS was edited directly; use_specs and set_one_launch forget.
+    Exits 1 if any fails.
 (b) Times, the task shapes, fp8 (the default spec): whole-call µs, L2
     flushed, queued, median of --reps (bench_h200's methods): fresh inputs
     every call and repeated inputs, and the host time of a cold call (CPU
@@ -98,6 +99,12 @@ def checks():
             ("kv as uint8 codes", (q, dict(kvd, fp8=(kvd["fp8"][0].view(torch.uint8),
                                                      kvd["fp8"][1])), qo, kvp, config))):
         expect(f"{label}: a miss", fast.lookup(d) is None)
+    M.custom_kernel(data)
+    M._SPECS["fp8"] = list(M._SPECS["fp8"])  # a direct edit: another list
+    expect("_SPECS['fp8'] replaced directly: a miss", fast.lookup(data) is None)
+    M.custom_kernel(data)
+    M._SPECS["fp8"].insert(0, "deepseek_r1_decode_no_such_spec")  # edited in place
+    expect("_SPECS['fp8'] edited in place: a miss", fast.lookup(data) is None)
     M.use_specs("fp8")
     expect("use_specs forgets", fast.size() == 0)
     M.custom_kernel(data)

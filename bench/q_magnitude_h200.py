@@ -33,8 +33,7 @@ VARIANTS = {"_qbig": 10, "_qsmall": -12}
 
 
 def check(spec, log2_factor, lengths, seed):
-    mla_torch._SPECS["fp8"] = [spec]
-    mla_torch._chosen.clear()
+    mla_torch.use_specs("fp8", [spec])
     data, deq = B.make_inputs(lengths, "fp8", seed)
     q, kvd, qo, kvp, config = data
     factor = 2.0 ** log2_factor

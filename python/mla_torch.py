@@ -466,6 +466,7 @@ def _load_fast():
                       f"{L.ABI_VERSION}): not used; rebuild it with "
                       f"python/build_torch_fast.py")
         return None
+    module.bind(_SPECS)
     return module
 
 

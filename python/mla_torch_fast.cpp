@@ -12,7 +12,8 @@
 // later lookup(data) whose inputs match a remembered call in everything the
 // Python path looked at - the config keys custom_kernel and _config_check
 // read (same type, same value), the kv_data structure, every tensor's exact
-// type, dtype, sizes, strides and device - does what the Python path would:
+// type, dtype, sizes, strides and device, torch's current stream and the
+// spec list (_SPECS) it chose from - does what the Python path would:
 // allocates the output, writes the buffers' addresses into the remembered
 // argument struct and calls mla_decode_run (which still validates the
 // pointers and the workspace, and launches). Anything else is a miss
@@ -61,6 +62,11 @@ struct Ref {
   PyObject *p = nullptr;
   Ref() = default;
   explicit Ref(PyObject *o) : p(o) { Py_XINCREF(p); }
+  static Ref steal(PyObject *o) {
+    Ref r;
+    r.p = o;
+    return r;
+  }
   Ref(const Ref &o) : p(o.p) { Py_XINCREF(p); }
   Ref &operator=(const Ref &o) {
     Py_XINCREF(o.p);
@@ -205,7 +211,34 @@ struct Entry {
   void *workspace;
   Ref keep;  ///< the spec, plan entry and workspace the pointers live in
   Ref check; ///< raises the launcher's error for a status (Context._check)
+  /// mla_torch._SPECS[kv_format] when remembered, and a copy of it: the
+  /// spec choice the call was made under (use_specs forgets the memo; a
+  /// direct edit of the list, or a new one, makes the entry a miss).
+  Ref specs, specsCopy;
 };
+
+/// mla_torch._SPECS (bind()).
+Ref &specsDict = *new Ref;
+
+/// _SPECS[kv_format] of a call with this key (borrowed; null if none).
+PyObject *specsOf(const CallKey &key) {
+  if (!specsDict.p)
+    return nullptr;
+  PyObject *fmt = key.config[0].value.p;
+  return fmt ? PyDict_GetItem(specsDict.p, fmt)
+             : PyDict_GetItemString(specsDict.p, "fp8");
+}
+
+/// Whether the spec choice is still the one `e` was remembered under.
+bool sameSpecs(const Entry &e) {
+  PyObject *now = specsOf(e.key);
+  if (!now || now != e.specs.p)
+    return false;
+  int eq = PyObject_RichCompareBool(now, e.specsCopy.p, Py_EQ);
+  if (eq < 0)
+    PyErr_Clear();
+  return eq == 1;
+}
 
 /// The remembered calls, newest last; a few shapes at a time. Never
 /// destroyed: its references must not be released after the interpreter
@@ -252,6 +285,13 @@ PyObject *remember(PyObject *, PyObject *const *a, Py_ssize_t n) {
   e.device = e.key.tensors[0].deviceIndex;
   e.keep = Ref(a[10]);
   e.check = Ref(a[11]);
+  PyObject *specs = specsOf(e.key);
+  if (!specs || !PyList_CheckExact(specs))
+    Py_RETURN_FALSE;
+  e.specs = Ref(specs);
+  e.specsCopy = Ref::steal(PySequence_List(specs));
+  if (!e.specsCopy.p)
+    return nullptr;
   for (auto it = memo.begin(); it != memo.end(); ++it)
     if (it->stream == e.stream && sameCall(it->key, e.key)) {
       memo.erase(it);
@@ -275,7 +315,7 @@ PyObject *lookup(PyObject *, PyObject *data) {
     Py_RETURN_NONE;
   for (auto it = memo.rbegin(); it != memo.rend(); ++it) {
     Entry &e = *it;
-    if (!sameCall(e.key, key))
+    if (!sameCall(e.key, key) || !sameSpecs(e))
       continue;
     void *stream = c10::cuda::getCurrentCUDAStream(e.device).stream();
     if (stream != e.stream)
@@ -312,6 +352,17 @@ PyObject *lookup(PyObject *, PyObject *data) {
   END_HANDLE_TH_ERRORS
 }
 
+/// bind(specs): mla_torch._SPECS, the spec lists by KV format.
+PyObject *bind(PyObject *, PyObject *specs) {
+  if (!PyDict_Check(specs)) {
+    PyErr_SetString(PyExc_TypeError, "bind takes mla_torch._SPECS (a dict)");
+    return nullptr;
+  }
+  specsDict = Ref(specs);
+  memo.clear();
+  Py_RETURN_NONE;
+}
+
 PyObject *forget(PyObject *, PyObject *) {
   memo.clear();
   Py_RETURN_NONE;
@@ -324,6 +375,7 @@ PyMethodDef methods[] = {
      "lookup(data): custom_kernel for a call like one remembered, else None"},
     {"remember", reinterpret_cast<PyCFunction>(reinterpret_cast<void *>(remember)),
      METH_FASTCALL, "remember(data, ...): a call the Python path accepted"},
+    {"bind", bind, METH_O, "bind(specs): mla_torch._SPECS"},
     {"forget", forget, METH_NOARGS, "forget(): drop every remembered call"},
     {"size", size, METH_NOARGS, "size(): how many calls are remembered"},
     {nullptr, nullptr, 0, nullptr}};
