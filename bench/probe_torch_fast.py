@@ -11,8 +11,9 @@ calls, in one process: checks, then the task shapes' times.
     input tensors hit too; a call on another stream misses, runs the Python
     path, and is remembered beside the first; a changed config value, a
     changed dtype and a non-contiguous q miss, and so does a call after
-    _SPECS was edited directly; use_specs and set_one_launch forget.
-    Exits 1 if any fails.
+    _SPECS was edited directly; use_specs and set_one_launch forget; two
+    threads calling it at once get their own outputs, with the module and
+    without. Exits 1 if any fails.
 (b) Times, the task shapes, fp8 (the default spec): whole-call µs, L2
     flushed, queued, median of --reps (bench_h200's methods): fresh inputs
     every call and repeated inputs, and the host time of a cold call (CPU
@@ -129,6 +130,33 @@ def time_synced_fresh(fn, data, reps, flush):
     return statistics.median(s.elapsed_time(e) * 1000.0 for s, e in events)
 
 
+def threads_check():
+    """Two threads calling custom_kernel on inputs of one shape (one plan,
+    one argument struct), with and without the module: every output equal
+    to its inputs' single-threaded one."""
+    import threading
+    fast = M._fast
+    datas = [B.make_inputs([1000] * 4, "fp8", 200 + i)[0] for i in range(2)]
+    want = [python_path(d) for d in datas]
+    for mode in ("on", "off"):
+        M._fast = fast if mode == "on" else None
+        outs = [[], []]
+
+        def work(i):
+            for _ in range(200):
+                outs[i].append(M.custom_kernel(datas[i]))
+        ts = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        torch.cuda.synchronize()
+        bad = sum(not torch.equal(o, want[i]) for i in range(2) for o in outs[i])
+        expect(f"two threads, module {mode}: 400 outputs equal to single-threaded ones",
+               bad == 0 and all(len(o) == 200 for o in outs), f"({bad} differ)")
+    M._fast = fast
+
+
 def timing(reps):
     flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
     fast = M._fast
@@ -166,13 +194,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--json")
+    ap.add_argument("--skip-timing", action="store_true")
     args = ap.parse_args()
     print(torch.cuda.get_device_name(), torch.__version__, flush=True)
     if M._fast is None:
         print("FAIL mla_torch_fast is not loaded (python/build_torch_fast.py builds it)")
         return 1
     checks()
-    rows = [] if failures else timing(args.reps)
+    threads_check()
+    rows = [] if failures or args.skip_timing else timing(args.reps)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(device=torch.cuda.get_device_name(), failures=failures, rows=rows),

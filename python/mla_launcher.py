@@ -121,7 +121,11 @@ def load_library(path, driver):
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path} is missing: run `make artifacts` (it copies the "
                                 f"launcher library beside the code objects)")
-    lib = ctypes.CDLL(path)
+    # PyDLL, not CDLL: calls keep the GIL. Callers fill one argument struct
+    # per plan (mla_torch.Spec) and run it; with the GIL released during
+    # mla_decode_run, another thread could rewrite that struct's pointers
+    # while the launcher reads them. A launch is microseconds.
+    lib = ctypes.PyDLL(path)
     lib.mla_status_name.restype = _cs
     lib.mla_status_name.argtypes = [_ci]
     lib.mla_last_error.restype = _cs
