@@ -157,7 +157,7 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
                            << " (use a smaller block_n)";
         return signalPassFailure();
       }
-      target.kernelHints(func, low.smem.bytes(), low.asyncCopies);
+      target.kernelHints(func, low.smem.bytes(), low.kvTiles.asyncCopies);
       // The launch facts mla-compile's manifest writer reads (registered
       // discardable attributes of the mla dialect, MLADialect.td).
       mla->getSharedBytesAttrHelper().setAttr(
@@ -175,10 +175,10 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
         mla->getSplitCandidatesAttrHelper().setAttr(func, c);
       if (auto m = kernel.getKvLenMultipleOfAttr())
         mla->getKvLenMultipleOfAttrHelper().setAttr(func, m);
-      if (low.kvMap)
+      if (low.kvTiles.map)
         mla->getKvTensorMapAttrHelper().setAttr(
-            func,
-            b.getDenseI64ArrayAttr({low.kvMapRows, 64, low.kvMapBoxes}));
+            func, b.getDenseI64ArrayAttr(
+                      {low.kvTiles.mapRows, 64, low.kvTiles.mapBoxes}));
       kernel.erase();
     }
   }

@@ -207,7 +207,8 @@ std::shared_ptr<Tile> Lowering::convertInPlace(const Tile &t, Type to) {
 /// own atoms where it can (64 rows, rounds of the lane map that cover whole
 /// atoms), each round reading its atoms wholly before it writes them.
 bool Lowering::vtInPlace(LoadOp ld) {
-  return ld && prefetch && prefetch->load == ld && e4m3DoubleBuffered(ld);
+  return ld && kvTiles.prefetch && kvTiles.prefetch->load == ld &&
+         e4m3DoubleBuffered(ld);
 }
 
 /// Whether the KV tile `ld` is the e4m3 form's double-buffered one

@@ -52,12 +52,12 @@ LogicalResult Lowering::lowerKvLoop(KvLoopOp op) {
   // registers, carried by the loop (the first one loaded at the Q load,
   // where it could be).
   std::optional<RegPrefetch> rp;
-  if (auto it = regStarted.find(op); it != regStarted.end())
+  if (auto it = kvTiles.regStarted.find(op); it != kvTiles.regStarted.end())
     rp = it->second;
-  else if (!started.count(op))
+  else if (!kvTiles.started.count(op))
     rp = startRegisterPrefetch(op);
   std::optional<Prefetch> pf;
-  if (auto it = started.find(op); it != started.end())
+  if (auto it = kvTiles.started.find(op); it != kvTiles.started.end())
     pf = it->second;
   else if (!rp)
     pf = startPrefetch(op, 0);
@@ -80,23 +80,13 @@ LogicalResult Lowering::lowerKvLoop(KvLoopOp op) {
   b.setInsertionPointToStart(loop.getBody());
   Block &body = op.getBody().front();
   scalars.map(body.getArgument(0), loop.getInductionVar());
-  Block *outerBody = kvBody;
-  bool outerBarrier = kvBodyBarrier;
-  Value outerLower = kvLower, outerStep = kvStep;
-  kvBody = loop.getBody();
-  kvBodyBarrier = false;
-  kvLower = lowerV;
-  kvStep = loop.getStep();
-  llvm::scope_exit restoreBody([&] {
-    kvBody = outerBody;
-    kvBodyBarrier = outerBarrier;
-    kvLower = outerLower;
-    kvStep = outerStep;
-  });
+  KvLoopFrame outer = kvLoop;
+  kvLoop = {loop.getBody(), /*bodyBarrier=*/false, lowerV, loop.getStep()};
+  llvm::scope_exit restoreBody([&] { kvLoop = outer; });
   if (pf) {
     pf->iv = loop.getInductionVar();
-    prefetch = pf;
-    asyncCopies = true;
+    kvTiles.prefetch = pf;
+    kvTiles.asyncCopies = true;
   }
   if (rp) {
     rp->cur.assign(loop.getRegionIterArgs().begin() + rpAt,
@@ -106,11 +96,11 @@ LogicalResult Lowering::lowerKvLoop(KvLoopOp op) {
     rp->loop = op;
     rp->iv = loop.getInductionVar();
     rp->upper = upperV;
-    regPrefetch = rp;
+    kvTiles.regPrefetch = rp;
   }
   llvm::scope_exit clearPrefetch([&] {
-    prefetch.reset();
-    regPrefetch.reset();
+    kvTiles.prefetch.reset();
+    kvTiles.regPrefetch.reset();
   });
   unsigned pos = 0;
   for (auto [i, t] : llvm::enumerate(initTiles)) {
@@ -131,15 +121,16 @@ LogicalResult Lowering::lowerKvLoop(KvLoopOp op) {
     next.append(t->regs.begin(), t->regs.end());
   }
   if (rp) {
-    if (regPrefetch->next.size() != regPrefetch->cur.size())
+    if (kvTiles.regPrefetch->next.size() != kvTiles.regPrefetch->cur.size())
       return fail("the KV tile loaded ahead was not loaded in the loop "
                   "(internal error)");
-    next.append(regPrefetch->next.begin(), regPrefetch->next.end());
-    if (!regPrefetch->pageAheadNext != !regPrefetch->pageAhead)
+    next.append(kvTiles.regPrefetch->next.begin(),
+                kvTiles.regPrefetch->next.end());
+    if (!kvTiles.regPrefetch->pageAheadNext != !kvTiles.regPrefetch->pageAhead)
       return fail("the page entry loaded ahead was not loaded in the loop "
                   "(internal error)");
-    if (regPrefetch->pageAheadNext)
-      next.push_back(regPrefetch->pageAheadNext);
+    if (kvTiles.regPrefetch->pageAheadNext)
+      next.push_back(kvTiles.regPrefetch->pageAheadNext);
   }
   scf::YieldOp::create(b, loc(), next);
   pos = 0;

@@ -15,8 +15,8 @@ namespace mlir::mla::gpulower {
 static Value mbarAt(Lowering &l, const Prefetch &p, Value t) {
   Value smem =
       memref::ExtractAlignedPointerAsIndexOp::create(l.b, l.loc(), l.smemBase);
-  Value slot =
-      arith::RemUIOp::create(l.b, l.loc(), t, l.idx(Lowering::kvStages));
+  Value slot = arith::RemUIOp::create(l.b, l.loc(), t,
+                                      l.idx(Lowering::KvTileStream::stages));
   return arith::IndexCastOp::create(
       l.b, l.loc(), l.b.getI64Type(),
       l.add(l.addc(smem, p.mbarOffset), l.mul(slot, 8)));
@@ -103,15 +103,15 @@ bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
   };
   // Where one program fills the SM's shared memory already, a second
   // buffer costs no occupancy (ChipTuning::prefetchWhenAlone).
-  bool alone =
-      target.chip.tuning.prefetchWhenAlone && !fits(2, 1) && fits(1, kvStages);
+  bool alone = target.chip.tuning.prefetchWhenAlone && !fits(2, 1) &&
+               fits(1, kvTiles.stages);
   // Tiles sent by tensor-map copies cost the threads nothing to issue, so
   // one program with a tile in flight beats two that wait for theirs: bf16
   // on sm_90a (H200, one process) 65.1 against 67.0 µs on the task's
   // geomean, 25.5 against 28.8 at 4 x 8192 (1-4 % slower at 4 and
   // 64 x 1024); with cp.async the same choice had measured slower (679
   // against 602 µs at 256 x 8192).
-  if (tensorMapCopies(op) && fits(1, kvStages))
+  if (tensorMapCopies(op) && fits(1, kvTiles.stages))
     alone = true;
   // Not so for a tile that wgmma reads as fp8 (fp8Operands): V^T and fp8 Q
   // come on top, and two single-buffered programs per SM measured faster
@@ -121,11 +121,11 @@ bool Lowering::canPrefetch(LoadOp op, KvLoopOp loop, int64_t reserve) {
   // Unless its V^T is transposed into the tile's own atoms
   // (e4m3DoubleBuffered, vtInPlace): then two buffers where two programs
   // still fit (V^T's region, otherwise allocated later, is none).
-  if (e4m3DoubleBuffered(op) && fits(2, kvStages))
+  if (e4m3DoubleBuffered(op) && fits(2, kvTiles.stages))
     return computableAhead(op, loop);
   if (fp8Operands)
     return sendsEarly(op) && !dma && fits(2, 1) && computableAhead(op, loop);
-  if (!fits(2, kvStages) && !alone)
+  if (!fits(2, kvTiles.stages) && !alone)
     return false;
   return computableAhead(op, loop);
 }
@@ -448,7 +448,7 @@ std::optional<Prefetch> Lowering::startPrefetch(KvLoopOp loop,
     return std::nullopt;
   auto t = pf->load.getResult().getType();
   pf->earlySend = fp8Operands && sendsEarly(pf->load);
-  for (int64_t i = 0; i < (pf->earlySend ? 1 : kvStages); ++i) {
+  for (int64_t i = 0; i < (pf->earlySend ? 1 : kvTiles.stages); ++i) {
     Value v = allocSmem(t.getDimSize(0), t.getDimSize(1), t.getElementType());
     pf->viewType = cast<MemRefType>(v.getType());
     pf->offsets.push_back(lastSmemOffset);
@@ -456,14 +456,14 @@ std::optional<Prefetch> Lowering::startPrefetch(KvLoopOp loop,
   pf->bufferBytes =
       pf->offsets.size() > 1 ? pf->offsets[1] - pf->offsets[0] : 0;
   // sm_90a: the buffers filled by tensor-map copies, one mbarrier each
-  // (tile t on mbarrier t % kvStages, in its phase t / kvStages).
+  // (tile t on mbarrier t % stages, in its phase t / stages).
   if (tensorMapCopies(pf->load))
-    pf->mbarOffset = tensorMapBarriers(pf->load, kvStages);
+    pf->mbarOffset = tensorMapBarriers(pf->load, kvTiles.stages);
   Value smem =
       memref::ExtractAlignedPointerAsIndexOp::create(b, loc(), smemBase);
-  // The first kvStages - 1 tiles, one commit group each (empty past the
+  // The first stages - 1 tiles, one commit group each (empty past the
   // loop's end, so that every iteration finds the same count in flight).
-  for (int64_t i = 0; i + 1 < kvStages; ++i) {
+  for (int64_t i = 0; i + 1 < kvTiles.stages; ++i) {
     Value start = addc(lowerV, i * loop.getStep());
     Value any = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
                                       start, upperV);
@@ -527,20 +527,20 @@ static void sendTileAt(Lowering &L, const Prefetch &p, Value next,
 }
 
 LogicalResult Lowering::lowerPrefetchedLoad(LoadOp op) {
-  Prefetch &p = *prefetch;
+  Prefetch &p = *kvTiles.prefetch;
   Value bound = op.getBound() ? scalars.lookup(op.getBound()) : Value();
   Value iter = arith::DivUIOp::create(
       b, loc(), arith::SubIOp::create(b, loc(), p.iv, p.lower), p.step);
   auto bufferAt = [&](Value i) -> Value {
     if (p.earlySend)
       return idx(p.offsets[0]);
-    return addc(
-        mul(arith::RemUIOp::create(b, loc(), i, idx(kvStages)), p.bufferBytes),
-        p.offsets[0]);
+    return addc(mul(arith::RemUIOp::create(b, loc(), i, idx(kvTiles.stages)),
+                    p.bufferBytes),
+                p.offsets[0]);
   };
-  // Groups committed so far: kvStages - 1 before the loop and one per
+  // Groups committed so far: stages - 1 before the loop and one per
   // iteration, tile t's being group t. Waiting until at most
-  // kvStages - 2 are pending means this thread's copies of this tile have
+  // stages - 2 are pending means this thread's copies of this tile have
   // landed; the barrier then says every thread's have, and that every
   // warp is done with the previous iteration, whose buffer the new copies
   // overwrite. (Tensor-map copies: the wait on tile t's mbarrier phase.)
@@ -553,18 +553,21 @@ LogicalResult Lowering::lowerPrefetchedLoad(LoadOp op) {
         arith::IndexCastOp::create(
             b, loc(), b.getI32Type(),
             arith::AndIOp::create(
-                b, loc(), arith::DivUIOp::create(b, loc(), iter, idx(kvStages)),
+                b, loc(),
+                arith::DivUIOp::create(b, loc(), iter, idx(kvTiles.stages)),
                 idx(1))),
         scalars.lookup(op.getIndices()[0]), bound, add(smem, bufferAt(iter)));
   else
-    target.asyncWaitGroups(b, loc(), kvStages - 2);
+    target.asyncWaitGroups(b, loc(), kvTiles.stages - 2);
   barrier();
-  auto ahead = [&] { return bufferAt(addc(iter, kvStages - 1)); };
-  auto aheadMbar = [&] { return mbarAt(*this, p, addc(iter, kvStages - 1)); };
+  auto ahead = [&] { return bufferAt(addc(iter, kvTiles.stages - 1)); };
+  auto aheadMbar = [&] {
+    return mbarAt(*this, p, addc(iter, kvTiles.stages - 1));
+  };
   if (p.earlySend) { // sendEarlyTile, once the decode has read the buffer
     p.sendNext = true;
   } else {
-    sendTileAt(*this, p, add(p.iv, mul(p.step, kvStages - 1)), ahead,
+    sendTileAt(*this, p, add(p.iv, mul(p.step, kvTiles.stages - 1)), ahead,
                tma ? function_ref<Value()>(aheadMbar) : nullptr, smem);
     if (!tma)
       target.asyncCommitGroup(b, loc());
@@ -579,9 +582,10 @@ LogicalResult Lowering::lowerPrefetchedLoad(LoadOp op) {
 }
 
 void Lowering::sendEarlyTile() {
-  if (!prefetch || !prefetch->earlySend || !prefetch->sendNext)
+  if (!kvTiles.prefetch || !kvTiles.prefetch->earlySend ||
+      !kvTiles.prefetch->sendNext)
     return;
-  Prefetch &p = *prefetch;
+  Prefetch &p = *kvTiles.prefetch;
   p.sendNext = false;
   sendTileAt(
       *this, p, add(p.iv, p.step), [&] { return idx(p.offsets[0]); }, nullptr,

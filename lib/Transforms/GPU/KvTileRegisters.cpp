@@ -528,7 +528,7 @@ std::optional<RegPrefetch> Lowering::startRegisterPrefetch(KvLoopOp loop) {
 }
 
 LogicalResult Lowering::lowerRegisterPrefetched(Operation *op) {
-  RegPrefetch &p = *regPrefetch;
+  RegPrefetch &p = *kvTiles.regPrefetch;
   // The loads themselves: their bytes are p.cur (the dequant decodes them).
   if (p.dequant && op != p.dequant.getOperation())
     return success();

@@ -40,9 +40,9 @@ bool Lowering::tensorMapCopies(LoadOp op) {
     return false;
   auto t = op.getResult().getType();
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
-  if (!swizzled(rows, cols, t.getElementType()) || rows > 256 ||
-      cols % 64 || cols / 64 > 256 || (kvMapRows && kvMapRows != rows) ||
-      (kvMapBoxes && kvMapBoxes != cols / 64))
+  if (!swizzled(rows, cols, t.getElementType()) || rows > 256 || cols % 64 ||
+      cols / 64 > 256 || (kvTiles.mapRows && kvTiles.mapRows != rows) ||
+      (kvTiles.mapBoxes && kvTiles.mapBoxes != cols / 64))
     return false;
   // The kernel's `kv` argument itself (the launcher builds its map).
   auto kernel = op->getParentOfType<KernelOp>();
@@ -162,7 +162,7 @@ void Lowering::prefetchTensorMapTileL2(LoadOp op, KvLoopOp loop, Value start,
       op, rematAt(op.getIndices()[0], loop, start, m),
       op.isPaged() ? rematAt(op.getTableOffset(), loop, start, m) : Value());
   Value col0 = rematAt(op.getIndices()[1], loop, start, m);
-  target.tensorTilePrefetchL2(b, loc(), kvMap, tensorMapBox(row0, col0),
+  target.tensorTilePrefetchL2(b, loc(), kvTiles.map, tensorMapBox(row0, col0),
                               policy);
 }
 
@@ -179,13 +179,13 @@ SmallVector<Value, 3> Lowering::tensorMapBox(Value row, Value col0) {
 /// `count` mbarriers, set up at entry; returns their byte offset.
 int64_t Lowering::tensorMapBarriers(LoadOp op, int64_t count) {
   // One map per kernel: its last argument.
-  if (!kvMap) {
+  if (!kvTiles.map) {
     unsigned n = func.getNumArguments();
     (void)func.insertArgument(n, LLVM::LLVMPointerType::get(b.getContext()),
                               DictionaryAttr(), loc());
-    kvMap = func.getArgument(n);
-    kvMapRows = op.getResult().getType().getDimSize(0);
-    kvMapBoxes = op.getResult().getType().getDimSize(1) / 64;
+    kvTiles.map = func.getArgument(n);
+    kvTiles.mapRows = op.getResult().getType().getDimSize(0);
+    kvTiles.mapBoxes = op.getResult().getType().getDimSize(1) / 64;
   }
   int64_t offset = smem.append(8 * count, 8);
   OpBuilder::InsertionGuard g(b);
@@ -242,7 +242,7 @@ void Lowering::sendTensorMapTile(LoadOp op, Value row0, Value col0, Value dst,
   target.mbarrierExpectBytes(b, loc(), mbar, atoms * atomBytes, first);
   target.tensorTileCopy(
       b, loc(), arith::IndexCastOp::create(b, loc(), b.getI64Type(), dst),
-      kvMap, tensorMapBox(row0, col0), mbar, first, policy);
+      kvTiles.map, tensorMapBox(row0, col0), mbar, first, policy);
 }
 
 /// The wait for `mbar`'s phase `parity`, then rows from `bound` (if any)

@@ -224,7 +224,7 @@ constexpr int64_t kDequantBatch = 9;
 LogicalResult Lowering::lowerDequant(DequantOp op) {
   if (op.getExponents())
     return lowerDequantToE4m3(*this, op);
-  if (regPrefetch && regPrefetch->dequant == op)
+  if (kvTiles.regPrefetch && kvTiles.regPrefetch->dequant == op)
     return lowerRegisterPrefetched(op);
   auto data = get(op.getData()), scales = get(op.getScales());
   if (!data || !scales || data->kind != Kind::Smem ||

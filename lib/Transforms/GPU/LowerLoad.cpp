@@ -51,13 +51,15 @@ SmallVector<Operation *> Lowering::foldableChain(LoadOp op, bool toFp8) {
 }
 
 LogicalResult Lowering::lowerLoad(LoadOp op) {
-  if (prefetch && prefetch->load == op) {
-    note(op, (prefetch->mbarOffset >= 0 ? "tensor-map copies on mbarriers, "
-                                        : "asynchronous copies, ") +
-                 Twine(kvStages) + " buffers over the KV loop");
+  if (kvTiles.prefetch && kvTiles.prefetch->load == op) {
+    note(op,
+         (kvTiles.prefetch->mbarOffset >= 0 ? "tensor-map copies on mbarriers, "
+                                            : "asynchronous copies, ") +
+             Twine(kvTiles.stages) + " buffers over the KV loop");
     return lowerPrefetchedLoad(op);
   }
-  if (regPrefetch && (regPrefetch->load == op || regPrefetch->scales == op))
+  if (kvTiles.regPrefetch &&
+      (kvTiles.regPrefetch->load == op || kvTiles.regPrefetch->scales == op))
     return lowerRegisterPrefetched(op);
   auto t = op.getResult().getType();
   if (t.getRank() != 2)
@@ -73,9 +75,9 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   int64_t chunks = rows * cols / vec;
   int64_t rounds = llvm::divideCeil(chunks, threads);
   bool even = chunks % threads == 0;
-  bool straight =
-      (!kvBody || (even && target.chip.tuning.unrollTileLoops) || vec == 1) &&
-      rounds <= kMaxStraightRounds;
+  bool straight = (!kvLoop.body ||
+                   (even && target.chip.tuning.unrollTileLoops) || vec == 1) &&
+                  rounds <= kMaxStraightRounds;
   // A tile loaded ahead of a KV loop (Q): the loop's first KV tile is
   // sent early, so that its memory latency overlaps this copy and what
   // follows it instead of starting after them: before the copy, or, where
@@ -84,23 +86,24 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   // (The copy's own tile is placed first where it loads first: then it
   // is in the prefetch's count of shared memory already, not a reserve.)
   auto startKvLoop = [&](int64_t reserve) {
-    if (kvBody ||
+    if (kvLoop.body ||
         !(target.chip.facts.asyncTileCopy || target.chip.facts.ldsDmaLoads16))
       return;
     for (Operation *n = op->getNextNode(); n; n = n->getNextNode())
       if (auto loop = dyn_cast<KvLoopOp>(n)) {
-        if (!started.count(loop) && !regStarted.count(loop))
+        if (!kvTiles.started.count(loop) && !kvTiles.regStarted.count(loop))
           if (auto rp = startRegisterPrefetch(loop))
-            regStarted[loop] = *rp;
-        if (!started.count(loop) && !regStarted.count(loop))
+            kvTiles.regStarted[loop] = *rp;
+        if (!kvTiles.started.count(loop) && !kvTiles.regStarted.count(loop))
           if (auto pf = startPrefetch(loop, reserve))
-            started[loop] = *pf;
-        if (!started.count(loop) && !regStarted.count(loop))
+            kvTiles.started[loop] = *pf;
+        if (!kvTiles.started.count(loop) && !kvTiles.regStarted.count(loop))
           startEarlySend(loop); // a single buffer of e4m3 tiles
         break;
       }
   };
-  bool aheadFirst = !kvBody && straight && target.chip.tuning.aheadLoadsFirst;
+  bool aheadFirst =
+      !kvLoop.body && straight && target.chip.tuning.aheadLoadsFirst;
   if (!aheadFirst)
     startKvLoop(smemTileBytes(rows, cols, elt));
   auto tile = std::make_shared<Tile>();
@@ -112,7 +115,7 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
   // memory (the straight-line copy below) and stored as fp8 only, with no
   // 16-bit copy in shared memory and no second pass over one (materialize).
   SmallVector<Operation *> toFp8;
-  if (!kvBody && !op.isPaged() && storedBytes(storageType(elt)) == 2 &&
+  if (!kvLoop.body && !op.isPaged() && storedBytes(storageType(elt)) == 2 &&
       cols % 8 == 0 && rows * cols / 8 <= kMaxStraightRounds * threads &&
       !kOrderFor(op))
     toFp8 = foldableChain(op, /*toFp8=*/true);
@@ -154,8 +157,8 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
     int64_t rowBytes = cols * storedBytes(elt);
     // CDNA4's LDS DMA loads the same way (ldsDmaCopies), where the tile
     // is not double-buffered (two do not fit in LDS beside the rest).
-    bool dma = kvBody && ldsDmaCopies(op);
-    if (dma || (kvBody && target.chip.facts.asyncTileCopy &&
+    bool dma = kvLoop.body && ldsDmaCopies(op);
+    if (dma || (kvLoop.body && target.chip.facts.asyncTileCopy &&
                 !target.chip.facts.boundsCheckedLoads && contiguousRows(op) &&
                 rowBytes % 16 == 0 && (rows * rowBytes / 16) % threads == 0 &&
                 !kOrderFor(op) && foldableChain(op).empty())) {
@@ -177,14 +180,15 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
         Value iv = scalars.lookup(
             cast<KvLoopOp>(op->getParentOp()).getBody().getArgument(0));
         Value iter = arith::DivUIOp::create(
-            b, loc(), arith::SubIOp::create(b, loc(), iv, kvLower), kvStep);
+            b, loc(), arith::SubIOp::create(b, loc(), iv, kvLoop.lower),
+            kvLoop.step);
         Value parity = arith::IndexCastOp::create(
             b, loc(), b.getI32Type(),
             arith::AndIOp::create(b, loc(), iter, idx(1)));
         if (!sent) {
           auto loop = cast<KvLoopOp>(op->getParentOp());
-          Value policy =
-              kvReadPolicy(op, loop, kvLower, scalars.lookup(loop.getUpper()));
+          Value policy = kvReadPolicy(op, loop, kvLoop.lower,
+                                      scalars.lookup(loop.getUpper()));
           // Early: the first tile here (unless sent at the Q load), every
           // later one right after the previous tile's last reader
           // (sendNextTileEarly).

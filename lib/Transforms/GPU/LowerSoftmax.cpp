@@ -229,8 +229,9 @@ LogicalResult Lowering::lowerOnlineSoftmax(OnlineSoftmaxOp op) {
     // registers (RegPrefetch::kRegisters) the next tile's are in flight
     // from Sᵀ on, so there the vote goes without one (elsewhere it keeps
     // it until measured).
-    Value any = barrier(
-        above, /*asyncFence=*/!(regPrefetch && regPrefetch->kRegisters));
+    Value any =
+        barrier(above, /*asyncFence=*/!(kvTiles.regPrefetch &&
+                                        kvTiles.regPrefetch->kRegisters));
     if (!any)
       return fail("the chip's tuning keeps a slack in the row maximum, but "
                   "its target has no voting barrier");

@@ -55,8 +55,8 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
   // A from registers instead of shared memory: S^T's K converted from the
   // registers it was loaded into (registerAGrouping; dotRegisterA), or
   // O^T's V read from its fp8 bytes (PairedVMap; dotRegisterV).
-  bool regA = trans && regPrefetch && regPrefetch->pending &&
-              op.getRhs().getDefiningOp<LoadOp>() == regPrefetch->load;
+  bool regA = trans && kvTiles.regPrefetch && kvTiles.regPrefetch->pending &&
+              op.getRhs().getDefiningOp<LoadOp>() == kvTiles.regPrefetch->load;
   std::shared_ptr<Tile> vt, vBytes;
   if (!trans)
     if (std::shared_ptr<Tile> v = get(op.getRhs()); v && v->pairedColumns)
@@ -342,7 +342,7 @@ LogicalResult Lowering::dotOnWarpgroups(DotOp op, const AccLayout &l) {
 LogicalResult Lowering::dotRegisterA(DotOp op, const AccLayout &l,
                                      const MatrixInstr *mi, const Tile &q,
                                      Value bDesc, ArrayRef<Value> init) {
-  RegPrefetch &p = *regPrefetch;
+  RegPrefetch &p = *kvTiles.regPrefetch;
   std::optional<GroupedOperands> g = registerAGrouping(op);
   if (!g || !p.kRegisters || !q.kPerm ||
       q.kPerm->logicalBitTo != g->logicalBitTo)

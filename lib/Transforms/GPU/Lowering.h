@@ -25,24 +25,33 @@ struct Lowering {
   Value smemBase;
   SharedMemoryPlan smem;      ///< the regions' byte offsets (allocSmem)
   int64_t lastSmemOffset = 0; ///< byte offset of the last allocSmem region
-  std::optional<Prefetch> prefetch;
-  std::optional<RegPrefetch> regPrefetch;
-  DenseMap<Operation *, RegPrefetch> regStarted; ///< first tiles at the Q load
-  /// Buffers of the KV loop's async tile copy: one tile in flight while one
-  /// is computed. H200 (qp16, 8 warps): 3 or 4 buffers fit one program an
-  /// SM; 2 or 3 tiles in flight ran 256 x 8192 at 1.95 / 1.87 us a tile and
-  /// SM against 1.6 with two programs of one tile in flight each.
-  static constexpr int64_t kvStages = 2;
-  DenseMap<Operation *, Prefetch> started; ///< double buffers set up ahead
-  bool asyncCopies = false; ///< some KV loop double-buffers its tile
-  /// The KV loop body being lowered, and whether a barrier runs straight
-  /// in it before the current point (see barrierBeforeRewrite).
-  Block *kvBody = nullptr;
-  bool kvBodyBarrier = false;
-  Value kvLower, kvStep; ///< that loop's lowered bounds
-  gpu::GPUFuncOp func;   ///< the kernel function being built
-  Value kvMap; ///< its tensor-map argument, whose box has this many rows
-  int64_t kvMapRows = 0, kvMapBoxes = 0; ///< and 64-column boxes a copy
+  /// How the kernel's KV loops get their tiles ahead of use (KvLoop.cpp,
+  /// KvTileCopy.cpp, KvTileRegisters.cpp, KvTileTensorMap.cpp).
+  struct KvTileStream {
+    std::optional<Prefetch> prefetch;       ///< the loop being lowered's copy
+    std::optional<RegPrefetch> regPrefetch; ///< or its tile in registers
+    /// First tiles loaded at the Q load, before their loop (by loop op).
+    DenseMap<Operation *, RegPrefetch> regStarted;
+    DenseMap<Operation *, Prefetch> started; ///< double buffers set up ahead
+    /// Buffers of the KV loop's async tile copy: one tile in flight while
+    /// one is computed. H200 (qp16, 8 warps): 3 or 4 buffers fit one program
+    /// an SM; 2 or 3 tiles in flight ran 256 x 8192 at 1.95 / 1.87 us a tile
+    /// and SM against 1.6 with two programs of one tile in flight each.
+    static constexpr int64_t stages = 2;
+    bool asyncCopies = false; ///< some KV loop double-buffers its tile
+    Value map; ///< the kernel's tensor-map argument, whose box has this many
+    int64_t mapRows = 0, mapBoxes = 0; ///< rows and 64-column boxes a copy
+  } kvTiles;
+  /// The KV loop being lowered (all null outside one), saved and restored
+  /// as a whole around a nested one (KvLoop.cpp).
+  struct KvLoopFrame {
+    Block *body = nullptr; ///< its body
+    /// Whether a barrier runs straight in the body before the current
+    /// point (see barrierBeforeRewrite).
+    bool bodyBarrier = false;
+    Value lower, step; ///< its lowered bounds
+  } kvLoop;
+  gpu::GPUFuncOp func; ///< the kernel function being built
   IRMapping scalars;
   DenseMap<Value, std::shared_ptr<Tile>> tiles;
   /// Elementwise ops a tile load already applied (lowerLoad, foldableChain).
@@ -144,7 +153,7 @@ struct Lowering {
   /// a condition or in an inner loop) before this point separates the two,
   /// and code outside the loop runs once.
   void barrierBeforeRewrite() {
-    if (kvBody && !kvBodyBarrier)
+    if (kvLoop.body && !kvLoop.bodyBarrier)
       barrier();
   }
 
@@ -514,7 +523,7 @@ struct Lowering {
   std::optional<Prefetch> startPrefetch(KvLoopOp loop, int64_t reserve);
 
   /// The KV loop's multi-buffered tile load: wait for this tile's copies,
-  /// start tile t + kvStages - 1's into the buffer the previous iteration
+  /// start tile t + kvTiles.stages - 1's into the buffer the previous iteration
   /// read (earlySend: sendEarlyTile, once its reader is done), read this.
   LogicalResult lowerPrefetchedLoad(LoadOp op);
   void sendEarlyTile();

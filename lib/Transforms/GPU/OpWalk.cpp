@@ -18,12 +18,13 @@ Value Lowering::barrier(Value anyOf, bool asyncFence) {
   Value any;
   if (anyOf)
     any = target.barrierAny(b, loc(), anyOf);
-  else if (target.chip.facts.ldsDmaLoads16 && (prefetch || !started.empty()))
+  else if (target.chip.facts.ldsDmaLoads16 &&
+           (kvTiles.prefetch || !kvTiles.started.empty()))
     target.ldsOnlyBarrier(b, loc());
   else
     gpu::BarrierOp::create(b, loc());
-  if (kvBody && b.getInsertionBlock() == kvBody)
-    kvBodyBarrier = true;
+  if (kvLoop.body && b.getInsertionBlock() == kvLoop.body)
+    kvLoop.bodyBarrier = true;
   return any;
 }
 

@@ -64,7 +64,7 @@ inline bool contiguousRows(LoadOp op) {
 }
 
 //===----------------------------------------------------------------------===//
-// KV tiles loaded ahead (Lowering::prefetch, Lowering::regPrefetch)
+// KV tiles loaded ahead (Lowering::KvTileStream)
 //===----------------------------------------------------------------------===//
 
 /// The KV loop's tile load that is double-buffered with async copies
@@ -72,8 +72,8 @@ inline bool contiguousRows(LoadOp op) {
 struct Prefetch {
   LoadOp load;
   KvLoopOp loop;
-  /// Buffers of the tile (kvStages of them, back to back): tile t of the
-  /// loop lands in buffer t % kvStages.
+  /// Buffers of the tile (Lowering::KvTileStream::stages of them, back to
+  /// back): tile t of the loop lands in buffer t % stages.
   SmallVector<int64_t> offsets;
   int64_t bufferBytes = 0;
   MemRefType viewType;
