@@ -31,8 +31,8 @@ inputs match one the Python path accepted before (the config values it
 reads, every tensor's type, dtype, sizes, strides and device, the stream)
 is replayed in C++, output allocation and mla_decode_run included; any
 other call runs the Python path, which answers bad inputs and hands the
-accepted ones to the module (python/mla_torch_fast.cpp says why).
-MLA_TORCH_FAST=0 leaves it unused.
+accepted ones to the module (python/mla_replay.py loads and feeds it;
+python/mla_torch_fast.cpp says why). MLA_TORCH_FAST=0 leaves it unused.
 """
 import ctypes
 import os
@@ -40,6 +40,7 @@ import os
 import torch
 
 import mla_launcher as L
+import mla_replay
 
 # The specs tried for each KV format, first found in the artifacts wins;
 # MLA_SPEC_FP8 / MLA_SPEC_BF16 name one (e.g. deepseek_r1_decode_fp8_qp8, or
@@ -442,35 +443,7 @@ def use_specs(kv_format, names=None):
         _fast.forget()
 
 
-def _load_fast():
-    """python/mla_torch_fast.cpp's module from $MLA_ARTIFACTS when it is
-    there, built for this torch and this launcher ABI, and MLA_TORCH_FAST is
-    not 0 (python/build_torch_fast.py builds it); else None."""
-    if os.environ.get("MLA_TORCH_FAST", "1") == "0" or torch.version.hip:
-        return None
-    import importlib.machinery
-    import importlib.util
-    import sysconfig
-    path = os.path.join(os.environ.get("MLA_ARTIFACTS", "artifacts"),
-                        "mla_torch_fast" + sysconfig.get_config_var("EXT_SUFFIX"))
-    if not os.path.exists(path):
-        return None
-    loader = importlib.machinery.ExtensionFileLoader("mla_torch_fast", path)
-    spec = importlib.util.spec_from_file_location("mla_torch_fast", path, loader=loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    if module.TORCH_VERSION != torch.__version__ or module.ABI_VERSION != L.ABI_VERSION:
-        import warnings
-        warnings.warn(f"{path} was built for torch {module.TORCH_VERSION} and launcher ABI "
-                      f"{module.ABI_VERSION} (this is torch {torch.__version__}, ABI "
-                      f"{L.ABI_VERSION}): not used; rebuild it with "
-                      f"python/build_torch_fast.py")
-        return None
-    module.bind(_SPECS)
-    return module
-
-
-_fast = _load_fast()
+_fast = mla_replay.load(_SPECS)
 
 
 def spec_named(name, device=None):
@@ -699,19 +672,11 @@ def custom_kernel(data):
 
 
 def _remember(data, s, config):
-    """Hands the call the Python path just accepted to mla_torch_fast:
-    its inputs and the plan entry, argument struct, workspace and stream it
-    ran with (the entry keeps them alive)."""
+    """Hands the call the Python path just accepted to mla_torch_fast, with
+    the plan entry and stream it ran with (mla_replay.remember)."""
     entry = s.entries.get(_plan_key(config["batch_size"], config["kv_seq_len"], 0, None))
-    if entry is None:
-        return
-    plan, args, workspaces, _, _ = entry
-    stream = _current_stream(s.device)
-    ws = workspaces.get(stream)
-    _fast.remember(data, s.context.ctx.value, ctypes.addressof(plan), ctypes.addressof(args),
-                   ctypes.cast(s.context.lib.mla_decode_run, ctypes.c_void_p).value,
-                   s.out_dtype, s.heads, s.v_dim, stream or 0,
-                   ws.data_ptr() if ws is not None else 0, (s, entry, ws), s.context._check)
+    if entry is not None:
+        mla_replay.remember(_fast, data, s, entry, _current_stream(s.device))
 
 
 def mla_with_kvcache(q, k_cache, block_table, cache_seqlens, kv_scale=None, max_kv_len=None,
