@@ -9,9 +9,9 @@
 #
 # Writes $OUT/log.txt and $OUT/results.json, which holds every step's JSON
 # under its name (h200: checks + timings, seed port beside ours; fast:
-# custom_kernel with and without mla_torch_fast; wgmma, serving, paged,
-# mxfp4, qmag, l2pace, idleslots, single): two files, as
-# the device tool returns at most eight. Prints a summary last. Exits
+# custom_kernel with and without mla_torch_fast; floor: the read floor;
+# wgmma, serving, paged, mxfp4, qmag, l2pace, idleslots, single): two
+# files, as the device tool returns at most eight. Prints a summary last. Exits
 # non-zero if any check fails.
 set -u
 OUT=${OUT:-/tmp/mla-out}
@@ -42,6 +42,9 @@ step "mla_torch_fast against the Python path" python3 bench/probe_torch_fast.py 
   --json "$RAW/fast.json"
 # (a) + (b): 30 checks (fp8 and bf16 KV) and the 8 task shapes timed.
 step "checks + timing" python3 bench/bench_h200.py "${baseline[@]}" --reps 30 --json "$RAW/h200.json"
+# What any fp8 decode must take on the task shapes under this method: one
+# launch that only reads the KV bytes, beside ours (issue 19's bound).
+step "read floor" python3 bench/probe_read_floor.py --reps 30 --json "$RAW/floor.json"
 # custom_kernel's fallbacks for fp8 KV where no sm_90a spec is compiled:
 # sm_90's qp16 spec, then the bf16 Q and P one.
 step "sm_90 qp16 spec checks" env MLA_SPEC_FP8=deepseek_r1_decode_fp8_qp16 \
