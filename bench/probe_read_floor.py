@@ -11,7 +11,7 @@ Both of bench_h200's flushes' effects are separated: after the zeroing
 flush the benches use (the L2 left full of dirty lines, which the first
 reads pay to write back) and after a read-only one (a sum over the same
 256 MiB: clean lines). Beside it, in the same process and the same way:
-torch's own read (a sum over the bytes as int32; the floor per shape is the
+torch's own read (a sum over the bytes as float32; the floor per shape is the
 faster of the two reads, an empirical floor, not a proof) and our fp8
 custom_kernel (repeated inputs, queued), so the ratio ours / floor is one
 process's.
@@ -111,7 +111,9 @@ def main():
         for name, fl in flushes.items():
             row[f"floor_{name}_us"] = B.time_call(read_kernel(raw), None, args.reps, fl,
                                                   synced=False)
-        words = raw.view(torch.int32)
+        # (As float32, the type bench_h200.bandwidth reads: torch's int32 sum
+        # took 2.7-5.2x the read kernel's time on the H100, 2026-12-07.)
+        words = raw.view(torch.float32)
         row["torch_sum_us"] = B.time_call(lambda _: words.sum(), None, args.reps, zeroing,
                                           synced=False)
         row["ours_us"] = B.time_call(M.custom_kernel, data, args.reps, zeroing, synced=False)
