@@ -12,9 +12,11 @@ flush the benches use (the L2 left full of dirty lines, which the first
 reads pay to write back) and after a read-only one (a sum over the same
 256 MiB: clean lines). Beside it, in the same process and the same way:
 torch's own read (a sum over the bytes as float32; the floor per shape is the
-faster of the two reads, an empirical floor, not a proof) and our fp8
-custom_kernel (repeated inputs, queued), so the ratio ours / floor is one
-process's.
+faster of the two reads, an empirical floor, not a proof), the read kernel
+followed by an empty second launch (what a plain stage 2 adds at the
+least), and our fp8 custom_kernel (repeated inputs, queued), as the
+launcher plans it and planned as one launch where it allows
+(set_one_launch(True)), so the ratio ours / floor is one process's.
 
     MLA_ARTIFACTS=artifacts PYTHONPATH=python python3 bench/probe_read_floor.py [--json F]
 
@@ -54,6 +56,8 @@ read_floor(unsigned long long base, unsigned long long n16, unsigned int* sink) 
   }
   if (acc == 0x9e3779b9u) sink[0] = acc;
 }
+
+extern "C" __global__ void nothing() {}
 """
 
 
@@ -78,11 +82,12 @@ def main():
     args = ap.parse_args()
     dev = torch.cuda.current_device()
     sms = torch.cuda.get_device_properties(dev).multi_processor_count
-    kernel = cupy.RawKernel(_SOURCE, "read_floor")
+    module = cupy.RawModule(code=_SOURCE)
+    kernel, nothing = module.get_function("read_floor"), module.get_function("nothing")
     sink = torch.zeros(1, dtype=torch.int32, device="cuda")
     blocks = 4 * sms
 
-    def read_kernel(kv):
+    def read_kernel(kv, second_launch=False):
         n16 = kv.numel() // 16
         assert kv.numel() % 16 == 0 and kv.data_ptr() % 16 == 0
 
@@ -90,6 +95,8 @@ def main():
             with cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
                 kernel((blocks,), (512,), (cupy.uint64(kv.data_ptr()), cupy.uint64(n16),
                                            cupy.uint64(sink.data_ptr())))
+                if second_launch:  # what a plain stage 2 adds at the least
+                    nothing((1,), (32,), ())
         return call
 
     zeroing = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
@@ -100,8 +107,11 @@ def main():
     rows = []
     # floor: min(read kernel, torch) after the zeroing flush; clean: the read
     # kernel after the read-only flush.
-    print(f"{'bs/kv':>10} {'MB':>7} | {'floor':>7} {'TB/s':>5} {'clean':>7} {'TB/s':>5} | "
-          f"{'torch':>7} | {'ours':>7} {'TB/s':>5} {'/floor':>6}")
+    # +launch: the read kernel and an empty second launch; ours 1L: ours
+    # planned as one launch where the launcher allows it (* where it did).
+    print(f"{'bs/kv':>10} {'MB':>7} | {'floor':>7} {'TB/s':>5} {'clean':>7} {'TB/s':>5} "
+          f"{'+launch':>7} | {'torch':>7} | {'ours':>7} {'TB/s':>5} {'/floor':>6} "
+          f"{'ours 1L':>8}")
     for bs, kv_len in B.TASK_SHAPES:
         data, _ = B.make_inputs([kv_len] * bs, "fp8", seed)
         codes = data[1]["fp8"][0]
@@ -116,22 +126,36 @@ def main():
         words = raw.view(torch.float32)
         row["torch_sum_us"] = B.time_call(lambda _: words.sum(), None, args.reps, zeroing,
                                           synced=False)
+        row["floor_two_launches_us"] = B.time_call(read_kernel(raw, True), None, args.reps,
+                                                   zeroing, synced=False)
         row["ours_us"] = B.time_call(M.custom_kernel, data, args.reps, zeroing, synced=False)
+        # Ours planned as one launch where the launcher allows it (stage 1
+        # combining its splits in a cluster), two elsewhere.
+        M.set_one_launch(True)
+        try:
+            row["ours_one_launch_us"] = B.time_call(M.custom_kernel, data, args.reps, zeroing,
+                                                    synced=False)
+            plan = M.spec_for("fp8").plan(bs, kv_len)
+            row["one_launch_applied"] = bool(plan and plan.cluster_splits)
+        finally:
+            M.set_one_launch(None)
         # The floor: the faster of the two plain reads (neither is a proof
         # that no read can be faster, only the least this method has seen).
         row["floor_us"] = min(row["floor_zeroing_us"], row["torch_sum_us"])
         rows.append(row)
         fz, fc, ours = row["floor_us"], row["floor_read-only_us"], row["ours_us"]
         print(f"{bs:>4}/{kv_len:<5} {nbytes / 1e6:7.1f} | {fz:7.1f} {nbytes / fz / 1e6:5.2f} "
-              f"{fc:7.1f} {nbytes / fc / 1e6:5.2f} | {row['torch_sum_us']:7.1f} | "
-              f"{ours:7.1f} {nbytes / ours / 1e6:5.2f} {ours / fz:6.2f}", flush=True)
+              f"{fc:7.1f} {nbytes / fc / 1e6:5.2f} {row['floor_two_launches_us']:7.1f} | "
+              f"{row['torch_sum_us']:7.1f} | {ours:7.1f} {nbytes / ours / 1e6:5.2f} "
+              f"{ours / fz:6.2f} {row['ours_one_launch_us']:7.1f}"
+              f"{'*' if row['one_launch_applied'] else ' '}", flush=True)
     summary = {k: geomean([r[k] for r in rows]) for k in
-               ("floor_us", "floor_zeroing_us", "floor_read-only_us", "torch_sum_us",
-                "ours_us")}
+               ("floor_us", "floor_zeroing_us", "floor_read-only_us", "floor_two_launches_us",
+                "torch_sum_us", "ours_us", "ours_one_launch_us")}
     print(f"{'geomean':>10} {'':>7} | {summary['floor_us']:7.1f} {'':>5} "
-          f"{summary['floor_read-only_us']:7.1f} {'':>5} | {summary['torch_sum_us']:7.1f} | "
-          f"{summary['ours_us']:7.1f} {'':>5} "
-          f"{summary['ours_us'] / summary['floor_us']:6.2f}")
+          f"{summary['floor_read-only_us']:7.1f} {'':>5} {summary['floor_two_launches_us']:7.1f} "
+          f"| {summary['torch_sum_us']:7.1f} | {summary['ours_us']:7.1f} {'':>5} "
+          f"{summary['ours_us'] / summary['floor_us']:6.2f} {summary['ours_one_launch_us']:7.1f}")
     print(f"read kernel alone after the zeroing flush: {summary['floor_zeroing_us']:.1f} us "
           f"geomean; 256x8192 at the floor: "
           f"{rows[-1]['bytes'] / rows[-1]['floor_us'] / 1e6:.2f} TB/s")
