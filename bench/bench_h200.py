@@ -198,6 +198,23 @@ def fresh_copy(data):
     return (q.clone(), kvd, qo.clone(), kvp.clone(), dict(config))
 
 
+def geomean(xs):
+    """The geometric mean of positive times (the benches' summary)."""
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+class ReadFlush:
+    """The flush buffer read instead of zeroed, for time_call's `flush`:
+    leaves the L2 holding clean lines (the zeroing flush leaves dirty ones,
+    which a call's first reads pay to write back: bench/probe_flush.py)."""
+
+    def __init__(self, buf):
+        self.buf = buf
+
+    def zero_(self):
+        self.buf.view(torch.float32).sum()
+
+
 def time_call(fn, data, reps, flush, synced):
     """Whole-call time, us (median): the L2 flush, then CUDA events around
     the call. Queued (synced=False, the anchors' method and
@@ -421,7 +438,7 @@ def main():
                   f"{fmt(bf, 8)} {fmt(row.get('baseline_inplace_us'), 7)} {fmt(bq, 8)} "
                   f"{fmt(row.get('baseline_graph_us'), 8)} "
                   f"{(f'{tf / bf:7.2f}' if bf else '      -')} {spec.name}")
-        geo = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))
+        geo = geomean
         results["geomean_us"] = geo(ours_all)
         results["geomean_queued_us"] = geo(oq_all)
         results["geomean_fresh_us"] = geo(of_all)

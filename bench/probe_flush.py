@@ -15,18 +15,8 @@ import bench_h200 as B  # noqa: E402
 import mla_torch as M  # noqa: E402
 
 
-class ReadFlush:
-    """Reads the buffer instead of writing it (bench_h200 calls zero_())."""
-
-    def __init__(self, buf):
-        self.buf = buf
-
-    def zero_(self):
-        self.buf.view(torch.float32).sum()
-
-
 zeroing = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
-flushes = {"zeroing": zeroing, "read-only": ReadFlush(zeroing)}
+flushes = {"zeroing": zeroing, "read-only": B.ReadFlush(zeroing)}
 s = M.spec_for("bf16", None, 1)
 print("spec", s.name)
 for kv in (64, 128, 256, 512, 1024, 2048, 4096):

@@ -4,8 +4,8 @@ bench_h200.py times ours: a kernel that only reads the call's fp8 KV bytes
 thread over 4 blocks of 512 threads per SM, and writes nothing (its XOR of
 the bytes is stored only if it equals a constant it never equals). Every
 decode reads those bytes at least once and launches at least once, so its
-geomean under the same method bounds issue #19's (<= 35 us, >= 3.8 TB/s at
-256 x 8192) from below, whatever the kernel does with them.
+geomean under the same method is the floor against which issue #19's
+targets (<= 35 us, >= 3.8 TB/s at 256 x 8192) stand.
 
 Both of bench_h200's flushes' effects are separated: after the zeroing
 flush the benches use (the L2 left full of dirty lines, which the first
@@ -24,8 +24,6 @@ Needs CuPy (NVRTC) for the read kernel; launches it on torch's stream.
 """
 import argparse
 import json
-import math
-import statistics
 import sys
 import time
 
@@ -61,20 +59,6 @@ extern "C" __global__ void nothing() {}
 """
 
 
-class ReadFlush:
-    """bench_h200's flush buffer read instead of zeroed (clean L2 lines)."""
-
-    def __init__(self, buf):
-        self.buf = buf
-
-    def zero_(self):
-        self.buf.view(torch.float32).sum()
-
-
-def geomean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=30)
@@ -100,7 +84,7 @@ def main():
         return call
 
     zeroing = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
-    flushes = {"zeroing": zeroing, "read-only": ReadFlush(zeroing)}
+    flushes = {"zeroing": zeroing, "read-only": B.ReadFlush(zeroing)}
     seed = int(time.time()) % 100000
     print(f"device {torch.cuda.get_device_name()}, {sms} SMs, seed {seed}, "
           f"spec {M.spec_for('fp8').name}")
@@ -149,7 +133,7 @@ def main():
               f"{row['torch_sum_us']:7.1f} | {ours:7.1f} {nbytes / ours / 1e6:5.2f} "
               f"{ours / fz:6.2f} {row['ours_one_launch_us']:7.1f}"
               f"{'*' if row['one_launch_applied'] else ' '}", flush=True)
-    summary = {k: geomean([r[k] for r in rows]) for k in
+    summary = {k: B.geomean([r[k] for r in rows]) for k in
                ("floor_us", "floor_zeroing_us", "floor_read-only_us", "floor_two_launches_us",
                 "torch_sum_us", "ours_us", "ours_one_launch_us")}
     print(f"{'geomean':>10} {'':>7} | {summary['floor_us']:7.1f} {'':>5} "

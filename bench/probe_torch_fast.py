@@ -24,7 +24,6 @@ calls, in one process: checks, then the task shapes' times.
 """
 import argparse
 import json
-import math
 import statistics
 import sys
 import time
@@ -183,7 +182,7 @@ def timing(reps):
               f"{mean['off'][2]:7.1f} {mean['on'][3]:10.1f} {mean['off'][3]:7.1f}", flush=True)
 
     def geo(key):
-        return math.exp(sum(math.log(r[key]) for r in rows) / len(rows))
+        return B.geomean([r[key] for r in rows])
     print("geomean " + ", ".join(f"{k} {geo(k):.1f}" for k in
                                  ("fresh_on", "fresh_off", "repeated_on", "repeated_off",
                                   "host_on", "host_off", "synced_on", "synced_off")))

@@ -22,7 +22,6 @@ Exits 1 if a check fails.
 """
 import argparse
 import importlib.util
-import math
 import os
 import sys
 import time
@@ -176,8 +175,7 @@ def main():
                   f"{row['ours_fp8_us']:.1f}"
                   + (f", seed port fp8 {row['seed_fp8_us']:.1f}" if baseline else ""))
             results.setdefault("bf16_task", []).append(row)
-        gm = lambda v: math.exp(sum(map(math.log, v)) / len(v))  # noqa: E731
-        g = {k: gm(v) for k, v in cols.items()}
+        g = {k: B.geomean(v) for k, v in cols.items()}
         results["task_geomean_us"] = g
         print(f"bf16 task geomean: ours {g['ours_us']:.1f} us, mask-free "
               f"{g['ours_mask_free_us']:.1f} us, FlashMLA {g['flashmla_us']:.1f} us "

@@ -25,7 +25,6 @@ lengths first).
 Exits 1 if a check fails.
 """
 import argparse
-import math
 import os
 import sys
 
@@ -43,10 +42,6 @@ def use_spec(fmt, name):
     """custom_kernel's spec for `fmt` from now on: `name` (None: the
     default list)."""
     mla_torch.use_specs(fmt, [name] if name else None)
-
-
-def geo(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
 # sm_90's (mma.sync) spec of each format, the comparison.
@@ -174,7 +169,7 @@ def main():
             print(f"mtp {name} {bs}x8192: q_seq_len 1 {row['q1_us']:.1f} us, 2 "
                   f"{row['q2_us']:.1f} us ({row['ratio']:.2f}x)")
             results.setdefault("mtp", []).append(row)
-    results["geomean_us"] = {k: geo(v) for k, v in cols.items()}
+    results["geomean_us"] = {k: B.geomean(v) for k, v in cols.items()}
     print("geomean us: " + ", ".join(f"{k[:-3]} {v:.1f}"
                                      for k, v in results["geomean_us"].items()))
     print(f"{failed} failed, {len(results['correctness']) - failed} passed")
