@@ -16,7 +16,11 @@ faster of the two reads, an empirical floor, not a proof), the read kernel
 followed by an empty second launch (what a plain stage 2 adds at the
 least), and our fp8 custom_kernel (repeated inputs, queued), as the
 launcher plans it and planned as one launch where it allows
-(set_one_launch(True)), so the ratio ours / floor is one process's.
+(set_one_launch(True)), so the ratio ours / floor is one process's; and
+ours on the same call with every sequence empty (kv_indptr all zero, the
+same config, so the same plan and grid: the launches, the index loads,
+the partial stores and the combine, with no KV read), which splits ours -
+floor into the call's fixed chain and the KV work.
 
     MLA_ARTIFACTS=artifacts PYTHONPATH=python python3 bench/probe_read_floor.py [--json F]
 
@@ -95,7 +99,7 @@ def main():
     # planned as one launch where the launcher allows it (* where it did).
     print(f"{'bs/kv':>10} {'MB':>7} | {'floor':>7} {'TB/s':>5} {'clean':>7} {'TB/s':>5} "
           f"{'+launch':>7} | {'torch':>7} | {'ours':>7} {'TB/s':>5} {'/floor':>6} "
-          f"{'ours 1L':>8}")
+          f"{'ours 1L':>8} {'empty':>7}")
     for bs, kv_len in B.TASK_SHAPES:
         data, _ = B.make_inputs([kv_len] * bs, "fp8", seed)
         codes = data[1]["fp8"][0]
@@ -113,6 +117,13 @@ def main():
         row["floor_two_launches_us"] = B.time_call(read_kernel(raw, True), None, args.reps,
                                                    zeroing, synced=False)
         row["ours_us"] = B.time_call(M.custom_kernel, data, args.reps, zeroing, synced=False)
+        # The same call with every sequence empty: the fixed chain alone.
+        q, kv_data, qo_indptr, kv_indptr, config = data
+        empty = (q, kv_data, qo_indptr, torch.zeros_like(kv_indptr), config)
+        if int(torch.count_nonzero(M.custom_kernel(empty))) != 0:
+            sys.exit(f"{bs}x{kv_len}: empty sequences gave a nonzero output")
+        row["ours_empty_us"] = B.time_call(M.custom_kernel, empty, args.reps, zeroing,
+                                           synced=False)
         # Ours planned as one launch where the launcher allows it (stage 1
         # combining its splits in a cluster), two elsewhere.
         M.set_one_launch(True)
@@ -132,14 +143,15 @@ def main():
               f"{fc:7.1f} {nbytes / fc / 1e6:5.2f} {row['floor_two_launches_us']:7.1f} | "
               f"{row['torch_sum_us']:7.1f} | {ours:7.1f} {nbytes / ours / 1e6:5.2f} "
               f"{ours / fz:6.2f} {row['ours_one_launch_us']:7.1f}"
-              f"{'*' if row['one_launch_applied'] else ' '}", flush=True)
+              f"{'*' if row['one_launch_applied'] else ' '} {row['ours_empty_us']:7.1f}", flush=True)
     summary = {k: B.geomean([r[k] for r in rows]) for k in
                ("floor_us", "floor_zeroing_us", "floor_read-only_us", "floor_two_launches_us",
-                "torch_sum_us", "ours_us", "ours_one_launch_us")}
+                "torch_sum_us", "ours_us", "ours_one_launch_us", "ours_empty_us")}
     print(f"{'geomean':>10} {'':>7} | {summary['floor_us']:7.1f} {'':>5} "
           f"{summary['floor_read-only_us']:7.1f} {'':>5} {summary['floor_two_launches_us']:7.1f} "
           f"| {summary['torch_sum_us']:7.1f} | {summary['ours_us']:7.1f} {'':>5} "
-          f"{summary['ours_us'] / summary['floor_us']:6.2f} {summary['ours_one_launch_us']:7.1f}")
+          f"{summary['ours_us'] / summary['floor_us']:6.2f} {summary['ours_one_launch_us']:7.1f} "
+          f"{summary['ours_empty_us']:8.1f}")
     print(f"read kernel alone after the zeroing flush: {summary['floor_zeroing_us']:.1f} us "
           f"geomean; 256x8192 at the floor: "
           f"{rows[-1]['bytes'] / rows[-1]['floor_us'] / 1e6:.2f} TB/s")
