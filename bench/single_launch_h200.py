@@ -37,7 +37,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_h200 as B  # noqa: E402
 import mla_torch  # noqa: E402
-from wgmma_h200 import geo, use_spec  # noqa: E402
+from wgmma_h200 import use_spec  # noqa: E402
 
 SPECS = "fp8:deepseek_r1_decode_fp8_qp16_sm90a,bf16:deepseek_r1_decode_bf16_sm90a"
 EDGE = [[1], [17], [1000], [8191], [0, 5, 64, 65, 1000, 0, 130], [0, 0, 0]]
@@ -222,9 +222,9 @@ def main():
             print(f"time {name} bs {bs:3} kv {kv:5} splits {plan.splits:2} cluster "
                   f"{plan.cluster_splits:2}: one launch {one:7.1f} us, two {two:7.1f} us "
                   f"({two / one:.3f}x)")
-        print(f"geomean {name}: one launch {geo(one_t):.1f} us, two {geo(two_t):.1f} us")
-        results.setdefault("geomean", {})[name] = dict(one_launch_us=geo(one_t),
-                                                       two_launches_us=geo(two_t))
+        print(f"geomean {name}: one launch {B.geomean(one_t):.1f} us, two {B.geomean(two_t):.1f} us")
+        results.setdefault("geomean", {})[name] = dict(one_launch_us=B.geomean(one_t),
+                                                       two_launches_us=B.geomean(two_t))
     if args.json:
         import json
         with open(args.json, "w") as f:
