@@ -82,19 +82,18 @@ artifacts: build
 	    > $(BUILD)/variants/deepseek_r1_decode_$$v.mlir || exit 1; \
 	  $(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_$$v.mlir --chip=sm_90a \
 	    --wgmma-smem-a --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
-	# sm_90a's e4m3 specs with each tile's send followed by an L2 prefetch
-	# of the tile after it (--kv-l2-ahead: opt-in, slower on the H100) and
-	# double-buffered with V^T in place (--e4m3-double-buffer: opt-in, 1-2 %
-	# slower on the H100) under their own names (ending in _sm90a), which
-	# bench/run_h200.sh's wgmma step checks and times beside the defaults.
-	for o in l2a:--kv-l2-ahead db:--e4m3-double-buffer; do \
+	# sm_90a's e4m3 specs double-buffered with V^T in place
+	# (--e4m3-double-buffer: 1-2 % slower on the H100, faster on the H200)
+	# under their own names (_db_sm90a): e4m3x2_db is custom_kernel's fp8
+	# default for calls of 16K KV tokens or more (python/mla_torch.py);
+	# bench/run_h200.sh's wgmma step checks and times both beside the others.
 	for s in fp8_qp8_sm90a fp8_e4m3x2_sm90a; do \
-	  v=$$(echo $$s | sed "s/_sm90a/_$${o%%:*}_sm90a/"); \
+	  v=$$(echo $$s | sed "s/_sm90a/_db_sm90a/"); \
 	  sed -e "s/@deepseek_r1_decode_$$s /@deepseek_r1_decode_$$v /" kernels/deepseek_r1_decode_$$s.mlir \
 	    > $(BUILD)/variants/deepseek_r1_decode_$$v.mlir || exit 1; \
 	  grep -q "@deepseek_r1_decode_$$v " $(BUILD)/variants/deepseek_r1_decode_$$v.mlir || exit 1; \
 	  $(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_$$v.mlir --chip=sm_90a \
-	    $${o#*:} --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done; done
+	    --e4m3-double-buffer --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
 	# The paged fp8 one-token spec with each tile's page entry loaded a
 	# tile before its bytes (--page-entries-ahead: faster on the H100,
 	# slower on the H200), which bench/paged_h200.py checks and times
@@ -122,6 +121,9 @@ artifacts: build
 	  kernels/deepseek_r1_decode_fp8_qp8.mlir
 	PTXAS=$(PTXAS) bash bench/q_magnitude_specs.sh $(BUILD)/bin/mla-compile sm_90a $(ARTIFACTS) "" \
 	  kernels/deepseek_r1_decode_fp8_qp8_sm90a.mlir kernels/deepseek_r1_decode_fp8_e4m3x2_sm90a.mlir
+	MLA_COMPILE_FLAGS=--e4m3-double-buffer PTXAS=$(PTXAS) bash bench/q_magnitude_specs.sh \
+	  $(BUILD)/bin/mla-compile sm_90a $(ARTIFACTS) "" \
+	  $(BUILD)/variants/deepseek_r1_decode_fp8_e4m3x2_db_sm90a.mlir
 	cp $(BUILD)/lib/libmla_launcher-cuda.so $(ARTIFACTS)/
 
 # What bench/run_h200.sh runs beside our kernels (the seed port, the

@@ -402,7 +402,7 @@ def main():
             of_all.append(tf)
             oi_all.append(ti)
             # The launcher's choice, from the plan the calls above cached.
-            spec = mla_torch.spec_for("fp8")
+            spec = mla_torch.spec_for("fp8", kv_tokens=bs * kv)
             splits = spec.plan(bs, kv).splits
             row = dict(bs=bs, kv=kv, ours_us=t, ours_queued_us=tq, ours_fresh_us=tf,
                        ours_inplace_us=ti, ours_host_cold_us=host, splits=splits,

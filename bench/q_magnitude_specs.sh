@@ -2,9 +2,10 @@
 # Compiles the spec variants bench/q_magnitude_h200.py checks: for each
 # spec file, `<name>_qbig` (softmax scale / 2^10) and `<name>_qsmall`
 # (softmax scale * 2^12), with an optional suffix after them (`_prev` for
-# an earlier compiler's build).
+# an earlier compiler's build); MLA_COMPILE_FLAGS, when set, goes to every
+# compile (e.g. --e4m3-double-buffer for the _db specs).
 #
-#   [PTXAS=path] bash bench/q_magnitude_specs.sh <mla-compile> <chip> <out dir> <suffix or ""> spec.mlir...
+#   [PTXAS=path] [MLA_COMPILE_FLAGS=...] bash bench/q_magnitude_specs.sh <mla-compile> <chip> <out dir> <suffix or ""> spec.mlir...
 set -euo pipefail
 compiler=$1 chip=$2 out=$3 suffix=${4:-}
 shift 4
@@ -19,6 +20,7 @@ for spec in "$@"; do
     sed -e "s/^mla.decode @$name /mla.decode @$name$1$suffix /" \
         -e "s/softmax_scale = 0.0416666679 : f32/softmax_scale = $2 : f32/" \
         "$spec" > "$tmp/$name$1$suffix.mlir"
-    "$compiler" "$tmp/$name$1$suffix.mlir" --chip="$chip" ${PTXAS:+--ptxas="$PTXAS"} -o "$out" > /dev/null
+    "$compiler" "$tmp/$name$1$suffix.mlir" --chip="$chip" ${PTXAS:+--ptxas="$PTXAS"} \
+      ${MLA_COMPILE_FLAGS:-} -o "$out" > /dev/null
   done
 done

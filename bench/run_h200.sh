@@ -45,6 +45,12 @@ step "checks + timing" python3 bench/bench_h200.py "${baseline[@]}" --reps 30 --
 # What any fp8 decode must take on the task shapes under this method: one
 # launch that only reads the KV bytes, beside ours (issue 19's bound).
 step "read floor" python3 bench/probe_read_floor.py --reps 30 --json "$RAW/floor.json"
+# custom_kernel's two sm_90a fp8 specs (e4m3x2_db for calls of 16K KV
+# tokens or more, qp16 for shorter ones) each on every check case.
+step "e4m3x2_db spec checks" env MLA_SPEC_FP8=deepseek_r1_decode_fp8_e4m3x2_db_sm90a \
+  python3 bench/bench_h200.py --formats fp8 --skip-timing
+step "qp16 sm_90a spec checks" env MLA_SPEC_FP8=deepseek_r1_decode_fp8_qp16_sm90a \
+  python3 bench/bench_h200.py --formats fp8 --skip-timing
 # custom_kernel's fallbacks for fp8 KV where no sm_90a spec is compiled:
 # sm_90's qp16 spec, then the bf16 Q and P one.
 step "sm_90 qp16 spec checks" env MLA_SPEC_FP8=deepseek_r1_decode_fp8_qp16 \
@@ -59,7 +65,7 @@ step "memcheck (qp8 spec)" env MLA_SPEC_FP8=deepseek_r1_decode_fp8_qp8 \
   compute-sanitizer --tool memcheck --error-exitcode 3 python3 bench/bench_h200.py --memcheck-case --tol 5e-2
 # fp8 Q at any magnitude (the _qbig / _qsmall variants make artifacts compiles).
 step "qp8 specs, Q times 2^10 and 2^-12" python3 bench/q_magnitude_h200.py \
-  --specs deepseek_r1_decode_fp8_qp8,deepseek_r1_decode_fp8_qp8_sm90a,deepseek_r1_decode_fp8_e4m3x2_sm90a \
+  --specs deepseek_r1_decode_fp8_qp8,deepseek_r1_decode_fp8_qp8_sm90a,deepseek_r1_decode_fp8_e4m3x2_sm90a,deepseek_r1_decode_fp8_e4m3x2_db_sm90a \
   --json "$RAW/qmag.json"
 # Bad inputs (issue #16's table, the rows Python answers): an error naming
 # the argument, nothing launched.

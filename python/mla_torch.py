@@ -53,13 +53,21 @@ from mla_spec import (Spec, TORCH_TYPE as _TORCH_TYPE, current_stream as _curren
 # that fits its largest |q| to e4m3's range, so any magnitude is fine; or
 # deepseek_r1_decode_fp8_e4m3x2_sm90a: the same e4m3 products with Q and P
 # each as two e4m3 terms, ~4e-3 error instead of ~3e-2, docs/Design.md).
-# fp8 KV: Q and P in f16 (qp_type = f16; on sm_90 1.3x faster than bf16 Q/P
-# and more accurate; contract |q| <= 65504, see docs/PerformanceLog.md), on
-# sm_90a's wgmma where compiled (the H200: K converted in registers as
-# wgmma's register A, faster than sm_90's mma.sync spec on every task shape
-# and every serving shape measured, docs/Performance.md), else sm_90's, else
-# the bf16-Q/P spec.
-_DEFAULT_SPECS = {"fp8": ["deepseek_r1_decode_fp8_qp16_sm90a", "deepseek_r1_decode_fp8_qp16",
+# fp8 KV, where compiled: Q and P each as two e4m3 terms on sm_90a's e4m3
+# wgmma with two KV tiles in flight (`_e4m3x2_db`, built by make artifacts
+# with --e4m3-double-buffer; ~3e-3 error; the H200, 2026-12-07: 3.8 TB/s at
+# 256 x 8192 against 3.5 for qp16, faster or level on every task shape of
+# 32K KV tokens or more, docs/Performance.md), for calls of at least
+# _MIN_KV_TOKENS' entry; else, and for the shorter calls (4 x 1024: its
+# longer prologue 0.9 us slower in a one-tile program), Q and P in f16
+# (qp_type = f16; on sm_90 1.3x faster than bf16 Q/P and more accurate;
+# contract |q| <= 65504, see docs/PerformanceLog.md) on sm_90a's wgmma (K
+# converted in registers as wgmma's register A, faster than sm_90's
+# mma.sync spec on every task shape and every serving shape measured), else
+# sm_90's, else the bf16-Q/P spec. Serving shapes (spec_for's suffixes) take
+# the first spec compiled for them.
+_DEFAULT_SPECS = {"fp8": ["deepseek_r1_decode_fp8_e4m3x2_db_sm90a",
+                          "deepseek_r1_decode_fp8_qp16_sm90a", "deepseek_r1_decode_fp8_qp16",
                           "deepseek_r1_decode_fp8"],
           # bf16 KV: sm_90a's wgmma spec where compiled (the H200: 1.25x
           # faster than sm_90's mma.sync on the task's geomean; MTP 2 in
@@ -75,6 +83,10 @@ _DEFAULT_SPECS = {"fp8": ["deepseek_r1_decode_fp8_qp16_sm90a", "deepseek_r1_deco
           # slower on the H200, docs/Design.md, mxfp4 KV).
           "mxfp4": ["deepseek_r1_decode_mxfp4_sm90a", "deepseek_r1_decode_mxfp4_n32",
                     "deepseek_r1_decode_mxfp4"]}
+# A spec named here is passed over for calls of fewer KV tokens (batch x
+# kv_seq_len, or batch x max_kv_len) than its entry, unless no other spec of
+# the list is left (so MLA_SPEC_FP8 naming it keeps it for every call).
+_MIN_KV_TOKENS = {"deepseek_r1_decode_fp8_e4m3x2_db_sm90a": 16384}
 _SPECS = {k: [os.environ[f"MLA_SPEC_{k.upper()}"]] if f"MLA_SPEC_{k.upper()}" in os.environ
           else list(v) for k, v in _DEFAULT_SPECS.items()}
 _STARTING_SPECS = {k: list(v) for k, v in _SPECS.items()}  # use_specs(fmt) restores
@@ -131,17 +143,22 @@ def shape_suffix(q_seq_len=1, heads=16, paging=None):
             (f"_h{heads}" if heads != 16 else "") + page)
 
 
-def spec_for(kv_format, device=None, q_seq_len=1, heads=16, paging=None):
+def spec_for(kv_format, device=None, q_seq_len=1, heads=16, paging=None, kv_tokens=None):
     """The first spec of _SPECS[kv_format] (+ shape_suffix) found in
     $MLA_ARTIFACTS whose manifest has q_seq_len query tokens, `heads` heads
-    and the KV layout `paging` asks for; ValueError naming the specs looked
-    for when none is there."""
-    key = (kv_format, device, q_seq_len, heads, paging)
+    and the KV layout `paging` asks for, passing over those whose
+    _MIN_KV_TOKENS entry exceeds `kv_tokens` (the call's batch x kv length;
+    None: a call of any length); ValueError naming the specs looked for when
+    none is there."""
+    listed = _SPECS[kv_format]
+    eligible = [n for n in listed
+                if kv_tokens is None or kv_tokens >= _MIN_KV_TOKENS.get(n, 0)] or listed
+    key = (kv_format, device, q_seq_len, heads, paging, len(listed) - len(eligible))
     name = _chosen.get(key)
     if name is None:
         folder = os.environ.get("MLA_ARTIFACTS", "artifacts")
         suffix = shape_suffix(q_seq_len, heads, paging)
-        names = [n + suffix for n in _SPECS[kv_format]]
+        names = [n + suffix for n in eligible]
         found = [n for n in names if os.path.exists(os.path.join(folder, n + ".json"))]
         if not found:
             if (q_seq_len, heads, paging) == (1, 16, None):
@@ -169,6 +186,13 @@ def spec_for(kv_format, device=None, q_seq_len=1, heads=16, paging=None):
                              f"{want[1]}")
         _chosen[key] = name
     return spec_named(name, device)
+
+
+def _kv_tokens(batch, kv_len):
+    """batch x kv_len where both are ints (spec_for's kv_tokens), else None;
+    the checks after the choice answer other values."""
+    ok = all(isinstance(v, int) and not isinstance(v, bool) for v in (batch, kv_len))
+    return batch * kv_len if ok else None
 
 
 def _serving_shape(q, batch):
@@ -238,7 +262,8 @@ def decode(q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len, kv_format="
     kv_scales holds the e8m0 block scales)."""
     return torch.ops.mla.decode(q, kv, kv_scale, qo_indptr, kv_indptr, batch, max_kv_len,
                                 spec_for(kv_format, q.get_device(),
-                                         *_serving_shape(q, batch)).name,
+                                         *_serving_shape(q, batch),
+                                         kv_tokens=_kv_tokens(batch, max_kv_len)).name,
                                 None if kv_indptr_host is None else list(kv_indptr_host),
                                 0, validate, kv_scales)
 
@@ -312,7 +337,8 @@ def custom_kernel(data):
     kv_indices = config.get("kv_indices")
     batch = config.get("batch_size")
     s = spec_for(fmt, device, *_serving_shape(q, batch),
-                 paging=None if kv_indices is None else "indices")
+                 paging=None if kv_indices is None else "indices",
+                 kv_tokens=_kv_tokens(batch, config.get("kv_seq_len")))
     _config_check(s, config)
     # Spec.decode is what torch.ops.mla.decode runs; called directly here it
     # saves the dispatcher's ~5 us of host time per call (probe_host.py).

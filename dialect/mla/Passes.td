@@ -134,10 +134,6 @@ def MLALowerToGPU : Pass<"mla-lower-to-gpu", "::mlir::ModuleOp"> {
            "evict-first hint in programs of at most this many KV tiles, an "
            "evict-normal one in longer programs (ChipTuning::"
            "kvEvictFirstTiles; -1: the chip's bound, 0: no hint)">,
-    Option<"kvL2Ahead", "kv-l2-ahead", "bool", /*default=*/"false",
-           "sm_90a, a KV tile sent by tensor-map copies into one buffer "
-           "after its last reader (fp8 Q and P): each send also asks the L2 "
-           "for the tile after it (ChipTuning::kvL2Ahead on)">,
     Option<"e4m3DoubleBuffer", "e4m3-double-buffer", "bool",
            /*default=*/"false",
            "sm_90a, a KV tile read as e4m3 (fp8 Q and P) and sent by "

@@ -131,7 +131,6 @@ void mla::buildGpuLoweringPipeline(OpPassManager &pm, const std::string &chip,
   options.pageEntriesAhead = overrides.pageEntriesAhead;
   options.kvTileFirst = overrides.kvTileFirst;
   options.kvEvictFirstTiles = overrides.kvEvictFirstTiles;
-  options.kvL2Ahead = overrides.kvL2Ahead;
   options.e4m3DoubleBuffer = overrides.e4m3DoubleBuffer;
   pm.addPass(mla::createMLALowerToGPU(options));
   // The lowering emits index arithmetic per use; fold and share it before

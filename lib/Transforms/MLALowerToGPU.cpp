@@ -66,7 +66,6 @@ struct MLALowerToGPU : public mla::impl::MLALowerToGPUBase<MLALowerToGPU> {
                     .pageEntriesAhead = pageEntriesAhead,
                     .kvTileFirst = kvTileFirst,
                     .kvEvictFirstTiles = kvEvictFirstTiles,
-                    .kvL2Ahead = kvL2Ahead,
                     .e4m3DoubleBuffer = e4m3DoubleBuffer}
         .applyTo(tuned.tuning);
     auto created = TargetInfo::create(tuned, module);

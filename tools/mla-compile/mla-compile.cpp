@@ -83,12 +83,6 @@ static cl::opt<int64_t> kvEvictFirstTiles(
              "(-1: the chip's bound, 16 on sm_90a; 0: no hint; for "
              "comparison: docs/Design.md)"),
     cl::init(-1), cl::cat(compileCategory));
-static cl::opt<bool> kvL2Ahead(
-    "kv-l2-ahead",
-    cl::desc("sm_90a, a KV tile sent by tensor-map copies into one buffer "
-             "after its last reader (fp8 Q and P): each send also asks the "
-             "L2 for the tile after it (for comparison: docs/Design.md)"),
-    cl::init(false), cl::cat(compileCategory));
 static cl::opt<bool> e4m3DoubleBuffer(
     "e4m3-double-buffer",
     cl::desc("sm_90a, a KV tile read as e4m3 (fp8 Q and P) and sent by "
@@ -180,7 +174,6 @@ int main(int argc, char **argv) {
                    .pageEntriesAhead = pageEntriesAhead,
                    .kvTileFirst = kvTileFirst,
                    .kvEvictFirstTiles = kvEvictFirstTiles,
-                   .kvL2Ahead = kvL2Ahead,
                    .e4m3DoubleBuffer = e4m3DoubleBuffer};
     opts.report = &llvm::outs();
     auto out = mla::compileForChip(file->context(), file->module(), *chip,

@@ -115,8 +115,6 @@ void Lowering::startEarlySend(KvLoopOp loop) {
         kvReadPolicy(ld, loop, lowerV, upperV),
         ld.isPaged() ? rematAt(ld.getTableOffset(), loop, lowerV, m) : Value());
   }
-  prefetchTensorMapTileL2(ld, loop, addc(lowerV, loop.getStep()), upperV,
-                         kvReadPolicy(ld, loop, lowerV, upperV));
   earlySends[ld] = {view, tileAt, mbar};
 }
 
@@ -142,28 +140,6 @@ void Lowering::sendNextTileEarly(LoadOp op) {
       op, rematAt(op.getIndices()[0], loop, next, m),
       rematAt(op.getIndices()[1], loop, next, m), tileAt, mbar, policy,
       op.isPaged() ? rematAt(op.getTableOffset(), loop, next, m) : Value());
-  prefetchTensorMapTileL2(op, loop, addc(next, loop.getStep()),
-                          scalars.lookup(loop.getUpper()), policy);
-}
-
-void Lowering::prefetchTensorMapTileL2(LoadOp op, KvLoopOp loop, Value start,
-                                       Value upper, Value policy) {
-  if (!target.chip.tuning.kvL2Ahead)
-    return;
-  using P = arith::CmpIPredicate;
-  Value cond = arith::AndIOp::create(
-      b, loc(), arith::CmpIOp::create(b, loc(), P::slt, start, upper),
-      arith::CmpIOp::create(b, loc(), P::eq, tid, idx(0)));
-  auto ifOp = scf::IfOp::create(b, loc(), cond, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard g(b);
-  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  IRMapping m;
-  Value row0 = tensorMapRow(
-      op, rematAt(op.getIndices()[0], loop, start, m),
-      op.isPaged() ? rematAt(op.getTableOffset(), loop, start, m) : Value());
-  Value col0 = rematAt(op.getIndices()[1], loop, start, m);
-  target.tensorTilePrefetchL2(b, loc(), kvTiles.map, tensorMapBox(row0, col0),
-                              policy);
 }
 
 /// The i32 box coordinates {0, row, col0 / 64} of the map's three

@@ -206,9 +206,6 @@ LogicalResult Lowering::lowerLoad(LoadOp op) {
                             op.isPaged()
                                 ? scalars.lookup(op.getTableOffset())
                                 : Value());
-          if (early)
-            prefetchTensorMapTileL2(op, loop, addc(iv, loop.getStep()),
-                                    scalars.lookup(loop.getUpper()), policy);
         }
         awaitTensorMapTile(op, mbar, parity, base[0], bound, tileAt);
         barrier();

@@ -462,10 +462,6 @@ struct Lowering {
                          Value policy, Value tableOffset = Value());
   Value tensorMapRow(LoadOp op, Value row0, Value tableOffset);
   SmallVector<Value, 3> tensorMapBox(Value row, Value col0);
-  /// ChipTuning::kvL2Ahead: thread 0 asks the L2 for the tile of `op`
-  /// at induction value `start` of `loop`, where that is below `upper`.
-  void prefetchTensorMapTileL2(LoadOp op, KvLoopOp loop, Value start,
-                               Value upper, Value policy);
   void awaitTensorMapTile(LoadOp, Value mbar, Value parity, Value row0,
                           Value bound, Value dst);
 

@@ -165,10 +165,6 @@ void TargetInfo::tensorTileCopy(OpBuilder &, Location, Value, Value, ValueRange,
                                 Value, Value, Value) const {
   missing("a tensor-map copy");
 }
-void TargetInfo::tensorTilePrefetchL2(OpBuilder &, Location, Value, ValueRange,
-                                      Value) const {
-  missing("a tensor-map L2 prefetch");
-}
 void TargetInfo::mbarrierExpectBytes(OpBuilder &, Location, Value, int64_t,
                                      Value) const {
   missing("an mbarrier");

@@ -338,11 +338,6 @@ public:
   virtual void tensorTileCopy(OpBuilder &b, Location loc, Value dst, Value map,
                               ValueRange coords, Value mbar, Value pred,
                               Value policy) const;
-  /// bulkTensorCopies: asks the L2 to fetch the box of `map` at `coords`
-  /// (no shared memory, no completion to wait for), under `policy` (may
-  /// be null). Every thread that runs it sends one.
-  virtual void tensorTilePrefetchL2(OpBuilder &b, Location loc, Value map,
-                                    ValueRange coords, Value policy) const;
   /// bulkTensorCopies: waits until the phase of `mbar` with parity `parity`
   /// (i32 0 / 1) has completed.
   virtual void mbarrierWait(OpBuilder &b, Location loc, Value mbar,

@@ -438,13 +438,6 @@ public:
         NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
         /*group=*/NVVM::CTAGroupKindAttr(), pred);
   }
-  /// cp.async.bulk.prefetch.tensor.Nd.L2.global.tile.
-  void tensorTilePrefetchL2(OpBuilder &b, Location loc, Value map,
-                            ValueRange coords, Value policy) const override {
-    NVVM::CpAsyncBulkTensorPrefetchOp::create(b, loc, map, coords,
-                                              ValueRange{},
-                                              NVVM::TMALoadMode::TILE, policy);
-  }
   /// mbarrier.try_wait.parity in a loop (the op's own lowering).
   void mbarrierWait(OpBuilder &b, Location loc, Value mbar,
                     Value parity) const override {

@@ -226,15 +226,6 @@ struct ChipTuning {
   /// `kv-evict-first-tiles` option (mla-compile --kv-evict-first-tiles)
   /// sets another bound.
   int64_t kvEvictFirstTiles = 0;
-  /// A KV tile that tensor-map copies send into one buffer once its last
-  /// reader is done (fp8 Q and P, Lowering::earlySendable): each send of
-  /// tile t + 1 also asks the L2 for tile t + 2 (a bulk tensor prefetch
-  /// from thread 0), so that one more tile's bytes are on their way from
-  /// DRAM without a second buffer. Set on no chip: on the H100 20-31 %
-  /// slower at 32, 64 and 256 x 8192 (docs/PerformanceLog.md, 2026-12-07).
-  /// mla-lower-to-gpu's `kv-l2-ahead` option (mla-compile --kv-l2-ahead)
-  /// turns it on.
-  bool kvL2Ahead = false;
   /// A KV tile that wgmma reads as e4m3 (fp8 Q and P) and tensor-map
   /// copies send: two buffers, tile t + 1 sent when tile t's wait is over,
   /// where two programs still fit an SM because Oᵀ's Vᵀ is transposed into
@@ -257,7 +248,6 @@ struct TuningOverrides {
   bool pageEntriesAhead = false; ///< ChipTuning::pageEntriesAhead on
   bool kvTileFirst = false;      ///< ChipTuning::aheadLoadsFirst off
   int64_t kvEvictFirstTiles = -1; ///< ChipTuning's bound (-1: the chip's)
-  bool kvL2Ahead = false;         ///< ChipTuning::kvL2Ahead on
   bool e4m3DoubleBuffer = false;  ///< ChipTuning::e4m3DoubleBuffer on
   void applyTo(ChipTuning &t) const {
     if (wgmmaSmemA)
@@ -270,8 +260,6 @@ struct TuningOverrides {
       t.aheadLoadsFirst = false;
     if (kvEvictFirstTiles >= 0)
       t.kvEvictFirstTiles = kvEvictFirstTiles;
-    if (kvL2Ahead)
-      t.kvL2Ahead = true;
     if (e4m3DoubleBuffer)
       t.e4m3DoubleBuffer = true;
   }
