@@ -34,6 +34,7 @@ other call runs the Python path, which answers bad inputs and hands the
 accepted ones to the module (python/mla_replay.py loads and feeds it;
 python/mla_torch_fast.cpp says why). MLA_TORCH_FAST=0 leaves it unused.
 """
+import numbers
 import os
 
 import torch
@@ -189,10 +190,11 @@ def spec_for(kv_format, device=None, q_seq_len=1, heads=16, paging=None, kv_toke
 
 
 def _kv_tokens(batch, kv_len):
-    """batch x kv_len where both are ints (spec_for's kv_tokens), else None;
-    the checks after the choice answer other values."""
-    ok = all(isinstance(v, int) and not isinstance(v, bool) for v in (batch, kv_len))
-    return batch * kv_len if ok else None
+    """batch x kv_len where both are integers (spec_for's kv_tokens; numpy's
+    too), else None; the checks after the choice answer other values."""
+    ok = all(isinstance(v, numbers.Integral) and not isinstance(v, bool)
+             for v in (batch, kv_len))
+    return int(batch) * int(kv_len) if ok else None
 
 
 def _serving_shape(q, batch):
