@@ -143,7 +143,7 @@ void Lowering::sendNextTileEarly(LoadOp op) {
 }
 
 /// The i32 box coordinates {0, row, col0 / 64} of the map's three
-/// dimensions, for a copy or a prefetch from map row `row`.
+/// dimensions, for a copy from map row `row`.
 SmallVector<Value, 3> Lowering::tensorMapBox(Value row, Value col0) {
   auto toI32 = [&](Value x) {
     return arith::IndexCastOp::create(b, loc(), b.getI32Type(), x).getResult();
