@@ -438,20 +438,19 @@ def main():
                   f"{fmt(bf, 8)} {fmt(row.get('baseline_inplace_us'), 7)} {fmt(bq, 8)} "
                   f"{fmt(row.get('baseline_graph_us'), 8)} "
                   f"{(f'{tf / bf:7.2f}' if bf else '      -')} {spec.name}")
-        geo = geomean
-        results["geomean_us"] = geo(ours_all)
-        results["geomean_queued_us"] = geo(oq_all)
-        results["geomean_fresh_us"] = geo(of_all)
-        results["geomean_inplace_us"] = geo(oi_all)
-        line = (f"geomean ours fresh {geo(of_all):.1f} us, in place {geo(oi_all):.1f} us, "
-                f"repeated queued {geo(oq_all):.1f} us, synced {geo(ours_all):.1f} us")
+        results["geomean_us"] = geomean(ours_all)
+        results["geomean_queued_us"] = geomean(oq_all)
+        results["geomean_fresh_us"] = geomean(of_all)
+        results["geomean_inplace_us"] = geomean(oi_all)
+        line = (f"geomean ours fresh {geomean(of_all):.1f} us, in place {geomean(oi_all):.1f} us, "
+                f"repeated queued {geomean(oq_all):.1f} us, synced {geomean(ours_all):.1f} us")
         if base_all:
-            results["baseline_geomean_us"] = geo(base_all)
-            results["baseline_geomean_queued_us"] = geo(bq_all)
-            results["baseline_geomean_fresh_us"] = geo(bf_all)
-            results["baseline_geomean_inplace_us"] = geo(bi_all)
-            line += (f"; baseline fresh {geo(bf_all):.1f} us, in place {geo(bi_all):.1f} us, "
-                     f"repeated queued {geo(bq_all):.1f} us, synced {geo(base_all):.1f} us")
+            results["baseline_geomean_us"] = geomean(base_all)
+            results["baseline_geomean_queued_us"] = geomean(bq_all)
+            results["baseline_geomean_fresh_us"] = geomean(bf_all)
+            results["baseline_geomean_inplace_us"] = geomean(bi_all)
+            line += (f"; baseline fresh {geomean(bf_all):.1f} us, in place {geomean(bi_all):.1f} us, "
+                     f"repeated queued {geomean(bq_all):.1f} us, synced {geomean(base_all):.1f} us")
         print(line)
     print(f"{failed} failed, {len(results['correctness']) - failed} passed")
     finish(results, args.json, failed)

@@ -218,7 +218,6 @@ def main():
     print(f"mxfp4 checks: {passed}/{len(results['correctness'])}")
 
     flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
-    geo = B.geomean
     cols = {"fp8": []} | {s: [] for s in specs}
     fresh_cols = {"fp8": []} | {s: [] for s in specs}
     print(f"\n{'bs/kv':>10} {'fp8':>8} " + " ".join(f"{s[len('deepseek_r1_decode_'):]:>14}"
@@ -245,9 +244,9 @@ def main():
         results["timing"].append(row)
         print(line)
     for name in cols:
-        results[f"geomean_{name}_us"] = geo(cols[name])
-        results[f"geomean_fresh_{name}_us"] = geo(fresh_cols[name])
-        print(f"geomean {name}: queued {geo(cols[name]):.1f} us, fresh {geo(fresh_cols[name]):.1f} us"
+        results[f"geomean_{name}_us"] = B.geomean(cols[name])
+        results[f"geomean_fresh_{name}_us"] = B.geomean(fresh_cols[name])
+        print(f"geomean {name}: queued {B.geomean(cols[name]):.1f} us, fresh {B.geomean(fresh_cols[name]):.1f} us"
               + ("" if name == "fp8" else
                  f"; fp8 / mxfp4 at 256x8192 {cols['fp8'][-1] / cols[name][-1]:.2f}x"))
     B.finish(results, args.json, failed)
