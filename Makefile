@@ -94,6 +94,17 @@ artifacts: build
 	  grep -q "@deepseek_r1_decode_$$v " $(BUILD)/variants/deepseek_r1_decode_$$v.mlir || exit 1; \
 	  $(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_$$v.mlir --chip=sm_90a \
 	    --e4m3-double-buffer --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
+	# The block-table twin (pages of 64 rows) of e4m3x2_db, which
+	# mla_with_kvcache takes for fp8 KV calls of 16K KV tokens or more as
+	# custom_kernel takes e4m3x2_db (python/mla_torch.py, _MIN_KV_TOKENS);
+	# bench/paged_h200.py checks it on every paged case and times it.
+	s=fp8_e4m3x2_sm90a; v=fp8_e4m3x2_db_sm90a_paged64; \
+	sed -e "s/@deepseek_r1_decode_$$s /@deepseek_r1_decode_$$v /" \
+	    -e 's/page_size = 1,/page_size = 64, kv_layout = "block_table",/' kernels/deepseek_r1_decode_$$s.mlir \
+	  > $(BUILD)/variants/deepseek_r1_decode_$$v.mlir && \
+	grep -q 'kv_layout = "block_table"' $(BUILD)/variants/deepseek_r1_decode_$$v.mlir && \
+	$(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_$$v.mlir --chip=sm_90a \
+	  --e4m3-double-buffer --ptxas=$(PTXAS) -o $(ARTIFACTS)
 	# The paged fp8 one-token spec with each tile's page entry loaded a
 	# tile before its bytes (--page-entries-ahead: faster on the H100,
 	# slower on the H200), which bench/paged_h200.py checks and times

@@ -17,7 +17,9 @@ keys and values zeros (checked against the reference with those rows
 zeroed), validate=True refuses them naming the entry.
 
 Timing (bench_h200's method: L2 flushed, events around the whole call,
-median of --reps, queued) at 64 x 8192 and 256 x 8192, fp8 (qp16) and bf16:
+median of --reps, queued) at 64 x 8192 and 256 x 8192, fp8 and bf16, each
+through the specs the entries choose (fp8 at these sizes: `_e4m3x2_db` and
+its block-table twin where built, else qp16; the rows name them):
 contiguous (custom_kernel) against a block table of 64 (shuffled pages),
 each as the masked default and with host lengths (mask-free); FlashMLA's
 bf16 decode on the same shuffled table. Target: page 64 within 5 % of
@@ -222,6 +224,10 @@ LAYOUTS = (("table", "fp8"), ("table", "bf16"), ("indices", "fp8"))
 # H100, slower on the H200), checked and timed beside the default where
 # built.
 AHEAD = "deepseek_r1_decode_fp8_qp16_pgahead_sm90a_paged64"
+# The block-table twin of the two-term double-buffered e4m3 spec
+# (Makefile), which mla_with_kvcache takes for fp8 calls of 16K KV tokens
+# or more: checked on the short cases too, named, where built.
+DB = "deepseek_r1_decode_fp8_e4m3x2_db_sm90a_paged64"
 
 
 def main():
@@ -241,10 +247,11 @@ def main():
     built = os.environ.get("MLA_ARTIFACTS", "artifacts")
     mtp_paged = os.path.exists(os.path.join(built, "deepseek_r1_decode_fp8_qp16_mtp2_paged64.json"))
     ahead = os.path.exists(os.path.join(built, AHEAD + ".json"))
+    variants = [v for v in (AHEAD, DB) if os.path.exists(os.path.join(built, v + ".json"))]
     if args.memcheck_case:
         cases = [(l, 1, f, [0, 1, 70, 129]) for l, f in LAYOUTS]
         cases += [("table", 2, "fp8", [0, 1, 70, 129])] if mtp_paged else []
-        cases += [("table", 1, "fp8", [0, 1, 70, 129], AHEAD)] if ahead else []
+        cases += [("table", 1, "fp8", [0, 1, 70, 129], v) for v in variants]
     else:
         cases = [(l, s_q, f, lens) for l, f in LAYOUTS
                  for s_q, lens in ((1, ragged), (1, [1024] * 4), (1, [8192] * 64))]
@@ -256,7 +263,7 @@ def main():
         cases += [("table", s_q, "fp8", lens) for s_q, lens in
                   ((1, whole), (2, [65, 128, 191, 129, 0, 1]))
                   if s_q == 1 or mtp_paged]
-        cases += [("table", 1, "fp8", lens, AHEAD) for lens in (ragged, whole)] if ahead else []
+        cases += [("table", 1, "fp8", lens, v) for v in variants for lens in (ragged, whole)]
     for i, (layout, s_q, fmt, lens, *variant) in enumerate(cases):
         spec = variant[0] if variant else None
         err, nan = check_case(lens, s_q, fmt, layout, seed + i, spec)
@@ -272,7 +279,7 @@ def main():
         results["checks"].append(dict(name=name, seed=seed + i, err=err, nan=nan, ok=ok))
     for fmt, s_q, spec in ([("fp8", 1, None), ("bf16", 1, None)] +
                            ([("fp8", 2, None)] if mtp_paged else []) +
-                           ([("fp8", 1, AHEAD)] if ahead else [])):
+                           [("fp8", 1, v) for v in variants]):
         err, nan, refused = check_malformed(fmt, seed, s_q, spec)
         ok = err <= 2e-2 and not nan and "block_table[0][1] is -1" in refused
         failed += not ok
@@ -300,7 +307,10 @@ def main():
         for fmt in ("fp8", "bf16"):
             data, _ = B.make_inputs([kv] * bs, fmt, seed)
             cache, table, lens = paged(data, 64, seed)
-            row = dict(bs=bs, kv=kv, fmt=fmt)
+            row = dict(bs=bs, kv=kv, fmt=fmt,
+                       spec=mla_torch.spec_for(fmt, None, kv_tokens=bs * kv).name,
+                       paged_spec=mla_torch.spec_for(fmt, None, 1, 16, 64,
+                                                     kv_tokens=bs * kv).name)
             row["contiguous_us"] = B.time_call(mla_torch.custom_kernel, data, args.reps, flush,
                                                synced=False)
             row["paged64_us"] = B.time_call(table_call(data, cache, table, lens), None,
@@ -329,8 +339,9 @@ def main():
             results["timing"].append(row)
             fl = (f", FlashMLA paged 64 {row['flashmla_paged64_us']:.1f} us"
                   if "flashmla_paged64_us" in row else "")
-            print(f"{bs}x{kv} {fmt}: contiguous {row['contiguous_us']:.1f} us, paged 64 "
-                  f"{row['paged64_us']:.1f} us ({row['ratio']:.3f}x); mask-free "
+            print(f"{bs}x{kv} {fmt}: contiguous {row['contiguous_us']:.1f} us ({row['spec']}), "
+                  f"paged 64 {row['paged64_us']:.1f} us ({row['paged_spec']}, "
+                  f"{row['ratio']:.3f}x); mask-free "
                   f"{row['contiguous_mask_free_us']:.1f} / {row['paged64_mask_free_us']:.1f} us "
                   f"({row['ratio_mask_free']:.3f}x){fl} (target <= 1.05)")
             if "ratio_ahead" in row:

@@ -384,7 +384,14 @@ def mla_with_kvcache(q, k_cache, block_table, cache_seqlens, kv_scale=None, max_
             raise ValueError(f"{name} must be a 4-d tensor; got "
                              f"{list(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__}")
     fmt = "bf16" if k_cache.dtype == torch.bfloat16 else "fp8"
+    # The call's KV tokens for the choice (_MIN_KV_TOKENS) without reading
+    # device memory: batch x max_kv_len where given, else the block table's
+    # capacity (batch x its columns x the page size), an upper bound.
+    table_2d = isinstance(block_table, torch.Tensor) and block_table.dim() == 2
+    kv_len = max_kv_len if max_kv_len is not None else \
+        block_table.shape[1] * k_cache.shape[1] if table_2d else None
     s = spec_for(fmt, q.get_device() if q.is_cuda else None, q.shape[1], q.shape[2],
-                 paging=k_cache.shape[1])
+                 paging=k_cache.shape[1],
+                 kv_tokens=_kv_tokens(block_table.shape[0], kv_len) if table_2d else None)
     return s.decode_paged(q, k_cache, kv_scale, block_table, cache_seqlens, max_kv_len,
                           cache_seqlens_host, validate=validate)

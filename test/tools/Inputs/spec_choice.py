@@ -52,6 +52,7 @@ SPECS = {
     "deepseek_r1_decode_fp8_qp16_sm90a": (1, 16, "contiguous", 1),
     "deepseek_r1_decode_fp8_qp16_sm90a_mtp2": (2, 16, "contiguous", 1),
     "deepseek_r1_decode_fp8_qp16_sm90a_paged64": (1, 16, "block_table", 64),
+    "deepseek_r1_decode_fp8_e4m3x2_db_sm90a_paged64": (1, 16, "block_table", 64),
 }
 os.makedirs(scratch, exist_ok=True)
 for name, (s_q, heads, layout, page) in SPECS.items():
@@ -67,7 +68,9 @@ M.spec_named = lambda name, device=None: name  # no device: the name chosen
 for tokens in (None, 4 * 1024, 16383, 16384, 32 * 1024, 256 * 8192):
     print(f"fp8 kv_tokens {tokens}: {M.spec_for('fp8', kv_tokens=tokens)}")
 print(f"fp8 mtp2 kv_tokens 524288: {M.spec_for('fp8', None, 2, kv_tokens=524288)}")
-print(f"fp8 paged64 kv_tokens 524288: {M.spec_for('fp8', None, 1, 16, 64, kv_tokens=524288)}")
+for tokens in (4096, 524288):
+    print(f"fp8 paged64 kv_tokens {tokens}: "
+          f"{M.spec_for('fp8', None, 1, 16, 64, kv_tokens=tokens)}")
 print(f"_kv_tokens(4, 1024) {M._kv_tokens(4, 1024)}, (4, None) {M._kv_tokens(4, None)}, "
       f"(True, 8) {M._kv_tokens(True, 8)}")
 # One spec named (as MLA_SPEC_FP8 does): it serves every call, short ones too.
@@ -100,3 +103,24 @@ try:
 except LookupError:
     pass
 print(f"custom_kernel and decode passed kv_tokens {seen}")
+
+
+# mla_with_kvcache: batch x max_kv_len where given, else the block table's
+# capacity (batch x columns x page size); no table of two dims, None.
+class Tensor(sys.modules["torch"].Tensor):
+    def __init__(self, *shape):
+        self.shape, self.dtype, self.is_cuda = shape, "float8_e4m3fn", False
+
+    def dim(self):
+        return len(self.shape)
+
+
+seen.clear()
+for batch, cols, max_kv_len in ((4, 16, None), (64, 128, None), (256, 128, 100), (4, 0, None)):
+    table = Tensor(batch, cols) if cols else Tensor(batch)
+    try:
+        M.mla_with_kvcache(Tensor(batch, 1, 16, 576), Tensor(99, 64, 1, 576), table, None,
+                           max_kv_len=max_kv_len)
+    except LookupError:
+        pass
+print(f"mla_with_kvcache passed kv_tokens {seen}")
