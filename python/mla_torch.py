@@ -385,11 +385,18 @@ def mla_with_kvcache(q, k_cache, block_table, cache_seqlens, kv_scale=None, max_
                              f"{list(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__}")
     fmt = "bf16" if k_cache.dtype == torch.bfloat16 else "fp8"
     # The call's KV tokens for the choice (_MIN_KV_TOKENS) without reading
-    # device memory: batch x max_kv_len where given, else the block table's
-    # capacity (batch x its columns x the page size), an upper bound.
+    # device memory: batch x max_kv_len where given, else x the longest of
+    # cache_seqlens_host, else the block table's capacity (batch x its
+    # columns x the page size), an upper bound.
     table_2d = isinstance(block_table, torch.Tensor) and block_table.dim() == 2
-    kv_len = max_kv_len if max_kv_len is not None else \
-        block_table.shape[1] * k_cache.shape[1] if table_2d else None
+    kv_len = max_kv_len
+    if kv_len is None and cache_seqlens_host is not None:
+        try:  # decode_paged's checks answer lengths that are no integers
+            kv_len = max((int(n) for n in cache_seqlens_host), default=None)
+        except (TypeError, ValueError):
+            pass
+    if kv_len is None and table_2d:
+        kv_len = block_table.shape[1] * k_cache.shape[1]
     s = spec_for(fmt, q.get_device() if q.is_cuda else None, q.shape[1], q.shape[2],
                  paging=k_cache.shape[1],
                  kv_tokens=_kv_tokens(block_table.shape[0], kv_len) if table_2d else None)

@@ -105,8 +105,10 @@ except LookupError:
 print(f"custom_kernel and decode passed kv_tokens {seen}")
 
 
-# mla_with_kvcache: batch x max_kv_len where given, else the block table's
-# capacity (batch x columns x page size); no table of two dims, None.
+# mla_with_kvcache: batch x max_kv_len where given, else x the longest
+# host length, else the block table's capacity (batch x columns x page
+# size); lengths that are no integers, the capacity; no table of two dims,
+# None.
 class Tensor(sys.modules["torch"].Tensor):
     def __init__(self, *shape):
         self.shape, self.dtype, self.is_cuda = shape, "float8_e4m3fn", False
@@ -116,11 +118,13 @@ class Tensor(sys.modules["torch"].Tensor):
 
 
 seen.clear()
-for batch, cols, max_kv_len in ((4, 16, None), (64, 128, None), (256, 128, 100), (4, 0, None)):
+for batch, cols, max_kv_len, host in ((4, 16, None, None), (64, 128, None, None),
+                                      (256, 128, 100, [5] * 256), (64, 128, None, [0, 300, 9]),
+                                      (64, 128, None, "abc"), (4, 0, None, None)):
     table = Tensor(batch, cols) if cols else Tensor(batch)
     try:
         M.mla_with_kvcache(Tensor(batch, 1, 16, 576), Tensor(99, 64, 1, 576), table, None,
-                           max_kv_len=max_kv_len)
+                           max_kv_len=max_kv_len, cache_seqlens_host=host)
     except LookupError:
         pass
 print(f"mla_with_kvcache passed kv_tokens {seen}")
