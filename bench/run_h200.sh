@@ -110,6 +110,9 @@ step "racecheck (serving shapes)" compute-sanitizer --tool racecheck --error-exi
 step "paged KV" python3 bench/paged_h200.py "${flashmla[@]}" --reps 30 --json "$RAW/paged.json"
 step "memcheck (paged KV)" compute-sanitizer --tool memcheck --error-exitcode 3 \
   python3 bench/paged_h200.py --memcheck-case
+# (the block-table twin of e4m3x2_db runs two KV buffers on mbarriers)
+step "racecheck (paged KV)" compute-sanitizer --tool racecheck --error-exitcode 3 \
+  python3 bench/paged_h200.py --memcheck-case
 # mxfp4 KV (issue 18): the task's third format against the float32
 # reference on the dequantised cache, timed beside fp8 (and the schedule
 # variants make artifacts compiles).
