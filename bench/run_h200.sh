@@ -110,7 +110,8 @@ step "racecheck (serving shapes)" compute-sanitizer --tool racecheck --error-exi
 step "paged KV" python3 bench/paged_h200.py "${flashmla[@]}" --reps 30 --json "$RAW/paged.json"
 step "memcheck (paged KV)" compute-sanitizer --tool memcheck --error-exitcode 3 \
   python3 bench/paged_h200.py --memcheck-case
-# (the block-table twin of e4m3x2_db runs two KV buffers on mbarriers)
+# (e4m3x2_db's block-table twin, where `make paged-db-twin` compiled it, runs
+# two KV buffers on mbarriers)
 step "racecheck (paged KV)" compute-sanitizer --tool racecheck --error-exitcode 3 \
   python3 bench/paged_h200.py --memcheck-case
 # mxfp4 KV (issue 18): the task's third format against the float32
