@@ -10,7 +10,7 @@ JOBS  ?= $(shell nproc)
 ARTIFACTS ?= artifacts
 PTXAS ?= /usr/local/cuda/bin/ptxas
 
-.PHONY: all deps configure build run test test-sanitize fuzz artifacts paged-db-twin device-extras clean
+.PHONY: all deps configure build run test test-sanitize fuzz artifacts device-extras clean
 
 all: build
 
@@ -103,17 +103,22 @@ artifacts: build
 	  > $(BUILD)/variants/deepseek_r1_decode_$$v.mlir && \
 	$(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_$$v.mlir --chip=sm_90a \
 	  --page-entries-ahead --ptxas=$(PTXAS) -o $(ARTIFACTS)
-	# Block-table twins (pages of 64 rows) of the e4m3 and two-term specs,
-	# which bench/probe_l2_pace.py times beside the paged default with every
-	# sequence's pages aliased into a few L2-resident ones: each spec's
-	# compute pace at 256 x 8192 without DRAM's bound.
-	for s in fp8_qp8_sm90a fp8_e4m3x2_sm90a; do \
-	  sed -e "s/@deepseek_r1_decode_$$s /@deepseek_r1_decode_$${s}_paged64 /" \
+	# Block-table twins (pages of 64 rows), a spec and its compile flags a
+	# line: the e4m3 and two-term ones, which bench/probe_l2_pace.py times
+	# beside the paged default with every sequence's pages aliased into a few
+	# L2-resident ones (each spec's compute pace at 256 x 8192 without DRAM's
+	# bound), and e4m3x2_db's, which mla_with_kvcache takes for fp8 calls of
+	# 16K KV tokens or more as custom_kernel takes e4m3x2_db
+	# (python/mla_torch.py, _MIN_KV_TOKENS; bench/paged_h200.py checks it).
+	printf '%s\n' 'fp8_qp8_sm90a fp8_qp8_sm90a_paged64' 'fp8_e4m3x2_sm90a fp8_e4m3x2_sm90a_paged64' \
+	  'fp8_e4m3x2_sm90a fp8_e4m3x2_db_sm90a_paged64 --e4m3-double-buffer' | \
+	while read s v flags; do \
+	  sed -e "s/@deepseek_r1_decode_$$s /@deepseek_r1_decode_$$v /" \
 	      -e 's/page_size = 1,/page_size = 64, kv_layout = "block_table",/' kernels/deepseek_r1_decode_$$s.mlir \
-	    > $(BUILD)/variants/deepseek_r1_decode_$${s}_paged64.mlir || exit 1; \
-	  grep -q 'kv_layout = "block_table"' $(BUILD)/variants/deepseek_r1_decode_$${s}_paged64.mlir || exit 1; \
-	  $(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_$${s}_paged64.mlir --chip=sm_90a \
-	    --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
+	    > $(BUILD)/variants/deepseek_r1_decode_$$v.mlir || exit 1; \
+	  grep -q 'kv_layout = "block_table"' $(BUILD)/variants/deepseek_r1_decode_$$v.mlir || exit 1; \
+	  $(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_$$v.mlir --chip=sm_90a \
+	    $$flags --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
 	# The qp8 specs and the two-term one with the softmax scale divided by
 	# 2^10 and multiplied by 2^12, which bench/q_magnitude_h200.py feeds Q
 	# times 2^10 / 2^-12.
@@ -125,23 +130,6 @@ artifacts: build
 	  $(BUILD)/bin/mla-compile sm_90a $(ARTIFACTS) "" \
 	  $(BUILD)/variants/deepseek_r1_decode_fp8_e4m3x2_db_sm90a.mlir
 	cp $(BUILD)/lib/libmla_launcher-cuda.so $(ARTIFACTS)/
-
-# The block-table twin (pages of 64 rows) of e4m3x2_db, compiled where
-# asked and not yet by `artifacts`: it has not run on a GPU (2026-12-07,
-# thirty-seventh session: no device machine came). Where compiled,
-# mla_with_kvcache takes it for fp8 KV calls of 16K KV tokens or more, as
-# custom_kernel takes e4m3x2_db (python/mla_torch.py, _MIN_KV_TOKENS), and
-# bench/paged_h200.py checks it on its own cases and times it; once that
-# has passed on the H200 it belongs in `artifacts`.
-paged-db-twin: build
-	mkdir -p $(BUILD)/variants $(ARTIFACTS)
-	s=fp8_e4m3x2_sm90a; v=fp8_e4m3x2_db_sm90a_paged64; \
-	sed -e "s/@deepseek_r1_decode_$$s /@deepseek_r1_decode_$$v /" \
-	    -e 's/page_size = 1,/page_size = 64, kv_layout = "block_table",/' kernels/deepseek_r1_decode_$$s.mlir \
-	  > $(BUILD)/variants/deepseek_r1_decode_$$v.mlir && \
-	grep -q 'kv_layout = "block_table"' $(BUILD)/variants/deepseek_r1_decode_$$v.mlir && \
-	$(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_$$v.mlir --chip=sm_90a \
-	  --e4m3-double-buffer --ptxas=$(PTXAS) -o $(ARTIFACTS)
 
 # What bench/run_h200.sh runs beside our kernels (the seed port, the
 # embed-cuda example that `make test` built, FlashMLA's sources where

@@ -110,7 +110,7 @@ step "racecheck (serving shapes)" compute-sanitizer --tool racecheck --error-exi
 step "paged KV" python3 bench/paged_h200.py "${flashmla[@]}" --reps 30 --json "$RAW/paged.json"
 step "memcheck (paged KV)" compute-sanitizer --tool memcheck --error-exitcode 3 \
   python3 bench/paged_h200.py --memcheck-case
-# (e4m3x2_db's block-table twin, where `make paged-db-twin` compiled it, runs
+# (e4m3x2_db's block-table twin, mla_with_kvcache's choice from 16K KV tokens, runs
 # two KV buffers on mbarriers)
 step "racecheck (paged KV)" compute-sanitizer --tool racecheck --error-exitcode 3 \
   python3 bench/paged_h200.py --memcheck-case
