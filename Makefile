@@ -103,8 +103,8 @@ artifacts: build
 	  > $(BUILD)/variants/deepseek_r1_decode_$$v.mlir && \
 	$(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_$$v.mlir --chip=sm_90a \
 	  --page-entries-ahead --ptxas=$(PTXAS) -o $(ARTIFACTS)
-	# Block-table twins (pages of 64 rows), a spec and its compile flags a
-	# line: the e4m3 and two-term ones, which bench/probe_l2_pace.py times
+	# Block-table twins (pages of 64 rows), one a line (the spec, the twin's
+	# name, its compile flags): the e4m3 and two-term ones, which bench/probe_l2_pace.py times
 	# beside the paged default with every sequence's pages aliased into a few
 	# L2-resident ones (each spec's compute pace at 256 x 8192 without DRAM's
 	# bound), and e4m3x2_db's, which mla_with_kvcache takes for fp8 calls of
