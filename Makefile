@@ -104,10 +104,10 @@ artifacts: build
 	$(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_$$v.mlir --chip=sm_90a \
 	  --page-entries-ahead --ptxas=$(PTXAS) -o $(ARTIFACTS)
 	# Block-table twins (pages of 64 rows), one a line (the spec, the twin's
-	# name, its compile flags): the e4m3 and two-term ones, which bench/probe_l2_pace.py times
-	# beside the paged default with every sequence's pages aliased into a few
-	# L2-resident ones (each spec's compute pace at 256 x 8192 without DRAM's
-	# bound), and e4m3x2_db's, which mla_with_kvcache takes for fp8 calls of
+	# name, its compile flags): the e4m3 and two-term ones, which
+	# bench/probe_l2_pace.py times beside the paged default with every
+	# sequence's pages aliased into a few L2-resident ones (each spec's
+	# compute pace at 256 x 8192 without DRAM's bound), and e4m3x2_db's, which mla_with_kvcache takes for fp8 calls of
 	# 16K KV tokens or more as custom_kernel takes e4m3x2_db
 	# (python/mla_torch.py, _MIN_KV_TOKENS; bench/paged_h200.py checks it).
 	printf '%s\n' 'fp8_qp8_sm90a fp8_qp8_sm90a_paged64' 'fp8_e4m3x2_sm90a fp8_e4m3x2_sm90a_paged64' \

@@ -224,9 +224,9 @@ LAYOUTS = (("table", "fp8"), ("table", "bf16"), ("indices", "fp8"))
 # H100, slower on the H200), checked and timed beside the default where
 # built.
 AHEAD = "deepseek_r1_decode_fp8_qp16_pgahead_sm90a_paged64"
-# The block-table twin of the two-term double-buffered e4m3 spec (`make
-# artifacts`), which mla_with_kvcache takes for fp8 calls of 16K KV tokens
-# or more: checked on the short cases too, named.
+# The block-table twin of the two-term double-buffered e4m3 spec
+# (Makefile), which mla_with_kvcache takes for fp8 calls of 16K KV tokens
+# or more: checked on the short cases too, named, where built.
 DB = "deepseek_r1_decode_fp8_e4m3x2_db_sm90a_paged64"
 
 
