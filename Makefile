@@ -52,13 +52,6 @@ artifacts: build
 	         kernels/deepseek_r1_decode_fp8_qp16_kvindices.mlir kernels/deepseek_r1_decode_fp8_qp16_mtp2_paged64.mlir \
 	         kernels/deepseek_r1_decode_mxfp4.mlir kernels/deepseek_r1_decode_mxfp4_n32.mlir; do \
 	  $(BUILD)/bin/mla-compile $$s --chip=sm_90 --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
-	# An mxfp4 schedule variant that bench/mxfp4_h200.py times beside the
-	# specs: 8 warps.
-	mkdir -p $(BUILD)/variants
-	sed -e 's/@deepseek_r1_decode_mxfp4 /@deepseek_r1_decode_mxfp4_w8 /' -e 's/num_warps = 4 /num_warps = 8 /' \
-	  kernels/deepseek_r1_decode_mxfp4.mlir > $(BUILD)/variants/deepseek_r1_decode_mxfp4_w8.mlir
-	$(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_mxfp4_w8.mlir --chip=sm_90 \
-	  --ptxas=$(PTXAS) -o $(ARTIFACTS)
 	# sm_90a's wgmma path (issue #19): custom_kernel's first choice for bf16,
 	# fp8 (f16 Q and P) and mxfp4 KV (python/mla_torch.py), timed beside
 	# sm_90's by bench/wgmma_h200.py.
@@ -71,54 +64,10 @@ artifacts: build
 	         kernels/deepseek_r1_decode_fp8_qp8_sm90a_mtp2.mlir kernels/deepseek_r1_decode_mxfp4_qp8_sm90a.mlir \
 	         kernels/deepseek_r1_decode_fp8_e4m3x2_sm90a.mlir; do \
 	  $(BUILD)/bin/mla-compile $$s --chip=sm_90a --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
-	# sm_90a with S^T reading the converted fp8 K tile from shared memory
-	# (--wgmma-smem-a; the path before register A): the fp8 one-token and
-	# MTP 2 specs under their own names (ending in _sm90a / _sm90a_mtp2),
-	# which bench/run_h200.sh's wgmma step checks and times beside the
-	# defaults.
-	for s in fp8_qp16_sm90a fp8_qp16_sm90a_mtp2; do \
-	  v=$$(echo $$s | sed 's/_sm90a/_smema_sm90a/'); \
-	  sed -e "s/@deepseek_r1_decode_$$s /@deepseek_r1_decode_$$v /" kernels/deepseek_r1_decode_$$s.mlir \
-	    > $(BUILD)/variants/deepseek_r1_decode_$$v.mlir || exit 1; \
-	  $(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_$$v.mlir --chip=sm_90a \
-	    --wgmma-smem-a --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
-	# sm_90a's e4m3 specs double-buffered with V^T in place
-	# (--e4m3-double-buffer: 1-2 % slower on the H100, faster on the H200)
-	# under their own names (_db_sm90a): e4m3x2_db is custom_kernel's fp8
-	# default for calls of 16K KV tokens or more (python/mla_torch.py);
-	# bench/run_h200.sh's wgmma step checks and times both beside the others.
-	for s in fp8_qp8_sm90a fp8_e4m3x2_sm90a; do \
-	  v=$$(echo $$s | sed "s/_sm90a/_db_sm90a/"); \
-	  sed -e "s/@deepseek_r1_decode_$$s /@deepseek_r1_decode_$$v /" kernels/deepseek_r1_decode_$$s.mlir \
-	    > $(BUILD)/variants/deepseek_r1_decode_$$v.mlir || exit 1; \
-	  grep -q "@deepseek_r1_decode_$$v " $(BUILD)/variants/deepseek_r1_decode_$$v.mlir || exit 1; \
-	  $(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_$$v.mlir --chip=sm_90a \
-	    --e4m3-double-buffer --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
-	# The paged fp8 one-token spec with each tile's page entry loaded a
-	# tile before its bytes (--page-entries-ahead: faster on the H100,
-	# slower on the H200), which bench/paged_h200.py checks and times
-	# beside the default.
-	s=fp8_qp16_sm90a_paged64; v=fp8_qp16_pgahead_sm90a_paged64; \
-	sed -e "s/@deepseek_r1_decode_$$s /@deepseek_r1_decode_$$v /" kernels/deepseek_r1_decode_$$s.mlir \
-	  > $(BUILD)/variants/deepseek_r1_decode_$$v.mlir && \
-	$(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_$$v.mlir --chip=sm_90a \
-	  --page-entries-ahead --ptxas=$(PTXAS) -o $(ARTIFACTS)
-	# Block-table twins (pages of 64 rows), one a line (the spec, the twin's
-	# name, its compile flags): the e4m3 and two-term ones, which
-	# bench/probe_l2_pace.py times beside the paged default with every
-	# sequence's pages aliased into a few L2-resident ones (each spec's
-	# compute pace at 256 x 8192 without DRAM's bound), and e4m3x2_db's, which mla_with_kvcache takes for fp8 calls of
-	# 16K KV tokens or more as custom_kernel takes e4m3x2_db
-	# (python/mla_torch.py, _MIN_KV_TOKENS; bench/paged_h200.py checks it).
-	printf '%s\n' 'fp8_qp8_sm90a fp8_qp8_sm90a_paged64' 'fp8_e4m3x2_sm90a fp8_e4m3x2_sm90a_paged64' \
-	  'fp8_e4m3x2_sm90a fp8_e4m3x2_db_sm90a_paged64 --e4m3-double-buffer' | \
-	while read s v flags; do \
-	  sed -e "s/@deepseek_r1_decode_$$s /@deepseek_r1_decode_$$v /" \
-	      -e 's/page_size = 1,/page_size = 64, kv_layout = "block_table",/' kernels/deepseek_r1_decode_$$s.mlir \
-	    > $(BUILD)/variants/deepseek_r1_decode_$$v.mlir || exit 1; \
-	  grep -q 'kv_layout = "block_table"' $(BUILD)/variants/deepseek_r1_decode_$$v.mlir || exit 1; \
-	  $(BUILD)/bin/mla-compile $(BUILD)/variants/deepseek_r1_decode_$$v.mlir --chip=sm_90a \
-	    $$flags --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
+	# Variants derived from those specs (a renamed copy, a sed expression,
+	# compile flags; the table and why each exists: bench/spec_variants.sh),
+	# their spec files in $(BUILD)/variants.
+	PTXAS=$(PTXAS) bash bench/spec_variants.sh $(BUILD)/bin/mla-compile $(BUILD)/variants $(ARTIFACTS)
 	# The qp8 specs and the two-term one with the softmax scale divided by
 	# 2^10 and multiplied by 2^12, which bench/q_magnitude_h200.py feeds Q
 	# times 2^10 / 2^-12.

@@ -219,14 +219,14 @@ def flashmla_fn(fm, data, cache, table, lengths):
 # fp8, the sm_90 spec compiled for them (deepseek_r1_decode_fp8_qp16_kvindices).
 LAYOUTS = (("table", "fp8"), ("table", "bf16"), ("indices", "fp8"))
 # The fp8 one-token block-table spec compiled with --page-entries-ahead
-# (Makefile: each tile's page entry loaded one tile before its bytes, the
-# sm_90a default from b9401f3 to the nineteenth session: faster on the
-# H100, slower on the H200), checked and timed beside the default where
-# built.
+# (bench/spec_variants.sh: each tile's page entry loaded one tile before
+# its bytes, the sm_90a default from b9401f3 to the nineteenth session:
+# faster on the H100, slower on the H200), checked and timed beside the
+# default where built.
 AHEAD = "deepseek_r1_decode_fp8_qp16_pgahead_sm90a_paged64"
 # The block-table twin of the two-term double-buffered e4m3 spec
-# (Makefile), which mla_with_kvcache takes for fp8 calls of 16K KV tokens
-# or more: checked on the short cases too, named, where built.
+# (bench/spec_variants.sh), which mla_with_kvcache takes for fp8 calls of
+# 16K KV tokens or more: checked on the short cases too, named, where built.
 DB = "deepseek_r1_decode_fp8_e4m3x2_db_sm90a_paged64"
 
 
