@@ -39,31 +39,26 @@ run: build
 	@echo "== mla-compile $(SPEC) --chip=sm_90: cubin, manifest and resource report"
 	$(BUILD)/bin/mla-compile $(SPEC) --chip=sm_90 --ptxas=$(PTXAS) -o $(BUILD)/artifacts
 
-# Code objects and manifests of the sm_90 specs python/mla_torch.py loads
-# and bench/ (MLA_ARTIFACTS=$(ARTIFACTS)), and the library it launches them
-# with.
+# The specs (kernels/deepseek_r1_decode_<name>.mlir) that `make artifacts`
+# compiles as they are, by chip. sm_90: the mma.sync path.
+ARTIFACT_SPECS_sm_90 = fp8 bf16 fp8_qp8 fp8_qp16 fp8_qp16_mtp2 fp8_qp16_h128 fp8_mtp2 fp8_h128 \
+  bf16_mtp2 bf16_h128 fp8_qp16_paged64 bf16_paged64 fp8_qp16_kvindices fp8_qp16_mtp2_paged64 \
+  mxfp4 mxfp4_n32
+# sm_90a's wgmma path (issue #19): custom_kernel's first choice for bf16,
+# fp8 (f16 Q and P) and mxfp4 KV (python/mla_torch.py), timed beside
+# sm_90's by bench/wgmma_h200.py.
+ARTIFACT_SPECS_sm_90a = bf16_sm90a bf16_sm90a_mtp2 bf16_sm90a_h128 bf16_sm90a_paged64 \
+  fp8_qp16_sm90a fp8_qp16_sm90a_mtp2 fp8_qp16_sm90a_mtp2_paged64 fp8_qp16_sm90a_h128 \
+  fp8_qp16_sm90a_paged64 fp8_qp16_sm90a_kvindices mxfp4_sm90a fp8_qp8_sm90a fp8_qp8_sm90a_mtp2 \
+  mxfp4_qp8_sm90a fp8_e4m3x2_sm90a
+
+# Code objects and manifests of the sm_90 / sm_90a specs python/mla_torch.py
+# loads and bench/ (MLA_ARTIFACTS=$(ARTIFACTS)), and the library it launches
+# them with.
 artifacts: build
-	for s in kernels/deepseek_r1_decode_fp8.mlir kernels/deepseek_r1_decode_bf16.mlir \
-	         kernels/deepseek_r1_decode_fp8_qp8.mlir kernels/deepseek_r1_decode_fp8_qp16.mlir \
-	         kernels/deepseek_r1_decode_fp8_qp16_mtp2.mlir kernels/deepseek_r1_decode_fp8_qp16_h128.mlir \
-	         kernels/deepseek_r1_decode_fp8_mtp2.mlir kernels/deepseek_r1_decode_fp8_h128.mlir \
-	         kernels/deepseek_r1_decode_bf16_mtp2.mlir kernels/deepseek_r1_decode_bf16_h128.mlir \
-	         kernels/deepseek_r1_decode_fp8_qp16_paged64.mlir kernels/deepseek_r1_decode_bf16_paged64.mlir \
-	         kernels/deepseek_r1_decode_fp8_qp16_kvindices.mlir kernels/deepseek_r1_decode_fp8_qp16_mtp2_paged64.mlir \
-	         kernels/deepseek_r1_decode_mxfp4.mlir kernels/deepseek_r1_decode_mxfp4_n32.mlir; do \
-	  $(BUILD)/bin/mla-compile $$s --chip=sm_90 --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
-	# sm_90a's wgmma path (issue #19): custom_kernel's first choice for bf16,
-	# fp8 (f16 Q and P) and mxfp4 KV (python/mla_torch.py), timed beside
-	# sm_90's by bench/wgmma_h200.py.
-	for s in kernels/deepseek_r1_decode_bf16_sm90a.mlir kernels/deepseek_r1_decode_bf16_sm90a_mtp2.mlir \
-	         kernels/deepseek_r1_decode_bf16_sm90a_h128.mlir kernels/deepseek_r1_decode_bf16_sm90a_paged64.mlir \
-	         kernels/deepseek_r1_decode_fp8_qp16_sm90a.mlir kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2.mlir \
-	         kernels/deepseek_r1_decode_fp8_qp16_sm90a_mtp2_paged64.mlir kernels/deepseek_r1_decode_fp8_qp16_sm90a_h128.mlir \
-	         kernels/deepseek_r1_decode_fp8_qp16_sm90a_paged64.mlir kernels/deepseek_r1_decode_fp8_qp16_sm90a_kvindices.mlir \
-	         kernels/deepseek_r1_decode_mxfp4_sm90a.mlir kernels/deepseek_r1_decode_fp8_qp8_sm90a.mlir \
-	         kernels/deepseek_r1_decode_fp8_qp8_sm90a_mtp2.mlir kernels/deepseek_r1_decode_mxfp4_qp8_sm90a.mlir \
-	         kernels/deepseek_r1_decode_fp8_e4m3x2_sm90a.mlir; do \
-	  $(BUILD)/bin/mla-compile $$s --chip=sm_90a --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
+	for cs in $(foreach c,sm_90 sm_90a,$(addprefix $(c):,$(ARTIFACT_SPECS_$(c)))); do \
+	  $(BUILD)/bin/mla-compile kernels/deepseek_r1_decode_$${cs#*:}.mlir --chip=$${cs%%:*} \
+	    --ptxas=$(PTXAS) -o $(ARTIFACTS) || exit 1; done
 	# Variants derived from those specs (a renamed copy, a sed expression,
 	# compile flags; the table and why each exists: bench/spec_variants.sh),
 	# their spec files in $(BUILD)/variants.
